@@ -1,0 +1,66 @@
+import type { IdempotencyClaim, NewOrder, NewPet, Order, PageQuery, Pet, PetStore } from "@petstore/core";
+import type { MemoryIdempotency } from "./idempotency.js";
+
+export interface MemoryStoreOptions {
+  /** Rows to start with; they get ids 1, 2, 3... in order. */
+  seed?: { pets?: NewPet[]; orders?: NewOrder[] };
+  /** The idempotency store whose claims this store completes (see `memoryAdapters`). */
+  idempotency?: MemoryIdempotency;
+}
+
+/** Rows with `id > afterId` (ids are ascending), filtered, at most `limit`. */
+function page<T extends { id: number; status?: string | undefined }>(rows: T[], query: PageQuery<string>): T[] {
+  let low = 0;
+  let high = rows.length;
+  const afterId = query.afterId ?? 0;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (rows[mid]!.id <= afterId) low = mid + 1;
+    else high = mid;
+  }
+  const out: T[] = [];
+  for (let i = low; i < rows.length && out.length < query.limit; i++) {
+    const row = rows[i]!;
+    if (query.status === undefined || row.status === query.status) out.push(row);
+  }
+  return out;
+}
+
+/**
+ * Pets and orders in arrays ordered by id: for tests, demos and single-process use; nothing
+ * survives a restart.
+ * @example const store = memoryStore({ seed: { pets: [{ name: "Rex", categoryId: 1 }] } });
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
+  const pets: Pet[] = [];
+  const orders: Order[] = [];
+
+  const insertPet = (input: NewPet): Pet => {
+    const pet: Pet = { id: pets.length + 1, name: input.name, categoryId: input.categoryId };
+    if (input.status !== undefined) pet.status = input.status;
+    pets.push(pet);
+    return pet;
+  };
+  const insertOrder = (input: NewOrder): Order => {
+    const order: Order = { id: orders.length + 1, petId: input.petId, quantity: input.quantity, status: input.status, complete: input.complete };
+    if (input.shipDate !== undefined) order.shipDate = input.shipDate;
+    orders.push(order);
+    return order;
+  };
+  options.seed?.pets?.forEach(insertPet);
+  options.seed?.orders?.forEach(insertOrder);
+
+  return {
+    listPets: async (query) => page(pets, query),
+    getPet: async (id) => pets[id - 1],
+    createPet: async (input, claim?: IdempotencyClaim) => {
+      if (claim && !options.idempotency) throw new TypeError("memoryStore needs the idempotency store that made this claim");
+      const pet = insertPet(input);
+      // Same synchronous step as the insert: nothing can observe one without the other.
+      if (claim) options.idempotency!.complete(claim, pet.id);
+      return pet;
+    },
+    listOrders: async (query) => page(orders, query),
+    createOrder: async (input) => insertOrder(input),
+  };
+}

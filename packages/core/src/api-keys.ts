@@ -1,0 +1,109 @@
+import { sha256Hex } from "./_sha256.js";
+import type { ApiKeyRecord, ApiKeys, PlanName } from "./ports.js";
+
+/**
+ * API keys: `psk_` + 32 random base62 characters + a 6-character base62 CRC-32 of those 32.
+ * The checksum lets a typo be rejected without a storage lookup and lets secret scanners
+ * recognise leaked keys; only the SHA-256 of a key is ever stored.
+ */
+
+const PREFIX = "psk_";
+const BODY_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const KEY_PATTERN = /^psk_[0-9A-Za-z]{38}$/;
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function toBase62(value: number, width: number): string {
+  let out = "";
+  for (let i = 0; i < width; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+/** Random base62 text; rejection sampling keeps every character equally likely. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** True when `key` has the `psk_` shape and its checksum matches. */
+export function isWellFormedApiKey(key: string): boolean {
+  if (!KEY_PATTERN.test(key)) return false;
+  const body = key.slice(PREFIX.length, PREFIX.length + BODY_LENGTH);
+  return key.slice(PREFIX.length + BODY_LENGTH) === toBase62(crc32(body), CHECKSUM_LENGTH);
+}
+
+/** Lowercase hex SHA-256 of a key: what storage holds and looks keys up by. */
+export function hashApiKey(key: string): Promise<string> {
+  return sha256Hex(key);
+}
+
+/** A new key in the `psk_` format made from `random` (32 base62 characters). */
+export function formatApiKey(random: string): string {
+  return PREFIX + random + toBase62(crc32(random), CHECKSUM_LENGTH);
+}
+
+export interface IssueApiKeyInput {
+  plan: PlanName;
+  perMinute?: number;
+  perDay?: number;
+  label?: string;
+}
+
+export interface IssueApiKeyOptions {
+  /** Unix ms; defaults to `Date.now()`. */
+  now?: number;
+  /** Source of randomness, injectable for tests; returns `length` base62 characters. */
+  random?: (length: number) => string;
+}
+
+/**
+ * Creates a key, stores its hash, and returns the key: the only time it is ever visible.
+ * @example const { key, record } = await issueApiKey(keys, { plan: "free", label: "ci" });
+ */
+export async function issueApiKey(
+  keys: ApiKeys,
+  input: IssueApiKeyInput,
+  options: IssueApiKeyOptions = {},
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  if (input.plan === "enterprise" && (input.perMinute === undefined || input.perDay === undefined)) {
+    throw new TypeError("An enterprise key needs perMinute and perDay limits");
+  }
+  for (const [name, value] of [["perMinute", input.perMinute], ["perDay", input.perDay]] as const) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
+      throw new TypeError(`${name} must be a positive integer`);
+    }
+  }
+  const random = options.random ?? randomBase62;
+  const key = formatApiKey(random(BODY_LENGTH));
+  const record: ApiKeyRecord = {
+    id: `key_${random(16)}`,
+    hash: await hashApiKey(key),
+    plan: input.plan,
+    createdAt: options.now ?? Date.now(),
+  };
+  if (input.perMinute !== undefined) record.perMinute = input.perMinute;
+  if (input.perDay !== undefined) record.perDay = input.perDay;
+  if (input.label !== undefined) record.label = input.label;
+  await keys.insert(record);
+  return { key, record };
+}

@@ -1,0 +1,141 @@
+import { IttyRouter, type IRequest } from "itty-router";
+import { ApiError, toApiError, toErrorResponse } from "./errors.js";
+import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
+import { openApiDocument } from "./openapi.js";
+import { clientAddress, trustedProxies } from "./pipeline/client-address.js";
+import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
+import { DEFAULT_BAN, DEFAULT_PLANS, type PlanLimits, rateLimitHeaders, windowsFor } from "./pipeline/rate-limit.js";
+import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+import { allowedMethods, ROUTES } from "./routes.js";
+
+export interface PetstoreOptions {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  /** Where the API is mounted. Default `/v1`. */
+  basePath?: string;
+  /** Overrides of the plans' numbers; the specification's table is the default. */
+  plans?: Partial<Record<PlanName, PlanLimits>>;
+  /** Default: more than 30 refusals within one minute window bans the bucket for 600 s. */
+  ban?: Partial<BanPolicy>;
+  /** Unix ms; injectable so windows, bans and the sunset date are testable without sleeping. */
+  clock?: () => number;
+  /** Proxies (CIDR ranges) whose `X-Forwarded-For` is believed. Default: none. */
+  trustProxy?: readonly string[];
+  /** Send the IETF draft `RateLimit` and `RateLimit-Policy` headers. Default true. */
+  ietfRateLimitHeaders?: boolean;
+  /** How long a verified key is trusted before storage is asked again. Default 5000 ms. */
+  keyCacheMs?: number;
+  /** Dates of the deprecated `getPet`; default 1 Jan 2026 and 5 Dec 2030. */
+  deprecation?: Partial<DeprecationDates>;
+  /** Called with every unexpected error (the client only sees `internal_error`). */
+  onError?: (error: unknown, requestId: string) => void;
+}
+
+/** What the host knows about the connection. */
+export interface ClientInfo {
+  /** The socket's remote address; names the rate-limit bucket of anonymous callers. */
+  clientAddress?: string;
+}
+
+export interface Petstore {
+  /** A fetch handler; an arrow property, so it can be passed around unbound. */
+  fetch: (request: Request, info?: ClientInfo) => Promise<Response>;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+function logError(error: unknown, requestId: string): void {
+  console.error(JSON.stringify({ level: "error", requestId, error: error instanceof Error ? error.stack : String(error) }));
+}
+
+/**
+ * The Pet Store API as one fetch handler: identify the caller, rate-limit, authorize, route,
+ * validate, run; the contract's headers on every answer.
+ * @example
+ * const petstore = createPetstore({ store, keys, limiter, idempotency });
+ * Bun.serve({ fetch: (request, server) => petstore.fetch(request, { clientAddress: server.requestIP(request)?.address }) });
+ */
+export function createPetstore(options: PetstoreOptions): Petstore {
+  const basePath = (options.basePath ?? "/v1").replace(/\/+$/, "");
+  const clock = options.clock ?? Date.now;
+  const plans = { ...DEFAULT_PLANS, ...options.plans };
+  const ban = { ...DEFAULT_BAN, ...options.ban };
+  const ietf = options.ietfRateLimitHeaders ?? true;
+  const deprecation = { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation };
+  const isTrustedProxy = options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined;
+  const identify = keyIdentifier(options.keys, options.keyCacheMs ?? 5_000);
+  const onError = options.onError ?? logError;
+  const openApiPath = `${basePath}/openapi.json`;
+  const openApiBody = JSON.stringify(openApiDocument({ basePath }));
+
+  const router = IttyRouter<IRequest, [Context]>({ base: basePath });
+  for (const route of ROUTES) {
+    router.all(route.path, (request, ctx) => {
+      const handler = route.methods[request.method === "HEAD" ? "GET" : (request.method as "GET" | "POST")];
+      if (!handler) {
+        throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, {
+          Allow: allowedMethods(route),
+        });
+      }
+      ctx.params = request.params;
+      return handler(request as unknown as Request, ctx);
+    });
+  }
+
+  /** Steps 3 to 6 of the contract's order of checks, for an identified and counted request. */
+  async function respond(request: Request, identity: Identity, decision: Decision, retryAfter: string | undefined, now: number): Promise<Response> {
+    if (decision.bannedUntil !== undefined) {
+      throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfter} s`);
+    }
+    if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfter} s`);
+    const pathname = new URL(request.url).pathname;
+    if (pathname === openApiPath) {
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" });
+      }
+      return new Response(openApiBody, { headers: { "Content-Type": "application/json" } });
+    }
+    if (!identity.caller) {
+      const challenge = identity.sentKey ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"';
+      const message = identity.sentKey ? "The API key is invalid or revoked" : "An API key is required: send Authorization: Bearer <key>";
+      throw new ApiError("unauthorized", message, undefined, { "WWW-Authenticate": challenge });
+    }
+    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: {}, caller: identity.caller, now, basePath, deprecation };
+    const response: Response | undefined = await router.fetch(request, ctx);
+    if (!response) throw new ApiError("not_found", `No resource at ${pathname}`);
+    return response;
+  }
+
+  return {
+    fetch: async (request, info) => {
+      const now = clock();
+      const incomingId = request.headers.get("x-request-id");
+      const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
+      // Stays empty only when the limiter itself failed: then there are no numbers to report.
+      let limitHeaders: Record<string, string> = {};
+      let response: Response;
+      try {
+        const identity = await identify(request, now);
+        const bucket = identity.caller
+          ? `key:${identity.caller.id}`
+          : `ip:${clientAddress(request, info?.clientAddress, isTrustedProxy)}`;
+        const windows = windowsFor(identity.caller, plans);
+        const decision = await options.limiter.hit({ bucket, windows, ban, now });
+        limitHeaders = rateLimitHeaders(decision, windows, now, ietf);
+        response = await respond(request, identity, decision, limitHeaders["Retry-After"], now);
+      } catch (thrown) {
+        const error = toApiError(thrown);
+        if (error.code === "internal_error") onError(thrown, requestId);
+        response = toErrorResponse(error);
+      }
+      for (const [name, value] of Object.entries(limitHeaders)) response.headers.set(name, value);
+      response.headers.set("Cache-Control", "no-store");
+      response.headers.set("X-Content-Type-Options", "nosniff");
+      response.headers.set("X-Request-Id", requestId);
+      if (request.method === "HEAD") return new Response(null, { status: response.status, headers: response.headers });
+      return response;
+    },
+  };
+}

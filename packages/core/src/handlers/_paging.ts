@@ -1,0 +1,92 @@
+import * as v from "valibot";
+import { ApiError } from "../errors.js";
+import type { PageQuery } from "../ports.js";
+import { DEFAULT_LIMIT, IdSchema, LimitSchema } from "../schemas.js";
+import type { Context } from "../context.js";
+import { json } from "./_respond.js";
+
+/**
+ * Cursor paging shared by the list operations: `limit`, an optional `status` filter and an
+ * opaque `cursor`, with the next page announced in an RFC 8288 `Link` header.
+ */
+
+const CURSOR_PREFIX = "after:";
+
+function encodeCursor(lastId: number): string {
+  return btoa(CURSOR_PREFIX + lastId).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+function decodeCursor(cursor: string): number | undefined {
+  let text: string;
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    return undefined;
+  }
+  if (!text.startsWith(CURSOR_PREFIX)) return undefined;
+  const digits = text.slice(CURSOR_PREFIX.length);
+  const id = /^[1-9][0-9]{0,15}$/.test(digits) ? Number(digits) : Number.NaN;
+  return v.is(IdSchema, id) ? id : undefined;
+}
+
+function invalid(name: string, message: string): ApiError {
+  return new ApiError("invalid_parameter", `Query parameter '${name}' ${message}`, [{ path: name, message }]);
+}
+
+/** The single value of a query parameter; repeated or empty values are errors. */
+function single(url: URL, name: string): string | undefined {
+  const values = url.searchParams.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw invalid(name, "must not be repeated");
+  if (values[0] === "") throw invalid(name, "must not be empty");
+  return values[0];
+}
+
+function readLimit(url: URL): number {
+  const raw = single(url, "limit");
+  if (raw === undefined) return DEFAULT_LIMIT;
+  const value = /^-?[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  const result = v.safeParse(LimitSchema, value);
+  if (!result.success) throw invalid("limit", `must be an integer from 1 to 100 (got '${raw}')`);
+  return result.output;
+}
+
+/** Parses `limit`, `status` and `cursor`; unknown parameters are ignored. */
+export function readPageQuery<S extends string>(
+  url: URL,
+  statusSchema: v.PicklistSchema<readonly S[], string>,
+): PageQuery<S> {
+  const query: PageQuery<S> = { limit: readLimit(url) };
+  const status = single(url, "status");
+  if (status !== undefined) {
+    const result = v.safeParse(statusSchema, status);
+    if (!result.success) throw invalid("status", `must be one of ${statusSchema.options.join(", ")} (got '${status}')`);
+    query.status = result.output;
+  }
+  const cursor = single(url, "cursor");
+  if (cursor !== undefined) {
+    const afterId = decodeCursor(cursor);
+    if (afterId === undefined) throw invalid("cursor", "is not a cursor this service issued");
+    query.afterId = afterId;
+  }
+  return query;
+}
+
+/**
+ * Answers one page. The store is asked for one row more than the page holds: its presence
+ * says whether a next page exists without a second query.
+ */
+export async function respondWithPage<T extends { id: number }, S extends string>(
+  ctx: Context,
+  path: string,
+  query: PageQuery<S>,
+  fetchRows: (query: PageQuery<S>) => Promise<T[]>,
+): Promise<Response> {
+  const rows = await fetchRows({ ...query, limit: query.limit + 1 });
+  if (rows.length <= query.limit) return json(rows);
+  const page = rows.slice(0, query.limit);
+  const next = new URLSearchParams({ limit: String(query.limit) });
+  if (query.status !== undefined) next.set("status", query.status);
+  next.set("cursor", encodeCursor(page[page.length - 1]!.id));
+  return json(page, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
+}

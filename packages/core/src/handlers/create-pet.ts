@@ -1,0 +1,142 @@
+import * as v from "valibot";
+import type { Context, Handler } from "../context.js";
+import { ApiError } from "../errors.js";
+import type { IdempotencyClaim } from "../ports.js";
+import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
+import { sha256Hex } from "../_sha256.js";
+import { json } from "./_respond.js";
+
+/** Largest request body accepted by createPet. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const JSON_MEDIA_TYPE = /^\s*[a-z0-9!#$&^_.+-]+\/(json|[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
+// 1..255 printable ASCII characters (space to tilde).
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
+
+function invalidBody(message: string, details: ErrorDetail[]): ApiError {
+  return new ApiError("invalid_body", message, details);
+}
+
+/** Reads at most `MAX_BODY_BYTES`, whatever `Content-Length` claims. */
+async function readBody(request: Request): Promise<Uint8Array> {
+  const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw invalidBody("The request body is not valid JSON", [{ path: "", message: "must be valid UTF-8 JSON" }]);
+  }
+}
+
+/** Every problem with the body, phrased for a person. */
+function problemsOf(body: unknown): ErrorDetail[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return [{ path: "", message: "must be a JSON object" }];
+  }
+  const problems: ErrorDetail[] = [];
+  const result = v.safeParse(NewPetSchema, body);
+  for (const issue of result.issues ?? []) {
+    const path = v.getDotPath(issue) ?? "";
+    // Unknown keys are listed below, all of them (valibot stops at the first).
+    if (issue.type === "strict_object" && issue.expected === "never") continue;
+    const missing = issue.type === "strict_object" && issue.input === undefined;
+    problems.push({ path, message: missing ? "is required" : issue.message });
+  }
+  for (const field of Object.keys(body)) {
+    if (NEW_PET_FIELDS.has(field)) continue;
+    const message = field === "id" ? "is assigned by the service and must not be sent" : "is not a field of NewPet";
+    problems.push({ path: field, message });
+  }
+  return problems;
+}
+
+/** Key order and whitespace do not make two bodies different. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function created(ctx: Context, pet: Pet, replayed: boolean): Response {
+  const headers: Record<string, string> = { Location: `${ctx.basePath}/pets/${pet.id}` };
+  if (replayed) headers["Idempotent-Replayed"] = "true";
+  return json(pet, 201, headers);
+}
+
+async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOutput<typeof NewPetSchema>) {
+  const found = await ctx.idempotency.claim(claim, ctx.now);
+  switch (found.state) {
+    case "in_progress":
+      throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry later");
+    case "mismatch":
+      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
+    case "completed": {
+      const pet = await ctx.store.getPet(found.petId);
+      if (!pet) throw new Error(`Idempotency record points at missing pet ${found.petId}`);
+      return created(ctx, pet, true);
+    }
+    case "claimed":
+      try {
+        return created(ctx, await ctx.store.createPet(body, claim), false);
+      } catch (error) {
+        await ctx.idempotency.release(claim).catch(() => {});
+        throw error;
+      }
+  }
+}
+
+/**
+ * `POST /pets` (createPet): validates a NewPet and stores it; `201` only after the write
+ * committed. With an `Idempotency-Key`, a retry replays the first answer instead of creating
+ * a second pet.
+ */
+export const createPet: Handler = async (request, ctx) => {
+  const idempotencyKey = request.headers.get("idempotency-key");
+  if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    const message = "must be 1 to 255 printable ASCII characters";
+    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
+  }
+  const contentType = request.headers.get("content-type");
+  if (contentType === null || !JSON_MEDIA_TYPE.test(contentType)) {
+    throw new ApiError("unsupported_media_type", "The request body must be JSON (Content-Type: application/json)");
+  }
+  const body = parseJson(await readBody(request));
+  const problems = problemsOf(body);
+  if (problems.length > 0) throw invalidBody("The request body is not a valid NewPet", problems);
+  const pet = v.parse(NewPetSchema, body);
+
+  if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
+  const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
+  return createOnce(ctx, claim, pet);
+};

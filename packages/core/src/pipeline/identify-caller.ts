@@ -1,0 +1,38 @@
+import { hashApiKey, isWellFormedApiKey } from "../api-keys.js";
+import type { ApiKeyRecord, ApiKeys } from "../ports.js";
+
+/** Who is calling: a valid key's record, or nobody (and whether a key was sent at all). */
+export type Identity = { caller: ApiKeyRecord } | { caller: undefined; sentKey: boolean };
+
+const BEARER = /^bearer +(\S+) *$/i;
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Resolves `Authorization: Bearer <key>` to a key record. A key with a bad checksum is
+ * refused without touching storage. Verified keys are cached for `cacheMs`, which bounds how
+ * late a revocation made by another process takes effect.
+ */
+export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
+  const cache = new Map<string, { record: ApiKeyRecord; until: number }>();
+
+  return async (request: Request, now: number): Promise<Identity> => {
+    const header = request.headers.get("authorization");
+    if (header === null) return { caller: undefined, sentKey: false };
+    const key = BEARER.exec(header)?.[1];
+    if (key === undefined || !isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
+
+    const cached = cache.get(key);
+    let record = cached && cached.until > now ? cached.record : undefined;
+    if (!record) {
+      record = await keys.findByHash(await hashApiKey(key));
+      if (record && cacheMs > 0) {
+        // Map keeps insertion order: dropping the first entry drops the oldest.
+        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+        cache.delete(key);
+        cache.set(key, { record, until: now + cacheMs });
+      }
+    }
+    if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true };
+    return { caller: record };
+  };
+}

@@ -1,0 +1,74 @@
+import type { ApiKeyRecord, BanPolicy, Decision, PlanName, WindowSpec, WindowState } from "../ports.js";
+
+/** Requests per minute and per day of a plan. */
+export interface PlanLimits {
+  perMinute: number;
+  perDay: number;
+}
+
+/**
+ * The specification's plans. Enterprise numbers are agreed per key (set when the key is
+ * made); these are its fallback for a key stored without them.
+ */
+export const DEFAULT_PLANS: Readonly<Record<PlanName, PlanLimits>> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+  enterprise: { perMinute: 1_000, perDay: 100_000 },
+};
+
+export const DEFAULT_BAN: BanPolicy = { threshold: 30, seconds: 600 };
+
+/** The minute and day windows of a caller; anonymous callers get the Free plan's. */
+export function windowsFor(caller: ApiKeyRecord | undefined, plans: Record<PlanName, PlanLimits>): WindowSpec[] {
+  const plan = plans[caller?.plan ?? "free"];
+  return [
+    { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },
+    { name: "day", limit: caller?.perDay ?? plan.perDay, seconds: 86_400 },
+  ];
+}
+
+/**
+ * The window the headers describe: on a refusal the refusing window that resets last (the
+ * one whose reset admits the request); otherwise the one with the fewest requests left, on a
+ * tie the one that resets later.
+ */
+function reportedWindow(decision: Decision): WindowState {
+  const candidates = decision.allowed ? decision.windows : decision.windows.filter((w) => w.exceeded);
+  return (candidates.length > 0 ? candidates : decision.windows).reduce((best, w) => {
+    if (!decision.allowed) return w.resetAt > best.resetAt ? w : best;
+    if (w.remaining !== best.remaining) return w.remaining < best.remaining ? w : best;
+    return w.resetAt > best.resetAt ? w : best;
+  });
+}
+
+const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
+
+/** `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a 429, `Retry-After`. */
+export function rateLimitHeaders(
+  decision: Decision,
+  windows: readonly WindowSpec[],
+  now: number,
+  ietf: boolean,
+): Record<string, string> {
+  const window = reportedWindow(decision);
+  const banned = decision.bannedUntil !== undefined;
+  // During a ban nothing is admitted, so nothing remains until the ban lifts.
+  const resetAt = banned ? Math.max(window.resetAt, decision.bannedUntil!) : window.resetAt;
+  const remaining = banned ? 0 : window.remaining;
+  const headers: Record<string, string> = {
+    "X-RateLimit-Limit": String(window.limit),
+    "X-RateLimit-Remaining": String(remaining),
+    "X-RateLimit-Reset": String(ceilSeconds(resetAt)),
+  };
+  if (ietf) {
+    headers["RateLimit-Policy"] = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(", ");
+    headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
+  }
+  if (!decision.allowed) {
+    // RFC 9110 delta-seconds, at least 1: the request is admitted once this has passed.
+    const until = banned ? decision.bannedUntil! : window.resetAt;
+    headers["Retry-After"] = String(Math.max(1, ceilSeconds(until - now)));
+  }
+  return headers;
+}

@@ -1,0 +1,134 @@
+import type { NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus } from "./schemas.js";
+
+/**
+ * The interfaces an adapter implements. `undefined` means "absent"; a throw means the backing
+ * store failed (throw `StorageUnavailableError` for busy/unreachable, which becomes a 503).
+ * Every time is Unix milliseconds taken from the caller, never from the adapter's own clock.
+ */
+
+/** One page request: rows with `id > afterId`, ordered by id, at most `limit` of them. */
+export interface PageQuery<S extends string> {
+  limit: number;
+  afterId?: number;
+  status?: S;
+}
+
+/**
+ * When a create carries an idempotency claim, the store marks the claim done with the new
+ * pet's id in the same atomic write as the insert, so a crash can never leave a pet without
+ * its record (a retry would then create a second pet) or a record without its pet.
+ */
+export interface IdempotencyClaim {
+  /** Whose key space: the API key id. */
+  scope: string;
+  key: string;
+  /** SHA-256 of the request body; a different body under the same key is a misuse. */
+  fingerprint: string;
+}
+
+/** Pets and orders. Ids are assigned by the store: unique, increasing, never reused. */
+export interface PetStore {
+  listPets(query: PageQuery<PetStatus>): Promise<Pet[]>;
+  getPet(id: number): Promise<Pet | undefined>;
+  createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet>;
+  listOrders(query: PageQuery<OrderStatus>): Promise<Order[]>;
+  createOrder(order: NewOrder): Promise<Order>;
+}
+
+/** How long an idempotency record is kept: a key may be reused with another body after this. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * An unfinished claim older than this was abandoned (its process died before committing) and
+ * may be claimed again; without it the key would answer 409 for a whole day.
+ */
+export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
+
+/** What an idempotency claim found. */
+export type ClaimResult =
+  | { state: "claimed" }
+  | { state: "in_progress" }
+  | { state: "mismatch" }
+  | { state: "completed"; petId: number };
+
+/**
+ * Idempotency records, scoped by API key. `claim` is atomic: of two concurrent claims of one
+ * key exactly one gets `claimed`. The store completes a claim (see `IdempotencyClaim`);
+ * `release` drops a claim whose operation failed so that a retry can run. Records older than
+ * `IDEMPOTENCY_TTL_MS`, and unfinished claims older than `IDEMPOTENCY_LEASE_MS`, count as absent.
+ */
+export interface IdempotencyStore {
+  claim(claim: IdempotencyClaim, now: number): Promise<ClaimResult>;
+  release(claim: IdempotencyClaim): Promise<void>;
+}
+
+/** One fixed window of a rate limit, aligned to the Unix epoch (so to UTC minutes and days). */
+export interface WindowSpec {
+  name: string;
+  limit: number;
+  seconds: number;
+}
+
+export interface BanPolicy {
+  /** A bucket refused more than this many times within one window of `windows[0]` is banned. */
+  threshold: number;
+  seconds: number;
+}
+
+export interface HitInput {
+  bucket: string;
+  windows: readonly WindowSpec[];
+  ban: BanPolicy;
+  now: number;
+}
+
+export interface WindowState {
+  name: string;
+  limit: number;
+  /** Left after this request, never negative. */
+  remaining: number;
+  /** Unix ms at which this window resets. */
+  resetAt: number;
+  /** This window refused the request. */
+  exceeded: boolean;
+}
+
+/** One decision over every window of a bucket. */
+export interface Decision {
+  allowed: boolean;
+  windows: WindowState[];
+  /** Set while the bucket is banned; the request was refused for that reason. */
+  bannedUntil?: number;
+}
+
+/**
+ * Decides a request in one atomic step: admitted requests count against every window; a
+ * refusal consumes nothing but counts toward the ban; requests during a ban change nothing.
+ */
+export interface RateLimiter {
+  hit(input: HitInput): Promise<Decision>;
+}
+
+export type PlanName = "free" | "pro" | "business" | "enterprise";
+
+/** An API key as stored: never the key itself, only its SHA-256. */
+export interface ApiKeyRecord {
+  id: string;
+  /** Lowercase hex SHA-256 of the full key. */
+  hash: string;
+  plan: PlanName;
+  perMinute?: number;
+  perDay?: number;
+  label?: string;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+/** API key storage. Keys are made by `issueApiKey`, which hashes them before they get here. */
+export interface ApiKeys {
+  insert(record: ApiKeyRecord): Promise<void>;
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Returns false when no key has this id. Revoking twice keeps the first time. */
+  revoke(id: string, now: number): Promise<boolean>;
+}
