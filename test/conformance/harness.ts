@@ -1,0 +1,89 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
+import {
+  type ApiKeys,
+  createPetstore,
+  type IdempotencyStore,
+  type IssueApiKeyInput,
+  issueApiKey,
+  type PetstoreOptions,
+  type PetStore,
+  type RateLimiter,
+} from "@petstore/core";
+
+/**
+ * The HTTP conformance suite runs once per adapter kit: the same assertions, whatever
+ * storage sits behind `createPetstore`.
+ */
+
+export interface AdapterSet {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
+export interface AdapterKit {
+  name: string;
+  open(): Promise<{ adapters: AdapterSet; close(): Promise<void> }>;
+}
+
+export const ADAPTER_KITS: AdapterKit[] = [
+  { name: "memory", open: async () => ({ adapters: memoryAdapters(), close: async () => {} }) },
+];
+
+/** 2026-11-21 12:00:10 UTC: 50 s before the minute window resets. */
+export const T0 = Date.UTC(2026, 10, 21, 12, 0, 10);
+export const BASE = "http://petstore.test";
+export const ADDRESS = "203.0.113.7";
+
+export interface CallOptions {
+  key?: string | undefined;
+  body?: unknown;
+  /** Raw body text; wins over `body`. */
+  raw?: string;
+  headers?: Record<string, string>;
+  address?: string;
+}
+
+export type World = Awaited<ReturnType<typeof openWorld>>;
+
+/** A petstore on a fresh adapter set with a clock the test moves. */
+export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOptions> = {}) {
+  const { adapters, close } = await kit.open();
+  const clock = { now: T0 };
+  const petstore = createPetstore({ ...adapters, clock: () => clock.now, ...options });
+
+  async function key(input: IssueApiKeyInput = { plan: "free" }): Promise<string> {
+    return (await issueApiKey(adapters.keys, input, { now: clock.now })).key;
+  }
+
+  function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+    const headers = new Headers(options.headers);
+    if (options.key !== undefined) headers.set("Authorization", `Bearer ${options.key}`);
+    let body: string | undefined = options.raw;
+    if (body === undefined && options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
+    }
+    const request = new Request(BASE + path, { method, headers, ...(body === undefined ? {} : { body }) });
+    return petstore.fetch(request, { clientAddress: options.address ?? ADDRESS });
+  }
+
+  /** A pet created through the API (counts against the key's limits like any request). */
+  async function createPet(apiKey: string, body: unknown = { name: "Rex", categoryId: 1 }) {
+    const response = await call("POST", "/v1/pets", { key: apiKey, body });
+    if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+    return (await response.json()) as { id: number; name: string; categoryId: number; status?: string };
+  }
+
+  return { adapters, clock, petstore, key, call, createPet, close };
+}
+
+/** Asserts the Error body of the contract and returns it. */
+export async function errorBody(response: Response, status: number, code: string) {
+  const body = (await response.json()) as { code: string; message: string; status: number; details?: { path: string; message: string }[] };
+  if (response.status !== status || body.code !== code || body.status !== status || typeof body.message !== "string" || body.message === "") {
+    throw new Error(`expected ${status} ${code}, got ${response.status} ${JSON.stringify(body)}`);
+  }
+  return body;
+}
