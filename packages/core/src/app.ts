@@ -36,7 +36,7 @@ export interface PetstoreOptions {
 /** What the host knows about the connection. */
 export interface ClientInfo {
   /** The socket's remote address; names the rate-limit bucket of anonymous callers. */
-  clientAddress?: string;
+  clientAddress?: string | undefined;
 }
 
 export interface Petstore {

@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** The repository root, for locating the installed bun/deno binaries. */
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const BIN = `${ROOT}node_modules/.bin`;
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningExample {
+  child: ChildProcess;
+  /** Everything printed on stdout so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an example program and waits (at most `timeoutMs`) until its stdout matches
+ * `ready`; the caller must `stop()` it, which kills it by PID.
+ */
+export async function startExample(
+  command: string,
+  args: string[],
+  options: { ready: RegExp; env?: Record<string, string>; cwd?: string; timeoutMs?: number },
+): Promise<RunningExample> {
+  const child = spawn(command, args, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+  };
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  while (!options.ready.test(stdout)) {
+    if (child.exitCode !== null) throw new Error(`example exited with ${child.exitCode}:\n${stdout}\n${stderr}`);
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`example not ready in time:\n${stdout}\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { child, output: () => stdout, stop };
+}
