@@ -19,11 +19,13 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
     const header = request.headers.get("authorization");
     if (header === null) return { caller: undefined, sentKey: false };
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
+    if (key === undefined) return { caller: undefined, sentKey: true };
 
+    // Only well-formed keys are ever cached, so a hit needs no checksum.
     const cached = cache.get(key);
     let record = cached && cached.until > now ? cached.record : undefined;
     if (!record) {
+      if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
       record = await keys.findByHash(await hashApiKey(key));
       if (record && cacheMs > 0) {
         // Map keeps insertion order: dropping the first entry drops the oldest.
