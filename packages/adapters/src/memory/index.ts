@@ -5,7 +5,7 @@ import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
 export { memoryIdempotency, type MemoryIdempotency } from "./idempotency.js";
 export { memoryKeys } from "./keys.js";
-export { memoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
+export { memoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 export { memoryStore, type MemoryStoreOptions } from "./store.js";
 
 /**

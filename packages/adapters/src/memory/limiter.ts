@@ -8,6 +8,11 @@ export interface MemoryLimiterOptions {
   maxAnonymousBuckets?: number;
 }
 
+/** The memory limiter, and how many buckets it holds (so tests can watch its memory stay bounded). */
+export interface MemoryLimiter extends RateLimiter {
+  size(): number;
+}
+
 interface Bucket {
   /** Start (Unix ms) and count of each window, in the order of `HitInput.windows`. */
   starts: number[];
@@ -27,7 +32,7 @@ const SWEEP_EVERY = 4096;
  * Memory stays bounded: anonymous buckets are capped (LRU), expired buckets are swept every
  * 4096 hits, and there is no timer per bucket.
  */
-export function memoryLimiter(options: MemoryLimiterOptions = {}): RateLimiter {
+export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const maxAnonymous = options.maxAnonymousBuckets ?? 100_000;
   // Map order is insertion order; re-inserting on every hit makes the first entry the LRU one.
   const anonymous = new Map<string, Bucket>();
@@ -77,5 +82,5 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): RateLimiter {
     return bucket.bannedUntil > now ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil } : { allowed, windows: states };
   }
 
-  return { hit: async (input) => hit(input) };
+  return { hit: async (input) => hit(input), size: () => anonymous.size + keyed.size };
 }

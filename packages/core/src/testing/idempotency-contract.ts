@@ -1,0 +1,142 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from "../ports.js";
+import type { NewPet } from "../schemas.js";
+import type { StoreFixture } from "./pet-store-contract.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const rex: NewPet = { name: "Rex", categoryId: 1 };
+const claimOf = (overrides: Partial<IdempotencyClaim> = {}): IdempotencyClaim => ({
+  scope: "key_caller1",
+  key: "order-7f3a",
+  fingerprint: "a".repeat(64),
+  ...overrides,
+});
+const otherBody = { fingerprint: "b".repeat(64) };
+
+/**
+ * The `IdempotencyStore` contract, run with the store that completes its claims: one atomic
+ * `claim`, completion by `createPet(pet, claim)`, `release`, the 24 h TTL and the lease.
+ * @example idempotencyContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
+ */
+export function idempotencyContract(name: string, make: () => Promise<StoreFixture>): void {
+  describe(`IdempotencyStore contract: ${name}`, () => {
+    let fixture: StoreFixture;
+    beforeEach(async () => {
+      fixture = await make();
+    });
+    afterEach(async () => {
+      await fixture.close?.();
+    });
+
+    const claim = (c: IdempotencyClaim, now: number) => fixture.idempotency.claim(c, now);
+
+    it("grants the first claim of a key", async () => {
+      expect(await claim(claimOf(), T0)).toEqual({ state: "claimed" });
+    });
+
+    it("answers in_progress to the same key and body while the first claim is unfinished", async () => {
+      await claim(claimOf(), T0);
+      expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "in_progress" });
+    });
+
+    it("answers mismatch to the same key with a different body while the first claim is unfinished", async () => {
+      await claim(claimOf(), T0);
+      expect(await claim(claimOf(otherBody), T0 + 1_000)).toEqual({ state: "mismatch" });
+    });
+
+    it("answers completed with the pet id once createPet committed under the claim", async () => {
+      await claim(claimOf(), T0);
+      const pet = await fixture.store.createPet(rex, claimOf());
+      expect(await fixture.store.getPet(pet.id)).toEqual(pet);
+      expect(await claim(claimOf(), T0 + 2_000)).toEqual({ state: "completed", petId: pet.id });
+    });
+
+    it("answers mismatch to a different body after the claim completed", async () => {
+      await claim(claimOf(), T0);
+      await fixture.store.createPet(rex, claimOf());
+      expect(await claim(claimOf(otherBody), T0 + 2_000)).toEqual({ state: "mismatch" });
+    });
+
+    it("completes only the claim the pet was created under", async () => {
+      const other = claimOf({ key: "order-other" });
+      await claim(claimOf(), T0);
+      await claim(other, T0);
+      const pet = await fixture.store.createPet(rex, claimOf());
+      expect(await claim(claimOf(), T0 + 1)).toEqual({ state: "completed", petId: pet.id });
+      expect(await claim(other, T0 + 1)).toEqual({ state: "in_progress" });
+    });
+
+    it("keeps the keys of different scopes apart", async () => {
+      await claim(claimOf(), T0);
+      await fixture.store.createPet(rex, claimOf());
+      expect(await claim(claimOf({ scope: "key_caller2" }), T0 + 1)).toEqual({ state: "claimed" });
+      expect(await claim(claimOf({ scope: "key_caller2", ...otherBody }), T0 + 2)).toEqual({ state: "mismatch" });
+    });
+
+    it("lets a retry claim the key again after release", async () => {
+      await claim(claimOf(), T0);
+      await fixture.idempotency.release(claimOf());
+      expect(await claim(claimOf(otherBody), T0 + 1_000)).toEqual({ state: "claimed" });
+    });
+
+    it("keeps a completed record when it is released, so a committed pet is never created twice", async () => {
+      await claim(claimOf(), T0);
+      const pet = await fixture.store.createPet(rex, claimOf());
+      await fixture.idempotency.release(claimOf());
+      expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "completed", petId: pet.id });
+    });
+
+    it("does nothing when releasing a claim that does not exist", async () => {
+      await expect(fixture.idempotency.release(claimOf())).resolves.toBeUndefined();
+      expect(await claim(claimOf(), T0)).toEqual({ state: "claimed" });
+    });
+
+    it("keeps a completed record until IDEMPOTENCY_TTL_MS after the claim", async () => {
+      await claim(claimOf(), T0);
+      const pet = await fixture.store.createPet(rex, claimOf());
+      expect(await claim(claimOf(), T0 + IDEMPOTENCY_TTL_MS - 1)).toEqual({ state: "completed", petId: pet.id });
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_TTL_MS - 1)).toEqual({ state: "mismatch" });
+    });
+
+    it("treats a completed record older than IDEMPOTENCY_TTL_MS as absent, whatever the body", async () => {
+      await claim(claimOf(), T0);
+      await fixture.store.createPet(rex, claimOf());
+      const later = T0 + IDEMPOTENCY_TTL_MS + 1;
+      expect(await claim(claimOf(otherBody), later)).toEqual({ state: "claimed" });
+      const pet = await fixture.store.createPet(rex, claimOf(otherBody));
+      expect(await claim(claimOf(otherBody), later + 1)).toEqual({ state: "completed", petId: pet.id });
+    });
+
+    it("keeps a completed record past the lease: the lease only ends unfinished claims", async () => {
+      await claim(claimOf(), T0);
+      const pet = await fixture.store.createPet(rex, claimOf());
+      expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "completed", petId: pet.id });
+    });
+
+    it("holds an unfinished claim until IDEMPOTENCY_LEASE_MS, then lets another claim take it", async () => {
+      await claim(claimOf(), T0);
+      expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS - 1)).toEqual({ state: "in_progress" });
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+      expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "mismatch" });
+    });
+
+    it("grants exactly one of many concurrent claims of one key", async () => {
+      const results = await Promise.all(Array.from({ length: 12 }, () => claim(claimOf(), T0)));
+      expect(results.filter((r) => r.state === "claimed")).toHaveLength(1);
+      expect(results.filter((r) => r.state === "in_progress")).toHaveLength(11);
+    });
+
+    it("grants exactly one of many concurrent claims of one key with different bodies", async () => {
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => claim(claimOf({ fingerprint: i.toString(16).padStart(64, "0") }), T0)),
+      );
+      expect(results.filter((r) => r.state === "claimed")).toHaveLength(1);
+      expect(results.filter((r) => r.state === "mismatch")).toHaveLength(11);
+    });
+
+    it("grants concurrent claims of different keys independently", async () => {
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => claim(claimOf({ key: `order-${i}` }), T0)));
+      expect(results.every((r) => r.state === "claimed")).toBe(true);
+    });
+  });
+}

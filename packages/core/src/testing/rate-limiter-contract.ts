@@ -1,0 +1,230 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BanPolicy, Decision, RateLimiter, WindowSpec } from "../ports.js";
+
+/** A fresh limiter with no buckets. */
+export interface LimiterFixture {
+  limiter: RateLimiter;
+  /** Releases what `make` opened (a connection, a temporary database). */
+  close?: () => Promise<void>;
+}
+
+const MINUTE = 60_000;
+/** A whole UTC minute, mid-day: the minute window starts here, the day window at midnight. */
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const NEXT_MIDNIGHT = Date.UTC(2030, 0, 16);
+const BAN: BanPolicy = { threshold: 3, seconds: 600 };
+/** For tests of counting alone: refusals never add up to a ban. */
+const NO_BAN: BanPolicy = { threshold: 1_000_000, seconds: 600 };
+
+const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+  { name: "minute", limit: perMinute, seconds: 60 },
+  { name: "day", limit: perDay, seconds: 86_400 },
+];
+
+const minute = (d: Decision) => d.windows[0]!;
+const day = (d: Decision) => d.windows[1]!;
+
+/**
+ * The `RateLimiter` contract: epoch-aligned fixed windows, admitted requests counted in every
+ * window, refusals consuming nothing, the ban, independent buckets, and no over-admission
+ * under concurrency.
+ * @example rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));
+ */
+export function rateLimiterContract(name: string, make: () => Promise<LimiterFixture>): void {
+  describe(`RateLimiter contract: ${name}`, () => {
+    let fixture: LimiterFixture;
+    beforeEach(async () => {
+      fixture = await make();
+    });
+    afterEach(async () => {
+      await fixture.close?.();
+    });
+
+    const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) =>
+      fixture.limiter.hit({ bucket, windows, ban, now });
+
+    it("reports every window in the order given, with its name and limit", async () => {
+      const decision = await hit(T0 + 5_000);
+      expect(decision.allowed).toBe(true);
+      expect(decision.bannedUntil).toBeUndefined();
+      expect(decision.windows.map((w) => [w.name, w.limit])).toEqual([["minute", 3], ["day", 10]]);
+    });
+
+    it("resets the minute window at the next whole minute and the day window at the next UTC midnight", async () => {
+      const decision = await hit(T0 + 12_345);
+      expect(minute(decision).resetAt).toBe(T0 + MINUTE);
+      expect(day(decision).resetAt).toBe(NEXT_MIDNIGHT);
+    });
+
+    it("starts a window exactly on the boundary: the last millisecond belongs to the old one", async () => {
+      expect(minute(await hit(T0 - 1)).resetAt).toBe(T0);
+      const first = await hit(T0);
+      expect(minute(first)).toMatchObject({ remaining: 2, resetAt: T0 + MINUTE });
+      expect(day(first).remaining).toBe(8);
+      expect(minute(await hit(T0 + MINUTE - 1))).toMatchObject({ remaining: 1, resetAt: T0 + MINUTE });
+      expect(minute(await hit(T0 + MINUTE))).toMatchObject({ remaining: 2, resetAt: T0 + 2 * MINUTE });
+    });
+
+    it("counts an admitted request against both windows", async () => {
+      const decision = await hit(T0);
+      expect(minute(decision)).toMatchObject({ remaining: 2, exceeded: false });
+      expect(day(decision)).toMatchObject({ remaining: 9, exceeded: false });
+    });
+
+    it("reports what remains after this request, down to 0 and never negative", async () => {
+      const decisions: Decision[] = [];
+      for (let i = 0; i < 6; i++) decisions.push(await hit(T0 + i));
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false, false]);
+      expect(decisions.map((d) => minute(d).remaining)).toEqual([2, 1, 0, 0, 0, 0]);
+    });
+
+    it("flags only the window that refused as exceeded", async () => {
+      for (let i = 0; i < 3; i++) await hit(T0);
+      const refused = await hit(T0 + 1);
+      expect(refused.allowed).toBe(false);
+      expect(refused.bannedUntil).toBeUndefined();
+      expect(minute(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: T0 + MINUTE });
+      expect(day(refused)).toMatchObject({ exceeded: false, remaining: 7 });
+    });
+
+    it("consumes nothing on a refusal", async () => {
+      const windows = windowsOf(2, 5);
+      await hit(T0, windows);
+      await hit(T0, windows);
+      for (let i = 0; i < 3; i++) expect(day(await hit(T0 + 1, windows))).toMatchObject({ remaining: 3 });
+      const next = await hit(T0 + MINUTE, windows);
+      expect(next.allowed).toBe(true);
+      expect(day(next).remaining).toBe(2);
+      expect(minute(next).remaining).toBe(1);
+    });
+
+    it("admits again in the next minute window", async () => {
+      for (let i = 0; i < 4; i++) await hit(T0);
+      const next = await hit(T0 + MINUTE);
+      expect(next.allowed).toBe(true);
+      expect(minute(next).remaining).toBe(2);
+    });
+
+    it("refuses on the day limit across minutes until the next UTC midnight", async () => {
+      const windows = windowsOf(10, 3);
+      for (let i = 0; i < 3; i++) expect((await hit(T0 + i * MINUTE, windows)).allowed).toBe(true);
+      const refused = await hit(T0 + 3 * MINUTE, windows);
+      expect(refused.allowed).toBe(false);
+      expect(minute(refused)).toMatchObject({ exceeded: false, remaining: 10 });
+      expect(day(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: NEXT_MIDNIGHT });
+      expect((await hit(NEXT_MIDNIGHT - 1, windows)).allowed).toBe(false);
+      const nextDay = await hit(NEXT_MIDNIGHT, windows);
+      expect(nextDay.allowed).toBe(true);
+      expect(day(nextDay)).toMatchObject({ remaining: 2, resetAt: NEXT_MIDNIGHT + 86_400_000 });
+    });
+
+    it("flags both windows when both refuse", async () => {
+      const windows = windowsOf(2, 2);
+      await hit(T0, windows);
+      await hit(T0, windows);
+      const refused = await hit(T0, windows);
+      expect(refused.windows.map((w) => w.exceeded)).toEqual([true, true]);
+    });
+
+    it("does not ban a bucket refused threshold times within one minute window", async () => {
+      const windows = windowsOf(1, 100);
+      await hit(T0, windows);
+      for (let i = 1; i <= BAN.threshold; i++) {
+        const refused = await hit(T0 + i, windows);
+        expect(refused.allowed).toBe(false);
+        expect(refused.bannedUntil).toBeUndefined();
+      }
+      expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
+    });
+
+    it("bans on the refusal after threshold, reporting bannedUntil from that refusal", async () => {
+      const windows = windowsOf(1, 100);
+      await hit(T0, windows);
+      for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
+      const banning = await hit(T0 + 4_000, windows);
+      expect(banning.allowed).toBe(false);
+      expect(banning.bannedUntil).toBe(T0 + 4_000 + BAN.seconds * 1000);
+    });
+
+    it("does not ban for refusals spread over different minute windows", async () => {
+      const windows = windowsOf(1, 100);
+      for (const start of [T0, T0 + MINUTE]) {
+        await hit(start, windows);
+        for (let i = 1; i <= BAN.threshold; i++) expect((await hit(start + i, windows)).bannedUntil).toBeUndefined();
+      }
+      expect((await hit(T0 + 2 * MINUTE, windows)).allowed).toBe(true);
+    });
+
+    it("refuses during a ban without extending it, counting nothing, and admits when it lifts", async () => {
+      const windows = windowsOf(1, 100);
+      await hit(T0, windows);
+      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
+      const bannedUntil = T0 + BAN.threshold + 1 + BAN.seconds * 1000;
+      for (const now of [T0 + 10_000, T0 + 2 * MINUTE, T0 + 5 * MINUTE, bannedUntil - 1]) {
+        const during = await hit(now, windows);
+        expect(during.allowed).toBe(false);
+        expect(during.bannedUntil).toBe(bannedUntil);
+      }
+      const after = await hit(bannedUntil, windows);
+      expect(after.allowed).toBe(true);
+      expect(after.bannedUntil).toBeUndefined();
+      // Only the first request and this one were ever admitted.
+      expect(day(after).remaining).toBe(98);
+    });
+
+    it("does not count requests made during a ban toward the next ban", async () => {
+      const windows = windowsOf(1, 100);
+      await hit(T0, windows);
+      for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
+      await hit(T0 + 30_000, windows);
+      // The ban lifts mid-minute; these refusals fall in that same minute window, before it lifts.
+      const bannedUntil = T0 + 30_000 + BAN.seconds * 1000;
+      const liftMinute = bannedUntil - (bannedUntil % MINUTE);
+      for (let i = 0; i < 20; i++) expect((await hit(liftMinute + i, windows)).bannedUntil).toBe(bannedUntil);
+      expect((await hit(bannedUntil, windows)).allowed).toBe(true);
+      for (let i = 1; i <= BAN.threshold; i++) expect((await hit(bannedUntil + i, windows)).bannedUntil).toBeUndefined();
+      expect((await hit(bannedUntil + 100, windows)).bannedUntil).toBe(bannedUntil + 100 + BAN.seconds * 1000);
+    });
+
+    it("keeps buckets independent: exhausting or banning one leaves another untouched", async () => {
+      const windows = windowsOf(1, 100);
+      const banned = "ip:2001:db8::1";
+      await hit(T0, windows, banned);
+      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows, banned);
+      for (const other of ["ip:2001:db8::2", "key:key_a", "ip:198.51.100.7"]) {
+        const decision = await hit(T0 + 10, windows, other);
+        expect(decision.allowed).toBe(true);
+        expect(decision.bannedUntil).toBeUndefined();
+        expect(minute(decision).remaining).toBe(0);
+        expect(day(decision).remaining).toBe(99);
+      }
+      expect((await hit(T0 + 20, windows, banned)).bannedUntil).toBeDefined();
+    });
+
+    it("admits exactly the limit of many concurrent hits on one bucket", async () => {
+      const windows = windowsOf(10, 1_000);
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)));
+      const admitted = decisions.filter((d) => d.allowed);
+      expect(admitted).toHaveLength(10);
+      // Each admitted request saw its own count: the remainders are 9..0, once each.
+      expect(admitted.map((d) => minute(d).remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(decisions.filter((d) => !d.allowed).every((d) => minute(d).exceeded)).toBe(true);
+      expect(day(await hit(T0 + MINUTE, windows)).remaining).toBe(1_000 - 11);
+    });
+
+    it("admits exactly the day limit of many concurrent hits when the day window binds", async () => {
+      const windows = windowsOf(100, 12);
+      const decisions = await Promise.all(Array.from({ length: 36 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(12);
+      expect(decisions.filter((d) => !d.allowed).every((d) => day(d).exceeded && !minute(d).exceeded)).toBe(true);
+    });
+
+    it("still bans when the refusals arrive concurrently", async () => {
+      const windows = windowsOf(2, 100);
+      await Promise.all(Array.from({ length: 2 + BAN.threshold + 3 }, () => hit(T0, windows)));
+      const next = await hit(T0 + 1, windows);
+      expect(next.allowed).toBe(false);
+      expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
+    });
+  });
+}
