@@ -63,9 +63,10 @@ function errorResponse(status: number, extraHeaders: Json = {}): Json {
   return { description: ERROR_TEXT[status], headers, content: { "application/json": { schema: ref("Error") } } };
 }
 
-function responses(success: Record<string, Json>, errors: number[], extraHeaders: Json = {}): Json {
+/** `authenticated: false` for an operation served without a key, which never answers 401. */
+function responses(success: Record<string, Json>, errors: number[], extraHeaders: Json = {}, authenticated = true): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, 401, 429, 500, 503]) all[String(status)] = errorResponse(status, extraHeaders);
+  for (const status of [...errors, ...(authenticated ? [401] : []), 429, 500, 503]) all[String(status)] = errorResponse(status, extraHeaders);
   return all;
 }
 
@@ -171,7 +172,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
           operationId: "getOpenApi",
           summary: "This document",
           security: [],
-          responses: responses({ "200": { description: "The OpenAPI document", headers: RATE_LIMIT_HEADERS, content: { "application/json": { schema: { type: "object" } } } } }, []),
+          responses: responses({ "200": { description: "The OpenAPI document", headers: RATE_LIMIT_HEADERS, content: { "application/json": { schema: { type: "object" } } } } }, [], {}, false),
         },
       },
     },

@@ -26,10 +26,11 @@ function parseIp(text: string): { value: bigint; width: number } | undefined {
 }
 
 function parseCidr(text: string): Cidr {
-  const [address = "", prefixText] = text.split("/");
+  const [address = "", prefixText, extra] = text.split("/");
   const ip = parseIp(address);
-  const prefix = prefixText === undefined ? ip?.width : Number(prefixText);
-  if (!ip || prefix === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > ip.width) {
+  // Digits only: Number("") is 0, so "10.0.0.0/" would otherwise trust every address.
+  const prefix = prefixText === undefined ? ip?.width : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : undefined;
+  if (!ip || extra !== undefined || prefix === undefined || prefix > ip.width) {
     throw new TypeError(`Not an IP address or CIDR range: '${text}'`);
   }
   const shift = BigInt(ip.width - prefix);

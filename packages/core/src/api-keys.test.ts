@@ -1,0 +1,121 @@
+import { createHash } from "node:crypto";
+import { crc32 } from "node:zlib";
+import { memoryKeys } from "@petstore/adapters/memory";
+import { describe, expect, it } from "vitest";
+import { formatApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, randomBase62 } from "./api-keys.js";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** The checksum as the format defines it, computed independently: CRC-32 in 6 base62 digits. */
+function expectedChecksum(body: string): string {
+  let value = crc32(body);
+  let out = "";
+  for (let i = 0; i < 6; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+describe("API keys", () => {
+  it("are psk_ followed by 32 random base62 characters and a 6-character CRC-32 checksum", async () => {
+    const { key } = await issueApiKey(memoryKeys(), { plan: "free" });
+    expect(key).toMatch(/^psk_[0-9A-Za-z]{38}$/);
+    const body = key.slice(4, 36);
+    expect(key.slice(36)).toBe(expectedChecksum(body));
+    expect(formatApiKey(body)).toBe(key);
+  });
+
+  it("accepts every key formatApiKey makes", () => {
+    for (let i = 0; i < 200; i++) expect(isWellFormedApiKey(formatApiKey(randomBase62(32)))).toBe(true);
+  });
+
+  it("rejects every one-character typo, in the random part and in the checksum", () => {
+    const key = formatApiKey(randomBase62(32));
+    for (let position = 4; position < key.length; position++) {
+      for (const replacement of BASE62) {
+        if (replacement === key[position]) continue;
+        const typo = key.slice(0, position) + replacement + key.slice(position + 1);
+        expect(isWellFormedApiKey(typo), typo).toBe(false);
+      }
+    }
+  });
+
+  it("rejects two swapped neighbouring characters", () => {
+    const key = formatApiKey("0123456789ABCDEFGHIJKLMNOPQRSTUV");
+    for (let position = 4; position < key.length - 1; position++) {
+      if (key[position] === key[position + 1]) continue;
+      const swapped = key.slice(0, position) + key[position + 1] + key[position] + key.slice(position + 2);
+      expect(isWellFormedApiKey(swapped), swapped).toBe(false);
+    }
+  });
+
+  it("rejects the wrong prefix, a wrong length and characters outside base62", () => {
+    const key = formatApiKey(randomBase62(32));
+    for (const bad of ["PSK_" + key.slice(4), "psk-" + key.slice(4), key.slice(0, -1), key + "0", key.slice(0, 10) + "_" + key.slice(11), ` ${key}`, ""]) {
+      expect(isWellFormedApiKey(bad), bad).toBe(false);
+    }
+  });
+
+  it("draws random characters from the whole base62 alphabet", () => {
+    const seen = new Set(randomBase62(10_000));
+    expect([...seen].sort().join("")).toBe([...BASE62].sort().join(""));
+  });
+
+  it("hashes a key to the lowercase hex SHA-256 of its text", async () => {
+    expect(await hashApiKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const key = formatApiKey(randomBase62(32));
+    expect(await hashApiKey(key)).toBe(createHash("sha256").update(key).digest("hex"));
+  });
+
+  it("stores only the key's hash: the key text appears nowhere in the stored record", async () => {
+    const keys = memoryKeys();
+    const { key, record } = await issueApiKey(keys, { plan: "pro", label: "ci" }, { now: 1_700_000_000_000 });
+    const [stored] = await keys.list();
+    expect(stored).toEqual(record);
+    expect(stored).toEqual({ id: record.id, hash: await hashApiKey(key), plan: "pro", label: "ci", createdAt: 1_700_000_000_000 });
+    const text = JSON.stringify(stored);
+    expect(text).not.toContain(key.slice(4, 36));
+    expect(text).not.toContain(key.slice(36));
+    expect(await keys.findByHash(await hashApiKey(key))).toEqual(record);
+  });
+
+  it("gives each key its own id, not derived from the key", async () => {
+    const keys = memoryKeys();
+    const a = await issueApiKey(keys, { plan: "free" });
+    const b = await issueApiKey(keys, { plan: "free" });
+    expect(a.record.id).not.toBe(b.record.id);
+    expect(a.record.id).toMatch(/^key_[0-9A-Za-z]{16}$/);
+    expect(a.key).not.toContain(a.record.id.slice(4));
+  });
+
+  it("uses the injected randomness and clock", async () => {
+    const { key, record } = await issueApiKey(memoryKeys(), { plan: "free" }, { random: (n) => "7".repeat(n), now: 42 });
+    expect(key).toBe(formatApiKey("7".repeat(32)));
+    expect(record).toMatchObject({ id: `key_${"7".repeat(16)}`, createdAt: 42 });
+  });
+
+  it("requires both perMinute and perDay for an enterprise key, storing nothing otherwise", async () => {
+    const keys = memoryKeys();
+    await expect(issueApiKey(keys, { plan: "enterprise" })).rejects.toThrow(TypeError);
+    await expect(issueApiKey(keys, { plan: "enterprise", perMinute: 5_000 })).rejects.toThrow(TypeError);
+    await expect(issueApiKey(keys, { plan: "enterprise", perDay: 5_000 })).rejects.toThrow(TypeError);
+    expect(await keys.list()).toEqual([]);
+    const { record } = await issueApiKey(keys, { plan: "enterprise", perMinute: 5_000, perDay: 1_000_000 });
+    expect(record).toMatchObject({ plan: "enterprise", perMinute: 5_000, perDay: 1_000_000 });
+  });
+
+  it("refuses limits that are not positive integers", async () => {
+    const keys = memoryKeys();
+    for (const value of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(issueApiKey(keys, { plan: "pro", perMinute: value })).rejects.toThrow(TypeError);
+      await expect(issueApiKey(keys, { plan: "pro", perDay: value })).rejects.toThrow(TypeError);
+    }
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it("leaves unset limits and label absent from the record", async () => {
+    const { record } = await issueApiKey(memoryKeys(), { plan: "business" });
+    expect(Object.keys(record).sort()).toEqual(["createdAt", "hash", "id", "plan"]);
+  });
+});
