@@ -1,0 +1,108 @@
+import type { Client } from "@libsql/client";
+import type { BanPolicy, WindowSpec } from "@petstore/core";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { memoryLimiter } from "../memory/index.js";
+import { connectLibsql } from "./connect-libsql.js";
+import { libsqlLimiter } from "./limiter.js";
+import { migrate } from "./migrations.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+  { name: "minute", limit: perMinute, seconds: 60 },
+  { name: "day", limit: perDay, seconds: 86_400 },
+];
+const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+
+async function memoryDatabase(): Promise<Client> {
+  const client = await connectLibsql({ url: ":memory:" });
+  await migrate(client);
+  return client;
+}
+
+describe("libsqlLimiter", () => {
+  let client: Client;
+  beforeEach(async () => {
+    client = await memoryDatabase();
+  });
+  afterEach(() => client.close());
+
+  it("decides every sequence of hits exactly as the memory limiter does", async () => {
+    const hitArbitrary = fc.record({
+      bucket: fc.constantFrom("key:a", "key:b", "ip:203.0.113.7"),
+      // Mostly hits within one window, sometimes a jump over a window or a ban.
+      advanceMs: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 })),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.array(hitArbitrary, { minLength: 1, maxLength: 60 }),
+        async (perMinute, perShort, threshold, banSeconds, hits) => {
+          // A 5-minute second window, so that it too resets within a run.
+          const windows: WindowSpec[] = [
+            { name: "minute", limit: perMinute, seconds: 60 },
+            { name: "five-minutes", limit: perShort, seconds: 300 },
+          ];
+          const ban = { threshold, seconds: banSeconds };
+          const database = await memoryDatabase();
+          try {
+            const sql = libsqlLimiter({ client: database });
+            const memory = memoryLimiter();
+            let now = T0 + 17;
+            for (const { bucket, advanceMs } of hits) {
+              now += advanceMs;
+              const input = { bucket, windows, ban, now };
+              expect(await sql.hit(input)).toStrictEqual(await memory.hit(input));
+            }
+          } finally {
+            database.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("keeps counting in the newer window when a process with a late clock hits", async () => {
+    const limiter = libsqlLimiter({ client });
+    const windows = windowsOf(5, 100);
+    await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE + 500 });
+    // Two seconds late: this clock still sees the previous minute.
+    const late = await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE - 1_500 });
+    expect(late.allowed).toBe(true);
+    expect(late.windows[0]).toMatchObject({ remaining: 3, resetAt: T0 + 2 * MINUTE });
+    expect(late.windows[1]).toMatchObject({ remaining: 98 });
+  });
+
+  it("refuses anything but exactly two windows", async () => {
+    const limiter = libsqlLimiter({ client });
+    await expect(limiter.hit({ bucket: "key:a", windows: windowsOf(5, 100).slice(0, 1), ban: NO_BAN, now: T0 })).rejects.toThrow(
+      /exactly two windows/,
+    );
+  });
+
+  it("deletes expired buckets on every 1000th hit and keeps live and banned ones", async () => {
+    const limiter = libsqlLimiter({ client });
+    const windows = windowsOf(1, 100);
+    const hit = (bucket: string, now: number, ban = NO_BAN) => limiter.hit({ bucket, windows, ban, now });
+    // Banned for three days by its first refusal.
+    const longBan = { threshold: 0, seconds: 3 * 86_400 };
+    await hit("ip:banned", T0, longBan);
+    expect((await hit("ip:banned", T0, longBan)).bannedUntil).toBe(T0 + 3 * DAY);
+    for (let i = 0; i < 996; i++) await hit(`ip:192.0.2.${i}`, T0);
+    const later = T0 + 2 * DAY;
+    await hit("key:live", later);
+    const rows = async () => Number((await client.execute("SELECT count(*) AS n FROM rate_limits")).rows[0]!.n);
+    expect(await rows()).toBe(998);
+
+    const thousandth = await hit("key:live", later + MINUTE);
+    expect(await rows()).toBe(2);
+    expect(thousandth.windows[1]!.remaining).toBe(98);
+    expect((await hit("ip:banned", later)).bannedUntil).toBe(T0 + 3 * DAY);
+  });
+});

@@ -1,0 +1,96 @@
+import type { Client } from "@libsql/client";
+import { database } from "./_database.js";
+
+/**
+ * The schema, one version at a time. Append new versions; never edit an applied one (a
+ * database records which versions it has, not what they said).
+ */
+const MIGRATIONS: readonly { version: number; name: string; statements: readonly string[] }[] = [
+  {
+    version: 1,
+    name: "pets, orders, keys, rate limits, idempotency",
+    statements: [
+      // AUTOINCREMENT: an id is never handed out twice, even after its row is deleted.
+      `CREATE TABLE pets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        category_id INTEGER NOT NULL,
+        status TEXT CHECK (status IN ('available', 'pending', 'sold'))
+      )`,
+      "CREATE INDEX pets_by_status ON pets (status, id)",
+      `CREATE TABLE orders (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        pet_id INTEGER NOT NULL,
+        quantity INTEGER NOT NULL,
+        ship_date TEXT,
+        status TEXT NOT NULL CHECK (status IN ('placed', 'approved', 'delivered')),
+        complete INTEGER NOT NULL CHECK (complete IN (0, 1))
+      )`,
+      "CREATE INDEX orders_by_status ON orders (status, id)",
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        plan TEXT NOT NULL,
+        per_minute INTEGER,
+        per_day INTEGER,
+        label TEXT,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      )`,
+      // One row per bucket; see limiter.ts for what each column means.
+      `CREATE TABLE rate_limits (
+        bucket TEXT PRIMARY KEY,
+        window0_start INTEGER NOT NULL,
+        window0_count INTEGER NOT NULL,
+        window1_start INTEGER NOT NULL,
+        window1_count INTEGER NOT NULL,
+        refusals INTEGER NOT NULL,
+        banned_until INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        outcome INTEGER NOT NULL
+      ) WITHOUT ROWID`,
+      "CREATE INDEX rate_limits_by_expiry ON rate_limits (expires_at)",
+      `CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        claimed_at INTEGER NOT NULL,
+        pet_id INTEGER,
+        PRIMARY KEY (scope, key)
+      ) WITHOUT ROWID`,
+      "CREATE INDEX idempotency_keys_by_age ON idempotency_keys (claimed_at)",
+    ],
+  },
+];
+
+/**
+ * Applies pending migrations, each in one write transaction together with its row in
+ * `schema_migrations`. Safe when several processes start at once: the first to commit a
+ * version wins; the others' attempt fails on that row's primary key and is rolled back.
+ * @example await migrate(await connectLibsql({ url: "file:petstore.db" }));
+ */
+export async function migrate(client: Client): Promise<void> {
+  const db = database(client);
+  await db.execute(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const appliedVersions = async () =>
+    new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
+  const applied = await appliedVersions();
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    try {
+      await db.write([
+        // First, so that a concurrent migrator stops here before touching the schema.
+        {
+          sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+          args: [migration.version, migration.name, Date.now()],
+        },
+        ...migration.statements,
+      ]);
+    } catch (error) {
+      // Another process committed this version first: its schema is there, nothing to do.
+      if (!(await appliedVersions()).has(migration.version)) throw error;
+    }
+  }
+}
