@@ -27,7 +27,8 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_A
 
 function isUnavailable(error: unknown): boolean {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (cause instanceof StorageUnavailableError) return true;
+    // TimeoutError: `connectLibsql`'s deadline on a remote answer ran out mid-response.
+    if (cause instanceof StorageUnavailableError || cause.name === "TimeoutError") return true;
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || NETWORK_CODES.has(code))) return true;
   }

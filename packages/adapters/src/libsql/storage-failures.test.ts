@@ -1,0 +1,119 @@
+import { execFile } from "node:child_process";
+import { chmod, copyFile, open } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { createPetstore, issueApiKey, type Petstore } from "@petstore/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { tempDatabase } from "./_temp-database.js";
+import { connectLibsql, libsqlAdapters } from "./index.js";
+
+const run = promisify(execFile);
+
+function createPet(petstore: Petstore, key: string, name = "Rex"): Promise<Response> {
+  return petstore.fetch(
+    new Request("http://petstore.test/v1/pets", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name, categoryId: 1 }),
+    }),
+    { clientAddress: "203.0.113.7" },
+  );
+}
+
+async function expectUnavailable(response: Response): Promise<void> {
+  expect(response.status).toBe(503);
+  expect(response.headers.get("Retry-After")).toBe("1");
+  const text = await response.text();
+  expect(JSON.parse(text)).toMatchObject({ code: "service_unavailable", status: 503 });
+  // No SQL, no driver error text: only the contract's message.
+  expect(text).not.toMatch(/SQLITE|sql|database|locked|readonly/i);
+}
+
+async function canWrite(path: string): Promise<boolean> {
+  try {
+    await (await open(path, "r+")).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes a file read-only for this process and returns how to undo it, or undefined when that
+ * is impossible here. Permissions stop a normal user; root ignores them, so for root the file
+ * is also made immutable (Linux `chattr +i`, which root needs CAP_LINUX_IMMUTABLE for).
+ */
+async function makeReadOnly(path: string): Promise<(() => Promise<void>) | undefined> {
+  await chmod(path, 0o444);
+  const restoreMode = () => chmod(path, 0o644);
+  if (!(await canWrite(path))) return restoreMode;
+  try {
+    await run("chattr", ["+i", path]);
+  } catch {
+    await restoreMode();
+    return undefined;
+  }
+  const restore = async () => {
+    await run("chattr", ["-i", path]);
+    await restoreMode();
+  };
+  if (!(await canWrite(path))) return restore;
+  await restore();
+  return undefined;
+}
+
+describe("libSQL adapters when storage fails", () => {
+  let database: Awaited<ReturnType<typeof tempDatabase>>;
+  let key: string;
+  beforeEach(async () => {
+    database = await tempDatabase();
+    ({ key } = await issueApiKey(libsqlAdapters({ client: database.client }).keys, { plan: "pro" }));
+  });
+  afterEach(async () => {
+    await database.close();
+  });
+
+  it("answers 503 with Retry-After while another connection holds the write lock, and serves again once it is released", async () => {
+    const client = await database.connect({ busyTimeoutMs: 50 });
+    const petstore = createPetstore({ ...libsqlAdapters({ client }) });
+    const other = await database.connect();
+    // BEGIN IMMEDIATE: the other connection holds the write lock until it rolls back.
+    const lock = await other.transaction("write");
+    try {
+      await expectUnavailable(await createPet(petstore, key, "Locked out"));
+      await expectUnavailable(await createPet(petstore, key, "Locked out"));
+    } finally {
+      await lock.rollback();
+    }
+    const response = await createPet(petstore, key, "After the lock");
+    expect(response.status).toBe(201);
+    const pets = await libsqlAdapters({ client }).store.listPets({ limit: 10 });
+    // Nothing the 503s answered was written.
+    expect(pets.map((pet) => pet.name)).toEqual(["After the lock"]);
+  });
+
+  it("answers 503 with Retry-After on a read-only database file, and serves again once it is writable", async (context) => {
+    // A copy that no connection of this process ever opened writable: SQLite reuses the file
+    // descriptor of a closed connection to the same file, and libsql closes them lazily.
+    await database.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    const path = join(database.dir, "read-only.db");
+    await copyFile(database.path, path);
+    const restore = await makeReadOnly(path);
+    if (!restore) return context.skip("this process cannot make a file read-only for itself");
+    let restored = false;
+    const client = await connectLibsql({ url: `file:${path}`, busyTimeoutMs: 50 });
+    try {
+      const petstore = createPetstore({ ...libsqlAdapters({ client }) });
+      await expectUnavailable(await createPet(petstore, key, "Read-only"));
+      await expectUnavailable(await createPet(petstore, key, "Read-only"));
+      await restore();
+      restored = true;
+      const response = await createPet(petstore, key, "Writable again");
+      expect(response.status).toBe(201);
+      expect((await libsqlAdapters({ client }).store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Writable again"]);
+    } finally {
+      client.close();
+      if (!restored) await restore();
+    }
+  });
+});

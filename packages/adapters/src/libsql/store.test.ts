@@ -1,0 +1,60 @@
+import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { tempDatabase } from "./_temp-database.js";
+import { libsqlIdempotency, libsqlStore } from "./index.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const claimOf = (fingerprint: string) => ({ scope: "key_a", key: "retry-1", fingerprint });
+
+describe("libsqlStore", () => {
+  let database: Awaited<ReturnType<typeof tempDatabase>>;
+  beforeEach(async () => {
+    database = await tempDatabase();
+  });
+  afterEach(async () => {
+    await database.close();
+  });
+
+  it("never hands out the id of a deleted pet again", async () => {
+    const store = libsqlStore({ client: database.client });
+    await store.createPet({ name: "Rex", categoryId: 1 });
+    const last = await store.createPet({ name: "Fido", categoryId: 1 });
+    await database.client.execute({ sql: "DELETE FROM pets WHERE id = ?", args: [last.id] });
+    expect((await store.createPet({ name: "Tom", categoryId: 1 })).id).toBe(last.id + 1);
+  });
+
+  it("gives unique ids to pets created at once through several connections", async () => {
+    const clients = [database.client, await database.connect(), await database.connect()];
+    const created = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => libsqlStore({ client: clients[i % 3]! }).createPet({ name: `Pet ${i}`, categoryId: 1 })),
+    );
+    expect(new Set(created.map((pet) => pet.id)).size).toBe(30);
+  });
+
+  it("commits a pet and the completion of its claim together: a failed insert leaves the claim unfinished", async () => {
+    const store = libsqlStore({ client: database.client });
+    const idempotency = libsqlIdempotency({ client: database.client });
+    const claim = claimOf("a".repeat(64));
+    await idempotency.claim(claim, T0);
+    // The CHECK constraint refuses this status, so the transaction rolls back.
+    await expect(store.createPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim)).rejects.toThrow();
+    expect(await idempotency.claim(claim, T0 + 1)).toEqual({ state: "in_progress" });
+    expect(await store.listPets({ limit: 10 })).toEqual([]);
+  });
+
+  it("creates no pet under a claim that another request took over after the lease, answering idempotency_key_in_use", async () => {
+    const store = libsqlStore({ client: database.client });
+    const idempotency = libsqlIdempotency({ client: database.client });
+    const stale = claimOf("a".repeat(64));
+    const taker = claimOf("b".repeat(64));
+    await idempotency.claim(stale, T0);
+    expect(await idempotency.claim(taker, T0 + IDEMPOTENCY_LEASE_MS)).toEqual({ state: "claimed" });
+
+    const refused = store.createPet({ name: "Late", categoryId: 1 }, stale);
+    await expect(refused).rejects.toBeInstanceOf(ApiError);
+    await expect(refused).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+    const pet = await store.createPet({ name: "On time", categoryId: 1 }, taker);
+    expect(await store.listPets({ limit: 10 })).toEqual([pet]);
+    expect(await idempotency.claim(taker, T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "completed", petId: pet.id });
+  });
+});
