@@ -1,3 +1,7 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import {
   type ApiKeys,
@@ -29,6 +33,21 @@ export interface AdapterKit {
 
 export const ADAPTER_KITS: AdapterKit[] = [
   { name: "memory", open: async () => ({ adapters: memoryAdapters(), close: async () => {} }) },
+  {
+    name: "libsql file",
+    open: async () => {
+      const dir = await mkdtemp(join(tmpdir(), "petstore-conformance-"));
+      const client = await connectLibsql({ url: `file:${join(dir, "petstore.db")}` });
+      await migrate(client);
+      return {
+        adapters: libsqlAdapters({ client }),
+        close: async () => {
+          client.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
 ];
 
 /** 2026-11-21 12:00:10 UTC: 50 s before the minute window resets. */
@@ -49,9 +68,16 @@ export type World = Awaited<ReturnType<typeof openWorld>>;
 
 /** A petstore on a fresh adapter set with a clock the test moves. */
 export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOptions> = {}) {
-  const { adapters, close } = await kit.open();
+  const { adapters, close: closeAdapters } = await kit.open();
   const clock = { now: T0 };
-  const petstore = createPetstore({ ...adapters, clock: () => clock.now, ...options });
+  /** Unexpected errors (500s); a test that provokes one on purpose empties this. */
+  const internalErrors: unknown[] = [];
+  const petstore = createPetstore({ ...adapters, clock: () => clock.now, onError: (error) => internalErrors.push(error), ...options });
+
+  async function close() {
+    await closeAdapters();
+    if (internalErrors.length > 0) throw new Error(`unexpected internal errors: ${internalErrors.map(String).join("; ")}`);
+  }
 
   async function key(input: IssueApiKeyInput = { plan: "free" }): Promise<string> {
     return (await issueApiKey(adapters.keys, input, { now: clock.now })).key;
@@ -76,7 +102,7 @@ export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOption
     return (await response.json()) as { id: number; name: string; categoryId: number; status?: string };
   }
 
-  return { adapters, clock, petstore, key, call, createPet, close };
+  return { adapters, clock, petstore, key, call, createPet, internalErrors, close };
 }
 
 /** Asserts the Error body of the contract and returns it. */

@@ -68,6 +68,7 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
     };
     const failed = await post("retry-me", { name: "Rex", categoryId: 1 });
     expect(failed.status).toBe(500);
+    expect(world.internalErrors.splice(0)).toEqual([expect.objectContaining({ message: "disk on fire" })]);
     world.adapters.store.createPet = createPet;
     const retried = await post("retry-me", { name: "Rex", categoryId: 1 });
     expect(retried.status).toBe(201);
