@@ -1,0 +1,44 @@
+import { formatApiKey, randomBase62 } from "@petstore/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
+import worker from "./worker.js";
+
+describe("the worker-module example", () => {
+  const key = formatApiKey(randomBase62(32));
+  let example: RunningExample;
+  let base: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    example = await startExample(`${BIN}/bun`, ["--conditions=@petstore/source", "examples/worker-module/local.ts"], {
+      ready: /curl .*\n/,
+      env: { PORT: String(port), PETSTORE_API_KEY: key },
+    });
+  });
+  afterAll(() => example?.stop());
+
+  it("serves callers with the key from its env binding", async () => {
+    const auth = { Authorization: `Bearer ${key}` };
+    const created = await fetch(`${base}/v1/pets`, {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    const listed = await fetch(`${base}/v1/pets`, { headers: auth });
+    expect(await listed.json()).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
+    expect(listed.headers.get("x-ratelimit-remaining")).toBe("58");
+  });
+
+  it("counts callers without a key by the address the platform gives, not one they send", async () => {
+    const first = await fetch(`${base}/v1/pets`, { headers: { "CF-Connecting-IP": "203.0.113.1" } });
+    const second = await fetch(`${base}/v1/pets`, { headers: { "CF-Connecting-IP": "203.0.113.2" } });
+    expect([first.status, second.status]).toEqual([401, 401]);
+    expect([first.headers.get("x-ratelimit-remaining"), second.headers.get("x-ratelimit-remaining")]).toEqual(["59", "58"]);
+  });
+
+  it("refuses to start with a malformed key binding", async () => {
+    const request = new Request("http://worker.test/v1/pets");
+    await expect(worker.fetch(request, { PETSTORE_API_KEY: "not-a-key" })).rejects.toThrow("PETSTORE_API_KEY");
+  });
+});
