@@ -1,0 +1,43 @@
+import ky, { isHTTPError } from "ky";
+
+/**
+ * A ky instance for the Pet Store that honours its limits: on 429 (and 503) it waits the
+ * `Retry-After` the server sent, then tries again. POST is retried too, which is safe only
+ * because every create sends an `Idempotency-Key` (see `addPet`).
+ */
+export function petstoreClient(baseUrl: string, apiKey: string) {
+  return ky.create({
+    prefixUrl: baseUrl,
+    headers: { Authorization: `Bearer ${apiKey}` },
+    retry: {
+      limit: 3,
+      methods: ["get", "post"],
+      statusCodes: [429, 503],
+      afterStatusCodes: [429, 503],
+      // A minute window resets within 60 s; a longer Retry-After (a ban) is cut to 60 s per
+      // try, so after `limit` tries the call fails instead of hanging for the whole ban.
+      maxRetryAfter: 60_000,
+    },
+    hooks: {
+      beforeRetry: [
+        ({ error, retryCount }) => {
+          const status = isHTTPError(error) ? error.response.status : error.message;
+          const retryAfter = isHTTPError(error) ? error.response.headers.get("Retry-After") : null;
+          console.log(`retry ${retryCount} after ${status}, having waited Retry-After: ${retryAfter} s`);
+        },
+      ],
+    },
+  });
+}
+
+export interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status?: "available" | "pending" | "sold";
+}
+
+/** Creates a pet; its one Idempotency-Key goes with every retry, so it is created exactly once. */
+export function addPet(client: ReturnType<typeof petstoreClient>, pet: Omit<Pet, "id">): Promise<Pet> {
+  return client.post("pets", { json: pet, headers: { "Idempotency-Key": crypto.randomUUID() } }).json<Pet>();
+}
