@@ -1,0 +1,42 @@
+/**
+ * One OS process of the multi-process test: its own connection to the shared database file,
+ * its own petstore. It migrates (as every server does at start), says "ready", waits for the
+ * start file, then fires all its creates at once and prints what came back as one JSON line.
+ */
+import { existsSync } from "node:fs";
+import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { createPetstore } from "@petstore/core";
+
+const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE } = process.env;
+if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
+
+const client = await connectLibsql({ url: DB_URL });
+await migrate(client);
+process.stdout.write("ready\n");
+
+const deadline = Date.now() + 30_000;
+while (!existsSync(START_FILE)) {
+  if (Date.now() > deadline) throw new Error("the start file never appeared");
+  await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+// A real clock, shifted so that every process counts within the same minute window however
+// late in a minute the test happens to start.
+const startedAt = Date.now();
+const petstore = createPetstore({ ...libsqlAdapters({ client }), clock: () => Number(CLOCK_BASE) + (Date.now() - startedAt) });
+const responses = await Promise.all(
+  Array.from({ length: Number(REQUESTS) }, async (_, i) => {
+    const response = await petstore.fetch(
+      new Request("http://petstore.test/v1/pets", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: `Pet ${process.pid}-${i}`, categoryId: 1 }),
+      }),
+      { clientAddress: "127.0.0.1" },
+    );
+    const body = (await response.json()) as { id?: number; code?: string };
+    return { status: response.status, id: body.id, code: body.code };
+  }),
+);
+client.close();
+process.stdout.write(`${JSON.stringify({ pid: process.pid, responses })}\n`);
