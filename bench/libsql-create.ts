@@ -1,0 +1,84 @@
+/**
+ * Throughput of `POST /v1/pets` through `petstore.fetch` in one process on a libSQL database
+ * file, and what one request costs in database calls.
+ *
+ *   npx tsx --conditions=@petstore/source bench/libsql-create.ts [requests]
+ *
+ * Settings: WAL, busy timeout 5000 ms, `synchronous` FULL (what `connectLibsql` opens: every
+ * acknowledged create survives a power cut), then `synchronous` NORMAL for comparison.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Client, createClient } from "@libsql/client";
+import { connectLibsql, libsqlAdapters, libsqlLimiter, libsqlStore, migrate } from "@petstore/adapters/libsql";
+import { createPetstore, DEFAULT_BAN, issueApiKey } from "@petstore/core";
+
+const REQUESTS = Number(process.argv[2] ?? 3_000);
+const IN_FLIGHT = 16;
+
+async function measure(label: string, count: number, run: (i: number) => Promise<unknown>, inFlight = 1): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) await run(next++);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const perSecond = count / seconds;
+  console.log(`${label.padEnd(58)} ${perSecond.toFixed(0).padStart(7)} /s ${((seconds / count) * 1e6).toFixed(0).padStart(6)} µs each`);
+  return perSecond;
+}
+
+async function bench(settings: string, open: (url: string) => Promise<Client>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
+  const client = await open(`file:${join(dir, "bench.db")}`);
+  try {
+    await migrate(client);
+    const adapters = libsqlAdapters({ client });
+    // Limits far above what the bench sends: every request is admitted and counted.
+    const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
+    const petstore = createPetstore({ ...adapters });
+    const post = async () => {
+      const response = await petstore.fetch(
+        new Request("http://petstore.test/v1/pets", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ name: "Rex", categoryId: 1, status: "available" }),
+        }),
+        { clientAddress: "127.0.0.1" },
+      );
+      if (response.status !== 201) throw new Error(`POST /v1/pets answered ${response.status}`);
+    };
+    const synchronous = (await client.execute("PRAGMA synchronous")).rows[0]![0];
+    const journal = (await client.execute("PRAGMA journal_mode")).rows[0]![0];
+    console.log(`\n${settings} (journal_mode=${journal}, synchronous=${synchronous}, ${REQUESTS} requests)`);
+
+    await measure("warm-up", 200, post);
+    await measure("POST /v1/pets, one at a time", REQUESTS, post);
+    await measure(`POST /v1/pets, ${IN_FLIGHT} in flight`, REQUESTS, post, IN_FLIGHT);
+
+    const limiter = libsqlLimiter({ client });
+    const store = libsqlStore({ client });
+    const windows = [
+      { name: "minute", limit: 1e9, seconds: 60 },
+      { name: "day", limit: 1e9, seconds: 86_400 },
+    ];
+    await measure("  of which: limiter hit (one upsert)", REQUESTS, () => limiter.hit({ bucket: "key:bench", windows, ban: DEFAULT_BAN, now: Date.now() }));
+    await measure("  of which: createPet (one INSERT ... RETURNING)", REQUESTS, () => store.createPet({ name: "Rex", categoryId: 1 }));
+    await measure("  for scale: client.execute('SELECT 1')", REQUESTS, () => client.execute("SELECT 1"));
+  } finally {
+    client.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await bench("connectLibsql defaults", (url) => connectLibsql({ url }));
+await bench("synchronous NORMAL, for comparison", async (url) => {
+  // One connection, so that the per-connection PRAGMA covers every statement.
+  const client = createClient({ url, timeout: 5_000, concurrency: 1 });
+  await client.execute("PRAGMA journal_mode = WAL");
+  await client.execute("PRAGMA synchronous = NORMAL");
+  return client;
+});
