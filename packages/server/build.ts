@@ -1,0 +1,75 @@
+/**
+ * Compiles the petstore CLI into one executable, dist/petstore, with `bun build --compile`.
+ * Usage: bun build.ts [--target bun-linux-x64|bun-linux-x64-musl|bun-linux-arm64|...] [--outfile PATH]
+ *
+ * libsql/index.js loads its native addon with a computed `require(\`@libsql/${target}\`)`,
+ * which the bundler cannot follow: the binary would fail away from node_modules with
+ * "Cannot find module '@libsql/linux-x64-gnu'". The plugin below replaces that lookup with a
+ * static require of the addon's absolute path, which `--compile` embeds in the executable.
+ * Types are not checked here (Bun strips them): `npm run build` runs `tsc -b` first.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { BunPlugin, Build } from "bun";
+
+const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" } } });
+const target = (values.target ?? `bun-${process.platform}-${process.arch}`) as Build.CompileTarget;
+const outfile = resolve(import.meta.dir, values.outfile ?? "dist/petstore");
+
+/** The @libsql package holding the addon for a Bun compile target; glibc unless "-musl". */
+function nativePackage(target: string): string {
+  const [, os, arch] = target.split("-");
+  const libc = os === "linux" ? (target.includes("musl") ? "-musl" : "-gnu") : os === "win32" || os === "windows" ? "-msvc" : "";
+  return `@libsql/${os === "windows" ? "win32" : os}-${arch}${libc}`;
+}
+
+// Resolved from the libsql package, as its own require() would at run time.
+const requireFromLibsql = createRequire(createRequire(import.meta.path).resolve("libsql/package.json"));
+let addon: string;
+try {
+  addon = join(dirname(requireFromLibsql.resolve(`${nativePackage(target)}/package.json`)), "index.node");
+} catch {
+  throw new Error(`No libSQL native addon for ${target}: install ${nativePackage(target)} (npm install --os/--cpu) to build for it`);
+}
+if (!existsSync(addon)) throw new Error(`The libSQL native addon is missing: ${addon}`);
+
+let embedded = false;
+const embedLibsqlAddon: BunPlugin = {
+  name: "embed-libsql-addon",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async ({ path }) => {
+      const source = await Bun.file(path).text();
+      const requireNative = /function requireNative\(\) \{[\s\S]*?\n\}\n/;
+      if (!requireNative.test(source)) {
+        throw new Error(`${path}: requireNative() not found, so the native addon cannot be embedded (did libsql change?)`);
+      }
+      const contents = source.replace(requireNative, `function requireNative() {\n  return require(${JSON.stringify(addon)});\n}\n`);
+      embedded = true;
+      return { contents, loader: "js" };
+    });
+  },
+};
+
+// Build beside the target and rename, so a reader never sees a half-written executable.
+const partial = `${outfile}.${process.pid}.partial`;
+mkdirSync(dirname(outfile), { recursive: true });
+const result = await Bun.build({
+  entrypoints: [join(import.meta.dir, "src/main.ts")],
+  compile: { target, outfile: partial },
+  conditions: ["@petstore/source"],
+  minify: true,
+  plugins: [embedLibsqlAddon],
+});
+if (!result.success) {
+  rmSync(partial, { force: true });
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+if (!embedded) {
+  rmSync(partial, { force: true });
+  throw new Error("libsql/index.js was not part of the bundle, so no native addon was embedded: is the libSQL adapter imported?");
+}
+renameSync(partial, outfile);
+console.log(`built ${outfile} for ${target} (libSQL addon ${nativePackage(target)})`);

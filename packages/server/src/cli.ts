@@ -1,0 +1,71 @@
+import type { Command, Env, Io } from "./commands/_command.js";
+import { keysCreateCommand } from "./commands/keys-create.js";
+import { keysListCommand } from "./commands/keys-list.js";
+import { keysRevokeCommand } from "./commands/keys-revoke.js";
+import { serveCommand } from "./commands/serve.js";
+import { parseArgs } from "./parse-args.js";
+import { UsageError } from "./usage-error.js";
+import { VERSION } from "./version.js";
+
+const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand];
+
+const HELP = `petstore ${VERSION}: the Pet Store API server and its API key management.
+
+Usage:
+${COMMANDS.map((command) => `  ${command.usage}`).join("\n")}
+  petstore --version
+  petstore <command> --help
+
+Environment: PETSTORE_PORT, PETSTORE_HOST, PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN (flags win).`;
+
+/** The longest command name that `argv` starts with ("keys create" before "keys"). */
+function findCommand(argv: readonly string[]): { command: Command; rest: readonly string[] } | undefined {
+  for (const command of COMMANDS) {
+    const words = command.spec.name.split(" ");
+    if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
+  }
+  return undefined;
+}
+
+function usageFailure(io: Io, message: string, hint: string): number {
+  io.err(`petstore: ${message}`);
+  io.err(hint);
+  return 2;
+}
+
+/**
+ * The whole command line: argv and the environment become a command's configuration, the
+ * command runs, and the result is the exit code (2 for a usage mistake, 1 for a failure).
+ * @example process.exitCode = await runCli(process.argv.slice(2), process.env, io);
+ */
+export async function runCli(argv: readonly string[], env: Env, io: Io): Promise<number> {
+  const [first] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    io.out(HELP);
+    return 0;
+  }
+  if (first === "--version" || first === "-v") {
+    io.out(VERSION);
+    return 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, first === "keys" ? 2 : 1).join(" ")}'`;
+    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id>  (see 'petstore --help')");
+  }
+  const { command, rest } = found;
+  try {
+    const args = parseArgs(rest, command.spec);
+    if (args.switches.has("help")) {
+      io.out(`Usage: ${command.usage}\n\n${command.help}`);
+      return 0;
+    }
+    return await command.run(args, env, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      return usageFailure(io, error.message, `Usage: ${command.usage}  (see 'petstore ${command.spec.name} --help')`);
+    }
+    io.err(`petstore: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

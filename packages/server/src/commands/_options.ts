@@ -1,0 +1,45 @@
+import type { ParsedArgs } from "../parse-args.js";
+import { UsageError } from "../usage-error.js";
+import type { Env } from "./_command.js";
+
+/** Where the data lives, as `connectLibsql` takes it. */
+export interface DbConfig {
+  url: string;
+  authToken?: string;
+}
+
+export const DEFAULT_DB = "file:petstore.db";
+const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+)$/;
+
+/** A flag's value, else the environment variable's (an empty variable counts as unset). */
+export function setting(args: ParsedArgs, flag: string, env: Env, variable?: string): { value: string; source: string } | undefined {
+  const fromFlag = args.values[flag];
+  if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
+  const fromEnv = variable === undefined ? undefined : env[variable];
+  if (fromEnv !== undefined && fromEnv !== "") return { value: fromEnv, source: variable! };
+  return undefined;
+}
+
+/** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN`. */
+export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
+  const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
+  if (!DB_URL.test(db.value)) {
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST or http(s)://HOST, not '${db.value}'`);
+  }
+  const authToken = env.PETSTORE_DB_AUTH_TOKEN;
+  return authToken ? { url: db.value, authToken } : { url: db.value };
+}
+
+/** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */
+export function integerSetting(text: string, source: string, min: number, max: number): number {
+  const value = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`${source} must be a whole number from ${min} to ${max}, not '${text}'`);
+  }
+  return value;
+}
+
+/** The database URL as it may be shown: without credentials or query parameters. */
+export function displayDb(url: string): string {
+  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+}

@@ -1,0 +1,72 @@
+import { DEFAULT_PLANS, type IssueApiKeyInput, issueApiKey, type PlanName } from "@petstore/core";
+import { openStorage } from "../open-storage.js";
+import type { ParsedArgs } from "../parse-args.js";
+import { UsageError } from "../usage-error.js";
+import type { Command } from "./_command.js";
+import { dbConfig, integerSetting } from "./_options.js";
+
+const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
+const MAX_LIMIT = 1_000_000_000;
+const LABEL = /^[^\p{Cc}]{1,100}$/u;
+
+function keyInput(args: ParsedArgs): IssueApiKeyInput {
+  const plan = args.values.plan;
+  if (plan === undefined) throw new UsageError("--plan is required (free, pro, business or enterprise)");
+  if (!PLANS.includes(plan as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${plan}'`);
+  const input: IssueApiKeyInput = { plan: plan as PlanName };
+  const perMinute = args.values["per-minute"];
+  const perDay = args.values["per-day"];
+  const label = args.values.label;
+  if (perMinute !== undefined) input.perMinute = integerSetting(perMinute, "--per-minute", 1, MAX_LIMIT);
+  if (perDay !== undefined) input.perDay = integerSetting(perDay, "--per-day", 1, MAX_LIMIT);
+  if (label !== undefined) {
+    if (!LABEL.test(label)) throw new UsageError("--label must be 1 to 100 characters without control characters");
+    input.label = label;
+  }
+  if (plan === "enterprise" && (input.perMinute === undefined || input.perDay === undefined)) {
+    throw new UsageError("--plan enterprise needs --per-minute and --per-day");
+  }
+  return input;
+}
+
+/** `petstore keys create`: issues a key, stores only its hash, and shows the key this once. */
+export const keysCreateCommand: Command = {
+  spec: {
+    name: "keys create",
+    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", db: "value", json: "switch" },
+    positionals: [],
+  },
+  usage: "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--db URL] [--json]",
+  help: `Creates an API key and prints it. The key is shown only this once: the database keeps its
+SHA-256, never the key.
+
+  --plan NAME       free (60/min, 1000/day), pro (300/10000), business (1000/100000),
+                    or enterprise (needs --per-minute and --per-day)
+  --per-minute N    requests per minute for this key, overriding the plan's
+  --per-day N       requests per day for this key, overriding the plan's
+  --label TEXT      a note to recognise the key by in 'petstore keys list'
+  --db URL          the database (default file:petstore.db; env PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN)
+  --json            print one JSON object: id, key, plan, perMinute, perDay, label`,
+  run: async (args, env, io) => {
+    const input = keyInput(args);
+    const storage = await openStorage(dbConfig(args, env));
+    try {
+      const { key, record } = await issueApiKey(storage.adapters.keys, input);
+      const perMinute = record.perMinute ?? DEFAULT_PLANS[record.plan].perMinute;
+      const perDay = record.perDay ?? DEFAULT_PLANS[record.plan].perDay;
+      if (args.switches.has("json")) {
+        io.out(JSON.stringify({ id: record.id, key, plan: record.plan, perMinute, perDay, label: record.label ?? null }));
+      } else {
+        const label = record.label === undefined ? "" : `, label ${JSON.stringify(record.label)}`;
+        io.out(`Created API key ${record.id} (plan ${record.plan}: ${perMinute} requests/minute, ${perDay} requests/day${label}).`);
+        io.out("");
+        io.out(`    ${key}`);
+        io.out("");
+        io.out("This is the only time the key is shown: store it now. Send it as 'Authorization: Bearer <key>'.");
+      }
+      return 0;
+    } finally {
+      storage.close();
+    }
+  },
+};

@@ -1,0 +1,27 @@
+import { openStorage } from "../open-storage.js";
+import type { Command } from "./_command.js";
+import { dbConfig } from "./_options.js";
+
+/** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
+export const keysRevokeCommand: Command = {
+  spec: { name: "keys revoke", flags: { db: "value" }, positionals: ["id"] },
+  usage: "petstore keys revoke <id> [--db URL]",
+  help: `Revokes an API key by its id (see 'petstore keys list'). Every server on the database
+refuses the key within 5 seconds. Revoking a key twice keeps the first revocation time.
+
+  --db URL    the database (default file:petstore.db; env PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN)`,
+  run: async (args, env, io) => {
+    const id = args.positionals[0]!;
+    const storage = await openStorage(dbConfig(args, env));
+    try {
+      if (!(await storage.adapters.keys.revoke(id, Date.now()))) {
+        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
+        return 1;
+      }
+      io.out(`Revoked ${id}. Servers refuse it within 5 seconds.`);
+      return 0;
+    } finally {
+      storage.close();
+    }
+  },
+};

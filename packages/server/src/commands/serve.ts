@@ -1,0 +1,136 @@
+import process from "node:process";
+import { createPetstore, issueApiKey, trustedProxies } from "@petstore/core";
+import { keyIdTracker } from "../key-id-tracker.js";
+import { openStorage, type Storage } from "../open-storage.js";
+import type { ParsedArgs } from "../parse-args.js";
+import { serve } from "../serve.js";
+import { serverFetch } from "../server-fetch.js";
+import { UsageError } from "../usage-error.js";
+import { VERSION } from "../version.js";
+import type { Command, Env, Io } from "./_command.js";
+import { type DbConfig, dbConfig, displayDb, integerSetting, setting } from "./_options.js";
+
+const BASE_PATH = "/v1";
+/** How long in-flight requests get to finish after SIGTERM or SIGINT. */
+const GRACE_MS = 10_000;
+
+interface ServeConfig {
+  port: number;
+  host: string;
+  db: DbConfig;
+  trustProxy: string[];
+  /** Development mode: a database without an active key gets a Free key, printed once. */
+  dev: boolean;
+}
+
+function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
+  const dev = args.switches.has("dev");
+  const port = setting(args, "port", env, "PETSTORE_PORT");
+  // Development mode stays on loopback unless told otherwise.
+  const host = setting(args, "host", env, "PETSTORE_HOST")?.value ?? (dev ? "127.0.0.1" : "0.0.0.0");
+  const trustProxy = (args.values["trust-proxy"] ?? "").split(",").map((cidr) => cidr.trim()).filter(Boolean);
+  try {
+    trustedProxies(trustProxy);
+  } catch (error) {
+    throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
+  }
+  return {
+    port: port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535),
+    host,
+    db: dbConfig(args, env),
+    trustProxy,
+    dev,
+  };
+}
+
+function logLine(io: Io, event: string, fields: Record<string, unknown> = {}): void {
+  io.out(JSON.stringify({ time: new Date().toISOString(), level: "info", event, ...fields }));
+}
+
+/** The URL a person on this machine can paste: a wildcard address becomes loopback. */
+function localUrl(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** Production never creates keys: it warns when nobody could use the API. Development makes one. */
+async function checkKeys(storage: Storage, config: ServeConfig, io: Io): Promise<string | undefined> {
+  const keys = storage.adapters.keys;
+  if ((await keys.list()).some((record) => record.revokedAt === undefined)) {
+    if (config.dev) {
+      io.out(
+        `Development mode: ${displayDb(config.db.url)} already has an active API key, so none was created. ` +
+          `Make another: petstore keys create --plan free (from a checkout: npm run petstore -- keys create --plan free)`,
+      );
+    }
+    return undefined;
+  }
+  if (config.dev) return (await issueApiKey(keys, { plan: "free", label: "development" })).key;
+  io.err(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: "warn",
+      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${displayDb(config.db.url)}`,
+    }),
+  );
+  return undefined;
+}
+
+function printDevKey(io: Io, key: string, url: string): void {
+  io.out("");
+  io.out("Development mode: the database had no API key, so a Free key was created. It is shown only this once:");
+  io.out("");
+  io.out(`    ${key}`);
+  io.out("");
+  io.out("Try it:");
+  io.out("");
+  io.out(`    curl -H 'Authorization: Bearer ${key}' ${url}${BASE_PATH}/pets`);
+  io.out("");
+}
+
+function stopRequested(): Promise<string> {
+  return new Promise((resolve) => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => resolve(signal));
+  });
+}
+
+/** `petstore serve`: migrations, then the API on Bun or Deno until SIGTERM or SIGINT. */
+export const serveCommand: Command = {
+  spec: { name: "serve", flags: { port: "value", host: "value", db: "value", "trust-proxy": "value", dev: "switch" }, positionals: [] },
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--trust-proxy CIDRS] [--dev]",
+  help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database answers, else
+503). Runs the database migrations first. Logs one JSON line per request on stdout. On SIGTERM
+or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
+the database and exits 0.
+
+  --port N             port to listen on, 0 for any free one (default 8080; env PETSTORE_PORT)
+  --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
+  --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST or
+                       http(s)://HOST (env PETSTORE_DB; token in PETSTORE_DB_AUTH_TOKEN)
+  --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
+                       (default: none, the socket address is the client)
+  --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
+                       and when the database has no active key create a Free key and print it`,
+  run: async (args, env, io) => {
+    const config = serveConfig(args, env);
+    const storage = await openStorage(config.db);
+    try {
+      const devKey = await checkKeys(storage, config, io);
+      const { keys, keyIdOf } = keyIdTracker(storage.adapters.keys);
+      const petstore = createPetstore({ ...storage.adapters, keys, basePath: BASE_PATH, trustProxy: config.trustProxy });
+      const fetch = serverFetch({ petstore, basePath: BASE_PATH, ping: storage.ping, keyIdOf, log: io.out });
+      const server = await serve({ fetch, hostname: config.host, port: config.port });
+      const stop = stopRequested();
+      const url = localUrl(server.hostname, server.port);
+      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), version: VERSION });
+      if (devKey !== undefined) printDevKey(io, devKey, url);
+      const signal = await stop;
+      logLine(io, "stopping", { signal, graceMs: GRACE_MS });
+      await server.stop(GRACE_MS);
+      logLine(io, "stopped");
+      return 0;
+    } finally {
+      storage.close();
+    }
+  },
+};

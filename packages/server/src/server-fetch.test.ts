@@ -1,0 +1,99 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
+import { createPetstore, issueApiKey } from "@petstore/core";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { keyIdTracker } from "./key-id-tracker.js";
+import { serverFetch } from "./server-fetch.js";
+
+async function setup(ping: () => Promise<void> = async () => {}) {
+  const adapters = memoryAdapters();
+  const { keys, keyIdOf } = keyIdTracker(adapters.keys);
+  const lines: Record<string, unknown>[] = [];
+  const petstore = createPetstore({ ...adapters, keys });
+  const fetch = serverFetch({ petstore, basePath: "/v1", ping, keyIdOf, log: (line) => lines.push(JSON.parse(line)) });
+  const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
+  const call = (path: string, init: RequestInit = {}, client: string | undefined = "127.0.0.1") =>
+    fetch(new Request(`http://petstore.test${path}`, init), client);
+  return { adapters, call, lines, key, keyId: record.id };
+}
+
+afterEach(() => vi.useRealTimers());
+
+describe("the server's request path", () => {
+  it("answers GET /healthz with 200 and no key when storage answers", async () => {
+    const { call } = await setup();
+    const response = await call("/healthz");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+    const head = await call("/healthz", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+  });
+
+  it("answers /healthz with 503 when storage fails", async () => {
+    const { call } = await setup(async () => {
+      throw new Error("SQLITE_CANTOPEN");
+    });
+    const response = await call("/healthz");
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ code: "service_unavailable", message: "Storage is not answering", status: 503 });
+    expect(response.headers.get("retry-after")).toBe("1");
+  });
+
+  it("answers /healthz with 503 after 2 s when storage hangs", async () => {
+    vi.useFakeTimers();
+    const { call } = await setup(() => new Promise(() => {}));
+    const pending = call("/healthz");
+    await vi.advanceTimersByTimeAsync(1_999);
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(503);
+  });
+
+  it("refuses other methods on /healthz with 405 and Allow", async () => {
+    const { call } = await setup();
+    const response = await call("/healthz", { method: "POST" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("answers paths outside the API with the Error body's 404", async () => {
+    const { call } = await setup();
+    for (const path of ["/", "/pets", "/v1pets", "/healthz/x"]) {
+      const response = await call(path);
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toEqual({ code: "not_found", message: `No resource at ${path}`, status: 404 });
+    }
+  });
+
+  it("hands requests under the base path to the API with the socket address", async () => {
+    const { call, key } = await setup();
+    const created = await call("/v1/pets", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    // An anonymous caller's bucket is its address: one address exhausted does not limit another.
+    for (let i = 0; i < 60; i++) await call("/v1/pets", {}, "10.0.0.1");
+    expect((await call("/v1/pets", {}, "10.0.0.1")).status).toBe(429);
+    expect((await call("/v1/pets", {}, "10.0.0.2")).status).toBe(401);
+  });
+
+  it("logs one JSON line per request with the key's id and never the key", async () => {
+    const { call, lines, key, keyId } = await setup();
+    await call("/v1/pets", { headers: { authorization: `Bearer ${key}`, "x-request-id": "trace-1" } });
+    await call("/v1/pets", { headers: { authorization: "Bearer psk_wrong" } });
+    await call("/healthz", { headers: { authorization: `Bearer ${key}` } });
+    expect(lines).toEqual([
+      { time: expect.any(String), requestId: "trace-1", method: "GET", path: "/v1/pets", status: 200, durationMs: expect.any(Number), keyId, client: "127.0.0.1" },
+      { time: expect.any(String), requestId: expect.any(String), method: "GET", path: "/v1/pets", status: 401, durationMs: expect.any(Number), client: "127.0.0.1" },
+      { time: expect.any(String), requestId: expect.any(String), method: "GET", path: "/healthz", status: 200, durationMs: expect.any(Number), client: "127.0.0.1" },
+    ]);
+    expect(JSON.stringify(lines)).not.toContain(key);
+  });
+});

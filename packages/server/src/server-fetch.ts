@@ -1,0 +1,74 @@
+import { ApiError, type Petstore, toErrorResponse } from "@petstore/core";
+import { outcomeWithin } from "./_outcome-within.js";
+import type { ServerFetch } from "./serve.js";
+
+export interface ServerFetchOptions {
+  petstore: Petstore;
+  /** Where `petstore` is mounted; every other path but `/healthz` is a 404. */
+  basePath: string;
+  /** Resolves when storage answers a trivial query, rejects (or hangs) when it does not. */
+  ping: () => Promise<void>;
+  /** The id of the key a request authenticates with, when known (see `keyIdTracker`). */
+  keyIdOf: (request: Request) => Promise<string | undefined>;
+  /** Receives one JSON access-log line per request. */
+  log: (line: string) => void;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** A health check that has not answered by then reports the storage as down. */
+const PING_TIMEOUT_MS = 2_000;
+
+/** `/healthz` and the 404 for paths outside the API: the same headers as the API's answers. */
+async function answerOutside(request: Request, pathname: string, ping: () => Promise<void>): Promise<Response> {
+  let response: Response;
+  if (pathname !== "/healthz") {
+    response = toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`));
+  } else if (request.method !== "GET" && request.method !== "HEAD") {
+    response = toErrorResponse(
+      new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }),
+    );
+  } else if ((await outcomeWithin(ping(), PING_TIMEOUT_MS)) === "fulfilled") {
+    response = Response.json({ status: "ok" });
+  } else {
+    response = toErrorResponse(
+      new ApiError("service_unavailable", "Storage is not answering", undefined, { "Retry-After": "1" }),
+    );
+  }
+  const incomingId = request.headers.get("x-request-id");
+  response.headers.set("Cache-Control", "no-store");
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  response.headers.set("X-Request-Id", incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID());
+  if (request.method === "HEAD") return new Response(null, { status: response.status, headers: response.headers });
+  return response;
+}
+
+/**
+ * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
+ * (no auth: 200 when storage answers, else 503), a 404 elsewhere, and one access-log line
+ * per request (never key material: the key's id at most).
+ */
+export function serverFetch(options: ServerFetchOptions): ServerFetch {
+  const { petstore, basePath, ping, keyIdOf, log } = options;
+  return async (request, clientAddress) => {
+    const started = performance.now();
+    const { pathname } = new URL(request.url);
+    const inApi = pathname === basePath || pathname.startsWith(`${basePath}/`);
+    const response = inApi
+      ? await petstore.fetch(request, clientAddress === undefined ? {} : { clientAddress })
+      : await answerOutside(request, pathname, ping);
+    const keyId = inApi ? await keyIdOf(request) : undefined;
+    log(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        requestId: response.headers.get("x-request-id"),
+        method: request.method,
+        path: pathname,
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        ...(keyId === undefined ? {} : { keyId }),
+        client: clientAddress,
+      }),
+    );
+    return response;
+  };
+}

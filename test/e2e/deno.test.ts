@@ -1,0 +1,48 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBinary, ROOT } from "./_binary.js";
+import { client } from "./_http.js";
+import { cleanUp, createKey, freePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+
+beforeAll(() => void ensureBinary(), 120_000);
+afterAll(cleanUp);
+
+/** The documented Deno command (`npm run start:deno`), moved to `port` and `db`. */
+function denoCommand(port: number, db: string): string[] {
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"]!;
+  const [deno, ...args] = script.split(" ");
+  expect(deno).toBe("deno");
+  expect(args).toContain("--allow-net=127.0.0.1:8080");
+  return [
+    join(ROOT, "node_modules/.bin/deno"),
+    ...args.map((arg) => (arg === "--allow-net=127.0.0.1:8080" ? `--allow-net=127.0.0.1:${port}` : arg)),
+    "--port",
+    String(port),
+    "--db",
+    db,
+  ];
+}
+
+describe("the server source on Deno", () => {
+  it("boots with the documented permissions and answers authenticated requests", async () => {
+    const db = `file:${join(tempDir(), "deno.db")}`;
+    const { key } = await createKey(db);
+    const port = await freePort();
+    const server = await startServer({ db, cwd: ROOT, command: denoCommand(port, db), env: { ...process.env, NO_COLOR: "1" } });
+    expect(server.url).toBe(`http://127.0.0.1:${port}`);
+    const api = client(server.url, key);
+
+    expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
+    const created = await api("/v1/pets", { method: "POST", json: { name: "Dino", categoryId: 2 } });
+    expect(created.status).toBe(201);
+    const pet = (await created.json()) as { id: number };
+    expect(await (await api(`/v1/pets/${pet.id}`)).json()).toEqual({ id: pet.id, name: "Dino", categoryId: 2 });
+    expect((await fetch(new URL("/v1/pets", server.url))).status).toBe(401);
+    // The anonymous bucket is named by the socket address Deno reports.
+    await waitFor(() => server.stdout.some((line) => line.includes('"status":401') && line.includes('"client":"127.0.0.1"')));
+
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(server.stderr.join("\n")).not.toMatch(/NotCapable|PermissionDenied/);
+  }, 90_000);
+});

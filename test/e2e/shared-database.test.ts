@@ -1,0 +1,57 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBinary } from "./_binary.js";
+import { client } from "./_http.js";
+import { cleanUp, cli, createKey, startServer, tempDir } from "./_processes.js";
+
+beforeAll(() => void ensureBinary(), 120_000);
+afterAll(cleanUp);
+
+describe("two binaries on one database file", () => {
+  it("admit no more than a shared key's per-minute limit together", async () => {
+    const db = `file:${join(tempDir(), "shared.db")}`;
+    const limit = 10;
+    const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", String(limit), "--per-day", "1000"]);
+    const servers = await Promise.all([startServer({ db }), startServer({ db })]);
+    const apis = servers.map((server) => client(server.url, key));
+
+    const responses = await Promise.all(Array.from({ length: 3 * limit }, (_, i) => apis[i % 2]!("/v1/pets?limit=1")));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+
+    // Group admissions by minute window, in case the burst straddled a minute boundary.
+    const admittedPerWindow = new Map<string, number>();
+    for (const response of responses) {
+      if (response.status !== 200) continue;
+      const reset = response.headers.get("x-ratelimit-reset")!;
+      admittedPerWindow.set(reset, (admittedPerWindow.get(reset) ?? 0) + 1);
+    }
+    for (const admitted of admittedPerWindow.values()) expect(admitted).toBeLessThanOrEqual(limit);
+    if (admittedPerWindow.size === 1) expect([...admittedPerWindow.values()]).toEqual([limit]);
+    // Both processes admitted some: the limit really was shared, not enforced by one alone.
+    const admittedBy = [0, 1].map((server) => responses.filter((response, i) => i % 2 === server && response.status === 200).length);
+    expect(admittedBy.every((count) => count > 0)).toBe(true);
+  }, 60_000);
+
+  it("refuse a revoked key within 5 seconds", async () => {
+    const db = `file:${join(tempDir(), "revoke.db")}`;
+    const { key, id } = await createKey(db);
+    const [server, other] = await Promise.all([startServer({ db }), startServer({ db })]);
+    const api = client(server.url, key);
+    // The server now trusts the key from its cache: the worst case for a revocation.
+    expect((await api("/v1/pets")).status).toBe(200);
+
+    const revoke = await cli(["keys", "revoke", id, "--db", db]);
+    expect(revoke.code).toBe(0);
+    const revoked = Date.now();
+    expect((await client(other.url, key)("/v1/pets")).status).toBe(401);
+    let status = 200;
+    while (status === 200 && Date.now() - revoked < 7_000) {
+      status = (await api("/v1/pets")).status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const elapsed = Date.now() - revoked;
+    expect(status).toBe(401);
+    expect(elapsed).toBeLessThanOrEqual(5_200);
+  }, 30_000);
+});

@@ -1,0 +1,82 @@
+import { request } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBinary } from "./_binary.js";
+import { cleanUp, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+
+beforeAll(() => void ensureBinary(), 120_000);
+afterAll(cleanUp);
+
+/**
+ * A POST /v1/pets whose body arrives in two parts: the server is handling it (headers read,
+ * body awaited) from the first part until `finish()` sends the rest.
+ */
+function slowCreate(url: string, key: string, name: string) {
+  const body = JSON.stringify({ name, categoryId: 1 });
+  const half = Math.floor(body.length / 2);
+  const { hostname, port } = new URL(url);
+  const req = request({
+    host: hostname,
+    port,
+    method: "POST",
+    path: "/v1/pets",
+    agent: false,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+  });
+  const response = new Promise<{ status: number; body: string } | Error>((resolve) => {
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text }));
+      res.on("error", resolve);
+    });
+    req.on("error", resolve);
+  });
+  req.flushHeaders();
+  req.write(body.slice(0, half));
+  return { response, finish: () => req.end(body.slice(half)), abort: () => req.destroy() };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("stopping the binary with SIGTERM", () => {
+  it("stops accepting, lets in-flight requests finish, and exits 0", async () => {
+    const db = `file:${join(tempDir(), "sigterm.db")}`;
+    const { key } = await createKey(db);
+    const server = await startServer({ db });
+    const slow = Array.from({ length: 5 }, (_, i) => slowCreate(server.url, key, `in-flight-${i}`));
+    // Let the server read the headers and start each handler, which now waits for the body.
+    await sleep(300);
+    const stopped = stopProcess(server.child, "SIGTERM");
+    await waitFor(() => server.stdout.some((line) => line.includes('"event":"stopping"')));
+
+    await expect(fetch(new URL("/healthz", server.url))).rejects.toThrow();
+    for (const request of slow) request.finish();
+    const answers = await Promise.all(slow.map((request) => request.response));
+    expect(answers.map((answer) => (answer instanceof Error ? answer.message : answer.status))).toEqual([201, 201, 201, 201, 201]);
+    expect(await stopped).toEqual({ code: 0, signal: null });
+
+    const events = server.stdout.map((line) => JSON.parse(line) as { event?: string; status?: number });
+    const stopping = events.findIndex((entry) => entry.event === "stopping");
+    const created = events.flatMap((entry, index) => (entry.status === 201 ? [index] : []));
+    expect(created).toHaveLength(5);
+    expect(Math.min(...created)).toBeGreaterThan(stopping);
+    expect(events.at(-1)?.event).toBe("stopped");
+  }, 30_000);
+
+  it("gives a request that never finishes 10 s, then exits 0 anyway", async () => {
+    const db = `file:${join(tempDir(), "stuck.db")}`;
+    const { key } = await createKey(db);
+    const server = await startServer({ db });
+    const stuck = slowCreate(server.url, key, "never-finished");
+    await sleep(300);
+    const signalled = Date.now();
+    const exit = await stopProcess(server.child, "SIGTERM");
+    const elapsed = Date.now() - signalled;
+    stuck.abort();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(elapsed).toBeGreaterThanOrEqual(9_900);
+    expect(elapsed).toBeLessThan(12_000);
+  }, 30_000);
+});
