@@ -30,7 +30,10 @@ function isUnavailable(error: unknown): boolean {
     // TimeoutError: `connectLibsql`'s deadline on a remote answer ran out mid-response.
     if (cause instanceof StorageUnavailableError || cause.name === "TimeoutError") return true;
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || NETWORK_CODES.has(code))) return true;
+    if (typeof code !== "string") continue;
+    // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT...) share their base code's meaning.
+    const base = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
+    if (UNAVAILABLE_CODES.has(base) || NETWORK_CODES.has(code)) return true;
   }
   return false;
 }

@@ -29,7 +29,7 @@ function toOrder(row: Row): Order {
     petId: Number(row.pet_id),
     quantity: Number(row.quantity),
     status: row.status as OrderStatus,
-    complete: row.complete === 1,
+    complete: Number(row.complete) === 1,
   };
   if (row.ship_date !== null) order.shipDate = String(row.ship_date);
   return order;
