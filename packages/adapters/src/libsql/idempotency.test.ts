@@ -1,0 +1,33 @@
+import { IDEMPOTENCY_LEASE_MS } from "@petstore/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { tempDatabase } from "./_temp-database.js";
+import { libsqlIdempotency, libsqlStore } from "./index.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const claimOf = (key: string) => ({ scope: "key_a", key, fingerprint: "a".repeat(64) });
+
+describe("libsqlIdempotency", () => {
+  let database: Awaited<ReturnType<typeof tempDatabase>>;
+  beforeEach(async () => {
+    database = await tempDatabase();
+  });
+  afterEach(async () => {
+    await database.close();
+  });
+
+  it("deletes dead records on every 1000th claim and keeps live ones", async () => {
+    const idempotency = libsqlIdempotency({ client: database.client });
+    const store = libsqlStore({ client: database.client });
+    const rows = async () => Number((await database.client.execute("SELECT count(*) AS n FROM idempotency_keys")).rows[0]!.n);
+    await idempotency.claim(claimOf("completed"), T0);
+    const pet = await store.createPet({ name: "Rex", categoryId: 1 }, claimOf("completed"));
+    // Unfinished claims, abandoned: dead once the lease has run out.
+    for (let i = 0; i < 998; i++) await idempotency.claim(claimOf(`abandoned-${i}`), T0);
+    expect(await rows()).toBe(999);
+
+    const later = T0 + IDEMPOTENCY_LEASE_MS + 1;
+    expect(await idempotency.claim(claimOf("thousandth"), later)).toEqual({ state: "claimed" });
+    expect(await rows()).toBe(2);
+    expect(await idempotency.claim(claimOf("completed"), later)).toEqual({ state: "completed", petId: pet.id });
+  });
+});
