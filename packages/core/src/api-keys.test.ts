@@ -57,9 +57,16 @@ describe("API keys", () => {
     }
   });
 
-  it("draws random characters from the whole base62 alphabet", () => {
-    const seen = new Set(randomBase62(10_000));
-    expect([...seen].sort().join("")).toBe([...BASE62].sort().join(""));
+  it("makes random text of any length, beyond what one getRandomValues call may fill", () => {
+    expect(randomBase62(100_000)).toMatch(/^[0-9A-Za-z]{100000}$/);
+  });
+
+  it("draws every base62 character equally often", () => {
+    const counts = new Map<string, number>();
+    for (const char of randomBase62(62 * 4_000)) counts.set(char, (counts.get(char) ?? 0) + 1);
+    expect([...counts.keys()].sort().join("")).toBe([...BASE62].sort().join(""));
+    // 4,000 expected each (standard deviation about 63): 10% off is six deviations, so only a bias gets there.
+    for (const [char, count] of counts) expect(Math.abs(count - 4_000), char).toBeLessThan(400);
   });
 
   it("hashes a key to the lowercase hex SHA-256 of its text", async () => {

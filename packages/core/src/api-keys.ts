@@ -38,7 +38,8 @@ function toBase62(value: number, width: number): string {
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+    // getRandomValues refuses more than 65,536 bytes at once.
+    for (const byte of crypto.getRandomValues(new Uint8Array(Math.min(length * 2, 65_536)))) {
       if (byte < 248 && out.length < length) out += BASE62[byte % 62];
     }
   }

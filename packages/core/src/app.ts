@@ -73,7 +73,9 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const router = IttyRouter<IRequest, [Context]>({ base: basePath });
   for (const route of ROUTES) {
     router.all(route.path, (request, ctx) => {
-      const handler = route.methods[request.method === "HEAD" ? "GET" : (request.method as "GET" | "POST")];
+      const method = request.method === "HEAD" ? "GET" : request.method;
+      // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
+      const handler = Object.hasOwn(route.methods, method) ? route.methods[method as "GET" | "POST"] : undefined;
       if (!handler) {
         throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, {
           Allow: allowedMethods(route),
