@@ -1,4 +1,4 @@
-import ky, { isHTTPError } from "ky";
+import ky, { isHTTPError, type KyInstance } from "ky";
 
 /**
  * A ky instance for the Pet Store that honours its limits: on 429 (and 503) it waits the
@@ -38,6 +38,6 @@ export interface Pet {
 }
 
 /** Creates a pet; its one Idempotency-Key goes with every retry, so it is created exactly once. */
-export function addPet(client: ReturnType<typeof petstoreClient>, pet: Omit<Pet, "id">): Promise<Pet> {
+export function addPet(client: KyInstance, pet: Omit<Pet, "id">): Promise<Pet> {
   return client.post("pets", { json: pet, headers: { "Idempotency-Key": crypto.randomUUID() } }).json<Pet>();
 }
