@@ -1,7 +1,7 @@
 /**
  * Cold start of the compiled binary: time from exec to the first 200 from GET /healthz, over
  * `runs` starts (default 10), each from a copy of the binary alone in an empty directory.
- * Usage: node --experimental-strip-types measure-cold-start.ts [runs]   (or: bun measure-cold-start.ts)
+ * Usage, after `npm run build`: npx tsx packages/server/measure-cold-start.ts [runs]
  * Prints each run, the median and the binary's size; `fresh` runs migrate a new database,
  * `existing` runs open the database the previous run left.
  */

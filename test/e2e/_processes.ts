@@ -70,12 +70,14 @@ export interface Server {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/**
- * Starts a server process and resolves once it logged that it listens (at most 30 s).
- * `command` defaults to the compiled binary with `serve --host 127.0.0.1 --port 0`.
- */
-export function startServer(options: { db: string; command?: string[]; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<Server> {
-  const [executable, ...args] = options.command ?? [BINARY, "serve", "--host", "127.0.0.1", "--port", "0", "--db", options.db];
+/** The compiled binary serving `db` on a free loopback port. */
+export function binaryServe(db: string): string[] {
+  return [BINARY, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db];
+}
+
+/** Starts `command` (e.g. `binaryServe(db)`) and resolves once it logged that it listens (at most 30 s). */
+export function startServer(command: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Server> {
+  const [executable, ...args] = command;
   const child = spawn(executable!, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -29,7 +29,7 @@ describe("the server source on Deno", () => {
     const db = `file:${join(tempDir(), "deno.db")}`;
     const { key } = await createKey(db);
     const port = await freePort();
-    const server = await startServer({ db, cwd: ROOT, command: denoCommand(port, db), env: { ...process.env, NO_COLOR: "1" } });
+    const server = await startServer(denoCommand(port, db), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
     expect(server.url).toBe(`http://127.0.0.1:${port}`);
     const api = client(server.url, key);
 

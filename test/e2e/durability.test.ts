@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { cleanUp, createKey, startServer, stopProcess, tempDir } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDir } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -11,7 +11,7 @@ describe("killing the binary with SIGKILL", () => {
   it("loses no pet it acknowledged with a 201", async () => {
     const db = `file:${join(tempDir(), "sigkill.db")}`;
     const { key } = await createKey(db);
-    const server = await startServer({ db });
+    const server = await startServer(binaryServe(db));
     const api = client(server.url, key);
     const acknowledged = new Map<number, string>();
     let killed = false;
@@ -35,7 +35,7 @@ describe("killing the binary with SIGKILL", () => {
     expect(await stopProcess(server.child, "SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
     await Promise.all(writers);
 
-    const restarted = await startServer({ db });
+    const restarted = await startServer(binaryServe(db));
     const pets = await listAllPets(client(restarted.url, key));
     const stored = new Map(pets.map((pet) => [pet.id, pet.name]));
     expect(stored.size).toBe(pets.length);

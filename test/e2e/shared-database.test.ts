@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { cleanUp, cli, createKey, startServer, tempDir } from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, startServer, tempDir } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -12,7 +12,7 @@ describe("two binaries on one database file", () => {
     const db = `file:${join(tempDir(), "shared.db")}`;
     const limit = 10;
     const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", String(limit), "--per-day", "1000"]);
-    const servers = await Promise.all([startServer({ db }), startServer({ db })]);
+    const servers = await Promise.all([startServer(binaryServe(db)), startServer(binaryServe(db))]);
     const apis = servers.map((server) => client(server.url, key));
 
     const responses = await Promise.all(Array.from({ length: 3 * limit }, (_, i) => apis[i % 2]!("/v1/pets?limit=1")));
@@ -36,7 +36,7 @@ describe("two binaries on one database file", () => {
   it("refuse a revoked key within 5 seconds", async () => {
     const db = `file:${join(tempDir(), "revoke.db")}`;
     const { key, id } = await createKey(db);
-    const [server, other] = await Promise.all([startServer({ db }), startServer({ db })]);
+    const [server, other] = await Promise.all([startServer(binaryServe(db)), startServer(binaryServe(db))]);
     const api = client(server.url, key);
     // The server now trusts the key from its cache: the worst case for a revocation.
     expect((await api("/v1/pets")).status).toBe(200);

@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
-import { cleanUp, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -44,7 +44,7 @@ describe("stopping the binary with SIGTERM", () => {
   it("stops accepting, lets in-flight requests finish, and exits 0", async () => {
     const db = `file:${join(tempDir(), "sigterm.db")}`;
     const { key } = await createKey(db);
-    const server = await startServer({ db });
+    const server = await startServer(binaryServe(db));
     const slow = Array.from({ length: 5 }, (_, i) => slowCreate(server.url, key, `in-flight-${i}`));
     // Let the server read the headers and start each handler, which now waits for the body.
     await sleep(300);
@@ -68,7 +68,7 @@ describe("stopping the binary with SIGTERM", () => {
   it("gives a request that never finishes 10 s, then exits 0 anyway", async () => {
     const db = `file:${join(tempDir(), "stuck.db")}`;
     const { key } = await createKey(db);
-    const server = await startServer({ db });
+    const server = await startServer(binaryServe(db));
     const stuck = slowCreate(server.url, key, "never-finished");
     await sleep(300);
     const signalled = Date.now();

@@ -105,6 +105,6 @@ describe("petstore command line", () => {
   it("refuses to serve on Node.js, which has no built-in fetch server", async () => {
     const { code, err } = await cli(["serve", "--db", ":memory:", "--port", "0", "--host", "127.0.0.1"]);
     expect(code).toBe(1);
-    expect(err.at(-1)).toBe("petstore: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)");
+    expect(err.at(-1)).toBe("petstore: cannot listen on 127.0.0.1 port 0: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)");
   });
 });

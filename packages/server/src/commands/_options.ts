@@ -8,15 +8,15 @@ export interface DbConfig {
   authToken?: string;
 }
 
-export const DEFAULT_DB = "file:petstore.db";
+const DEFAULT_DB = "file:petstore.db";
 const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+)$/;
 
 /** A flag's value, else the environment variable's (an empty variable counts as unset). */
-export function setting(args: ParsedArgs, flag: string, env: Env, variable?: string): { value: string; source: string } | undefined {
+export function setting(args: ParsedArgs, flag: string, env: Env, variable: string): { value: string; source: string } | undefined {
   const fromFlag = args.values[flag];
   if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
-  const fromEnv = variable === undefined ? undefined : env[variable];
-  if (fromEnv !== undefined && fromEnv !== "") return { value: fromEnv, source: variable! };
+  const fromEnv = env[variable];
+  if (fromEnv !== undefined && fromEnv !== "") return { value: fromEnv, source: variable };
   return undefined;
 }
 

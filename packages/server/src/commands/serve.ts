@@ -119,7 +119,9 @@ the database and exits 0.
       const { keys, keyIdOf } = keyIdTracker(storage.adapters.keys);
       const petstore = createPetstore({ ...storage.adapters, keys, basePath: BASE_PATH, trustProxy: config.trustProxy });
       const fetch = serverFetch({ petstore, basePath: BASE_PATH, ping: storage.ping, keyIdOf, log: io.out });
-      const server = await serve({ fetch, hostname: config.host, port: config.port });
+      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch((error: unknown) => {
+        throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+      });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), version: VERSION });
