@@ -63,4 +63,16 @@ describe("public API", () => {
       "memoryStore",
     ]);
   });
+
+  it("@petstore/adapters/libsql exports exactly these names", async () => {
+    expect(await exportedNames("@petstore/adapters/libsql")).toEqual([
+      "connectLibsql",
+      "libsqlAdapters",
+      "libsqlIdempotency",
+      "libsqlKeys",
+      "libsqlLimiter",
+      "libsqlStore",
+      "migrate",
+    ]);
+  });
 });
