@@ -24,6 +24,7 @@ describe("the server's request path", () => {
     const response = await call("/healthz");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: "ok" });
+    expect(response.headers.get("content-type")).toBe("application/json");
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(response.headers.get("x-request-id")).toBeTruthy();
     const head = await call("/healthz", { method: "HEAD" });

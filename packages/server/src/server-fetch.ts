@@ -28,7 +28,7 @@ async function answerOutside(request: Request, pathname: string, ping: () => Pro
       new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }),
     );
   } else if ((await outcomeWithin(ping(), PING_TIMEOUT_MS)) === "fulfilled") {
-    response = Response.json({ status: "ok" });
+    response = new Response(JSON.stringify({ status: "ok" }), { headers: { "Content-Type": "application/json" } });
   } else {
     response = toErrorResponse(
       new ApiError("service_unavailable", "Storage is not answering", undefined, { "Retry-After": "1" }),
