@@ -117,6 +117,21 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     await errorBody(await world.call("GET", "/v1/pets", { key }), 503, "service_unavailable");
   });
 
+  it("reports every answer to onResponse with its request id and, for an authenticated caller, the key's id only", async () => {
+    const events: { requestId: string; keyId?: string; status: number }[] = [];
+    const observed = await openWorld(kit, { onResponse: ({ response, requestId, keyId }) => events.push({ requestId, status: response.status, ...(keyId ? { keyId } : {}) }) });
+    const observedKey = await observed.key();
+    const [record] = await observed.adapters.keys.list();
+    await observed.call("GET", "/v1/pets", { key: observedKey, headers: { "X-Request-Id": "one" } });
+    await observed.call("GET", "/v1/pets", { headers: { "X-Request-Id": "two" } });
+    expect(events).toEqual([
+      { requestId: "one", status: 200, keyId: record!.id },
+      { requestId: "two", status: 401 },
+    ]);
+    expect(JSON.stringify(events)).not.toContain("psk_");
+    await observed.close();
+  });
+
   it("serves under a configured base path", async () => {
     const mounted = await openWorld(kit, { basePath: "/api/petstore/" });
     const mountedKey = await mounted.key();

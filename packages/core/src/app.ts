@@ -31,6 +31,17 @@ export interface PetstoreOptions {
   deprecation?: Partial<DeprecationDates>;
   /** Called with every unexpected error (the client only sees `internal_error`). */
   onError?: (error: unknown, requestId: string) => void;
+  /** Called once per answer, before it is returned: for access logs and metrics. */
+  onResponse?: (event: ResponseEvent) => void;
+}
+
+/** What an access log may know of an answer; never key material, the key's id at most. */
+export interface ResponseEvent {
+  request: Request;
+  response: Response;
+  requestId: string;
+  /** The authenticated key's id; absent for anonymous or rejected callers. */
+  keyId?: string;
 }
 
 /** What the host knows about the connection. */
@@ -118,8 +129,10 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       // Stays empty only when the limiter itself failed: then there are no numbers to report.
       let limitHeaders: Record<string, string> = {};
       let response: Response;
+      let keyId: string | undefined;
       try {
         const identity = await identify(request, now);
+        keyId = identity.caller?.id;
         const bucket = identity.caller
           ? `key:${identity.caller.id}`
           : `ip:${clientAddress(request, info?.clientAddress, isTrustedProxy)}`;
@@ -136,7 +149,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       response.headers.set("Cache-Control", "no-store");
       response.headers.set("X-Content-Type-Options", "nosniff");
       response.headers.set("X-Request-Id", requestId);
-      if (request.method === "HEAD") return new Response(null, { status: response.status, headers: response.headers });
+      if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
+      options.onResponse?.(keyId === undefined ? { request, response, requestId } : { request, response, requestId, keyId });
       return response;
     },
   };

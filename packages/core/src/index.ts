@@ -1,5 +1,5 @@
 export { createPetstore } from "./app.js";
-export type { ClientInfo, Petstore, PetstoreOptions } from "./app.js";
+export type { ClientInfo, Petstore, PetstoreOptions, ResponseEvent } from "./app.js";
 export { formatApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, randomBase62 } from "./api-keys.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";

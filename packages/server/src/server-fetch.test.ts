@@ -1,14 +1,14 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey } from "@petstore/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { keyIdTracker } from "./key-id-tracker.js";
+import { keyIds } from "./key-ids.js";
 import { serverFetch } from "./server-fetch.js";
 
 async function setup(ping: () => Promise<void> = async () => {}) {
   const adapters = memoryAdapters();
-  const { keys, keyIdOf } = keyIdTracker(adapters.keys);
+  const { onResponse, keyIdOf } = keyIds();
   const lines: Record<string, unknown>[] = [];
-  const petstore = createPetstore({ ...adapters, keys });
+  const petstore = createPetstore({ ...adapters, onResponse });
   const fetch = serverFetch({ petstore, basePath: "/v1", ping, keyIdOf, log: (line) => lines.push(JSON.parse(line)) });
   const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
   const call = (path: string, init: RequestInit = {}, client: string | undefined = "127.0.0.1") =>

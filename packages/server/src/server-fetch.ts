@@ -8,8 +8,8 @@ export interface ServerFetchOptions {
   basePath: string;
   /** Resolves when storage answers a trivial query, rejects (or hangs) when it does not. */
   ping: () => Promise<void>;
-  /** The id of the key a request authenticates with, when known (see `keyIdTracker`). */
-  keyIdOf: (request: Request) => Promise<string | undefined>;
+  /** The id of the key a request authenticated with, once `petstore` has answered it. */
+  keyIdOf: (request: Request) => string | undefined;
   /** Receives one JSON access-log line per request. */
   log: (line: string) => void;
 }
@@ -56,7 +56,7 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     const response = inApi
       ? await petstore.fetch(request, clientAddress === undefined ? {} : { clientAddress })
       : await answerOutside(request, pathname, ping);
-    const keyId = inApi ? await keyIdOf(request) : undefined;
+    const keyId = inApi ? keyIdOf(request) : undefined;
     log(
       JSON.stringify({
         time: new Date().toISOString(),

@@ -1,6 +1,6 @@
 import process from "node:process";
 import { createPetstore, issueApiKey, trustedProxies } from "@petstore/core";
-import { keyIdTracker } from "../key-id-tracker.js";
+import { keyIds } from "../key-ids.js";
 import { openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { serve } from "../serve.js";
@@ -116,8 +116,8 @@ the database and exits 0.
     const storage = await openStorage(config.db);
     try {
       const devKey = await checkKeys(storage, config, io);
-      const { keys, keyIdOf } = keyIdTracker(storage.adapters.keys);
-      const petstore = createPetstore({ ...storage.adapters, keys, basePath: BASE_PATH, trustProxy: config.trustProxy });
+      const { onResponse, keyIdOf } = keyIds();
+      const petstore = createPetstore({ ...storage.adapters, basePath: BASE_PATH, trustProxy: config.trustProxy, onResponse });
       const fetch = serverFetch({ petstore, basePath: BASE_PATH, ping: storage.ping, keyIdOf, log: io.out });
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch((error: unknown) => {
         throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
