@@ -1,5 +1,14 @@
 import process from "node:process";
-import { createPetstore, issueApiKey, trustedProxies } from "@petstore/core";
+import {
+  type ApiKeyRecord,
+  type ApiKeys,
+  createPetstore,
+  hashApiKey,
+  isWellFormedApiKey,
+  issueApiKey,
+  randomBase62,
+  trustedProxies,
+} from "@petstore/core";
 import { keyIds } from "../key-ids.js";
 import { openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
@@ -13,6 +22,15 @@ import { type DbConfig, dbConfig, displayDb, integerSetting, setting } from "./_
 const BASE_PATH = "/v1";
 /** How long in-flight requests get to finish after SIGTERM or SIGINT. */
 const GRACE_MS = 10_000;
+/** The highest per-minute or per-day limit a key may have, as in `keys create`. */
+const MAX_LIMIT = 1_000_000_000;
+
+/** A key the server makes sure exists at start: how a `:memory:` database gets its first key. */
+interface BootstrapKey {
+  key: string;
+  perMinute: number;
+  perDay: number;
+}
 
 interface ServeConfig {
   port: number;
@@ -21,6 +39,45 @@ interface ServeConfig {
   trustProxy: string[];
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
+  bootstrap: BootstrapKey | undefined;
+}
+
+/**
+ * A variable's value; undefined when unset, empty, or unreadable: Deno throws on a variable
+ * its --allow-env does not list, and one the operator did not let through was not given.
+ */
+function optionalEnv(env: Env, variable: string): string | undefined {
+  try {
+    const value = env[variable];
+    return value === "" ? undefined : value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** From the environment only: key material never goes on argv, where `ps` shows it. */
+function bootstrapConfig(env: Env): BootstrapKey | undefined {
+  const key = optionalEnv(env, "PETSTORE_BOOTSTRAP_KEY");
+  const perMinute = optionalEnv(env, "PETSTORE_BOOTSTRAP_PER_MINUTE");
+  const perDay = optionalEnv(env, "PETSTORE_BOOTSTRAP_PER_DAY");
+  if (key === undefined) {
+    if (perMinute !== undefined || perDay !== undefined) {
+      throw new UsageError("PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY need PETSTORE_BOOTSTRAP_KEY");
+    }
+    return undefined;
+  }
+  // The value is a secret, even a mistyped one: the message never repeats it.
+  if (!isWellFormedApiKey(key)) {
+    throw new UsageError("PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum");
+  }
+  if (perMinute === undefined || perDay === undefined) {
+    throw new UsageError("PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)");
+  }
+  return {
+    key,
+    perMinute: integerSetting(perMinute, "PETSTORE_BOOTSTRAP_PER_MINUTE", 1, MAX_LIMIT),
+    perDay: integerSetting(perDay, "PETSTORE_BOOTSTRAP_PER_DAY", 1, MAX_LIMIT),
+  };
 }
 
 function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
@@ -40,6 +97,7 @@ function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     db: dbConfig(args, env),
     trustProxy,
     dev,
+    bootstrap: bootstrapConfig(env),
   };
 }
 
@@ -51,6 +109,36 @@ function logLine(io: Io, event: string, fields: Record<string, unknown> = {}): v
 function localUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/**
+ * Stores the bootstrap key as an enterprise key unless the database already has it (by
+ * hash): an existing key keeps its limits, and a revoked one stays revoked.
+ */
+async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io): Promise<void> {
+  const hash = await hashApiKey(bootstrap.key);
+  let record = await keys.findByHash(hash);
+  const created = record === undefined;
+  if (record === undefined) {
+    const candidate: ApiKeyRecord = {
+      id: `key_${randomBase62(16)}`,
+      hash,
+      plan: "enterprise",
+      perMinute: bootstrap.perMinute,
+      perDay: bootstrap.perDay,
+      label: "bootstrap",
+      createdAt: Date.now(),
+    };
+    try {
+      await keys.insert(candidate);
+      record = candidate;
+    } catch (error) {
+      // Another process starting on the same database may have stored it a moment ago.
+      record = await keys.findByHash(hash);
+      if (record === undefined) throw error;
+    }
+  }
+  logLine(io, "bootstrap key", { keyId: record.id, created, revoked: record.revokedAt !== undefined });
 }
 
 /** Production never creates keys: it warns when nobody could use the API. Development makes one. */
@@ -110,11 +198,21 @@ the database and exits 0.
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
                        (default: none, the socket address is the client)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
-                       and when the database has no active key create a Free key and print it`,
+                       and when the database has no active key create a Free key and print it
+
+Bootstrap key (off by default; environment only, so the key never shows in the process list):
+  PETSTORE_BOOTSTRAP_KEY=psk_...       at start, store this key as an enterprise key unless the
+                                       database already has it (then it keeps its limits), e.g.
+                                       to give a --db :memory: server its first key. Any key
+                                       'petstore keys create --db :memory: --json' prints will do
+  PETSTORE_BOOTSTRAP_PER_MINUTE=N      its requests per minute (required with the key)
+  PETSTORE_BOOTSTRAP_PER_DAY=N         its requests per day (required with the key)
+  Under Deno, list these in --allow-env, else they are not seen.`,
   run: async (args, env, io) => {
     const config = serveConfig(args, env);
     const storage = await openStorage(config.db);
     try {
+      if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
       const { onResponse, keyIdOf } = keyIds();
       const petstore = createPetstore({ ...storage.adapters, basePath: BASE_PATH, trustProxy: config.trustProxy, onResponse });
