@@ -4,7 +4,7 @@ import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUN
 import { openApiDocument } from "./openapi.js";
 import { clientAddress, trustedProxies } from "./pipeline/client-address.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
-import { DEFAULT_BAN, DEFAULT_PLANS, type PlanLimits, rateLimitHeaders, windowsFor } from "./pipeline/rate-limit.js";
+import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, rateLimitHeaders } from "./pipeline/rate-limit.js";
 import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 import { allowedMethods, ROUTES } from "./routes.js";
 
@@ -71,7 +71,7 @@ function logError(error: unknown, requestId: string): void {
 export function createPetstore(options: PetstoreOptions): Petstore {
   const basePath = (options.basePath ?? "/v1").replace(/\/+$/, "");
   const clock = options.clock ?? Date.now;
-  const plans = { ...DEFAULT_PLANS, ...options.plans };
+  const limitsOf = limitsResolver({ ...DEFAULT_PLANS, ...options.plans });
   const ban = { ...DEFAULT_BAN, ...options.ban };
   const ietf = options.ietfRateLimitHeaders ?? true;
   const deprecation = { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation };
@@ -136,9 +136,9 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         const bucket = identity.caller
           ? `key:${identity.caller.id}`
           : `ip:${clientAddress(request, info?.clientAddress, isTrustedProxy)}`;
-        const windows = windowsFor(identity.caller, plans);
-        const decision = await options.limiter.hit({ bucket, windows, ban, now });
-        limitHeaders = rateLimitHeaders(decision, windows, now, ietf);
+        const limits = limitsOf(identity.caller);
+        const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
+        limitHeaders = rateLimitHeaders(decision, limits, now, ietf);
         response = await respond(request, identity, decision, limitHeaders["Retry-After"], now);
       } catch (thrown) {
         const error = toApiError(thrown);

@@ -28,9 +28,10 @@ interface Bucket {
 const SWEEP_EVERY = 4096;
 
 /**
- * Fixed-window counters in one Map, decided synchronously (so atomically) per request.
+ * Fixed-window counters in Maps, decided synchronously (so atomically) per request.
  * Memory stays bounded: anonymous buckets are capped (LRU), expired buckets are swept every
- * 4096 hits, and there is no timer per bucket.
+ * 4096 hits, and there is no timer per bucket. Keyed buckets (one per API key) are never
+ * evicted, so they skip the LRU bookkeeping.
  */
 export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const maxAnonymous = options.maxAnonymousBuckets ?? 100_000;
@@ -45,40 +46,58 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
 
   function hit({ bucket: name, windows, ban, now }: HitInput): Decision {
     if (++hits % SWEEP_EVERY === 0) sweep(now);
-    const map = name.startsWith("key:") ? keyed : anonymous;
+    const isKeyed = name.startsWith("key:");
+    const map = isKeyed ? keyed : anonymous;
     let bucket = map.get(name);
     if (bucket && bucket.expiresAt <= now) bucket = undefined;
-    bucket ??= { starts: [], counts: [], refusalsStart: 0, refusals: 0, bannedUntil: 0, expiresAt: 0 };
-    map.delete(name);
-    map.set(name, bucket);
-    if (map === anonymous && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
+    if (!bucket) {
+      bucket = { starts: [], counts: [], refusalsStart: 0, refusals: 0, bannedUntil: 0, expiresAt: 0 };
+      map.set(name, bucket);
+    } else if (!isKeyed) {
+      map.delete(name);
+      map.set(name, bucket);
+    }
+    if (!isKeyed && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
 
-    const starts = windows.map((w) => now - (now % (w.seconds * 1000)));
-    const counts = windows.map((_, i) => (bucket.starts[i] === starts[i] ? bucket.counts[i]! : 0));
+    // Move every window to the one containing `now`; a window that rolled over starts at 0.
     const banned = bucket.bannedUntil > now;
-    const exceeded = windows.map((w, i) => !banned && counts[i]! >= w.limit);
-    const allowed = !banned && !exceeded.includes(true);
+    let allowed = !banned;
+    for (let i = 0; i < windows.length; i++) {
+      const length = windows[i]!.seconds * 1000;
+      const start = now - (now % length);
+      if (bucket.starts[i] !== start) {
+        bucket.starts[i] = start;
+        bucket.counts[i] = 0;
+      }
+      if (bucket.counts[i]! >= windows[i]!.limit) allowed = false;
+    }
 
     if (allowed) {
-      for (let i = 0; i < counts.length; i++) counts[i]! += 1;
+      for (let i = 0; i < windows.length; i++) bucket.counts[i]! += 1;
     } else if (!banned) {
       // A refusal consumes nothing, but enough of them in one window earn a ban.
-      if (bucket.refusalsStart !== starts[0]) bucket.refusals = 0;
-      bucket.refusalsStart = starts[0]!;
+      if (bucket.refusalsStart !== bucket.starts[0]) bucket.refusals = 0;
+      bucket.refusalsStart = bucket.starts[0]!;
       bucket.refusals += 1;
       if (bucket.refusals > ban.threshold) bucket.bannedUntil = now + ban.seconds * 1000;
     }
-    bucket.starts = starts;
-    bucket.counts = counts;
-    bucket.expiresAt = Math.max(bucket.bannedUntil, ...windows.map((w, i) => starts[i]! + w.seconds * 1000));
 
-    const states: WindowState[] = windows.map((w, i) => ({
-      name: w.name,
-      limit: w.limit,
-      remaining: Math.max(0, w.limit - counts[i]!),
-      resetAt: starts[i]! + w.seconds * 1000,
-      exceeded: exceeded[i]!,
-    }));
+    const states: WindowState[] = [];
+    let expiresAt = bucket.bannedUntil;
+    for (let i = 0; i < windows.length; i++) {
+      const window = windows[i]!;
+      const count = bucket.counts[i]!;
+      const resetAt = bucket.starts[i]! + window.seconds * 1000;
+      if (resetAt > expiresAt) expiresAt = resetAt;
+      states.push({
+        name: window.name,
+        limit: window.limit,
+        remaining: Math.max(0, window.limit - count),
+        resetAt,
+        exceeded: !allowed && !banned && count >= window.limit,
+      });
+    }
+    bucket.expiresAt = expiresAt;
     return bucket.bannedUntil > now ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil } : { allowed, windows: states };
   }
 

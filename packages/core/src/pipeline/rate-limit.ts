@@ -19,13 +19,34 @@ export const DEFAULT_PLANS: Readonly<Record<PlanName, PlanLimits>> = {
 
 export const DEFAULT_BAN: BanPolicy = { threshold: 30, seconds: 600 };
 
-/** The minute and day windows of a caller; anonymous callers get the Free plan's. */
-export function windowsFor(caller: ApiKeyRecord | undefined, plans: Record<PlanName, PlanLimits>): WindowSpec[] {
-  const plan = plans[caller?.plan ?? "free"];
-  return [
-    { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },
-    { name: "day", limit: caller?.perDay ?? plan.perDay, seconds: 86_400 },
-  ];
+/** A caller's windows, and their `RateLimit-Policy` header, which only changes with them. */
+export interface CallerLimits {
+  windows: WindowSpec[];
+  policy: string;
+}
+
+/**
+ * The minute and day windows of a caller; anonymous callers get the Free plan's. Memoized
+ * per key record (core's key cache hands out the same record for seconds at a time), since
+ * this runs on every request.
+ */
+export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
+  const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
+    const plan = plans[caller?.plan ?? "free"];
+    const windows = [
+      { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },
+      { name: "day", limit: caller?.perDay ?? plan.perDay, seconds: 86_400 },
+    ];
+    return { windows, policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(", ") };
+  };
+  const anonymous = make(undefined);
+  const byRecord = new WeakMap<ApiKeyRecord, CallerLimits>();
+  return (caller) => {
+    if (!caller) return anonymous;
+    let limits = byRecord.get(caller);
+    if (!limits) byRecord.set(caller, (limits = make(caller)));
+    return limits;
+  };
 }
 
 /**
@@ -45,12 +66,7 @@ function reportedWindow(decision: Decision): WindowState {
 const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
 
 /** `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a 429, `Retry-After`. */
-export function rateLimitHeaders(
-  decision: Decision,
-  windows: readonly WindowSpec[],
-  now: number,
-  ietf: boolean,
-): Record<string, string> {
+export function rateLimitHeaders(decision: Decision, limits: CallerLimits, now: number, ietf: boolean): Record<string, string> {
   const window = reportedWindow(decision);
   const banned = decision.bannedUntil !== undefined;
   // During a ban nothing is admitted, so nothing remains until the ban lifts.
@@ -62,7 +78,7 @@ export function rateLimitHeaders(
     "X-RateLimit-Reset": String(ceilSeconds(resetAt)),
   };
   if (ietf) {
-    headers["RateLimit-Policy"] = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(", ");
+    headers["RateLimit-Policy"] = limits.policy;
     headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
   }
   if (!decision.allowed) {
