@@ -71,6 +71,35 @@ describe("the server's request path", () => {
     }
   });
 
+  it("serves the API reference at /docs without a key, with the outside paths' headers and its CSP", async () => {
+    const { call } = await setup();
+    const page = await call("/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("x-request-id")).toBeTruthy();
+    expect(await page.text()).toContain('<script src="/docs/swagger-ui-bundle.js"></script>');
+    const script = await call("/docs/swagger-initializer.js");
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await script.text()).toContain('url: "/v1/openapi.json"');
+    const head = await call("/docs/swagger-ui.css", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(await head.text()).toBe("");
+  });
+
+  it("refuses other methods on /docs with 405 and answers unknown /docs paths with 404", async () => {
+    const { call } = await setup();
+    const post = await call("/docs", { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    const missing = await call("/docs/missing.js");
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: "not_found", message: "No resource at /docs/missing.js", status: 404 });
+  });
+
   it("hands requests under the base path to the API with the socket address", async () => {
     const { call, key } = await setup();
     const created = await call("/v1/pets", {

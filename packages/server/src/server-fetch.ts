@@ -1,10 +1,11 @@
 import { ApiError, type Petstore, toErrorResponse } from "@petstore/core";
 import { outcomeWithin } from "./_outcome-within.js";
+import { docs } from "./docs.js";
 import type { ServerFetch } from "./serve.js";
 
 export interface ServerFetchOptions {
   petstore: Petstore;
-  /** Where `petstore` is mounted; every other path but `/healthz` is a 404. */
+  /** Where `petstore` is mounted; every other path but `/healthz` and `/docs` is a 404. */
   basePath: string;
   /** Resolves when storage answers a trivial query, rejects (or hangs) when it does not. */
   ping: () => Promise<void>;
@@ -18,15 +19,23 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 /** A health check that has not answered by then reports the storage as down. */
 const PING_TIMEOUT_MS = 2_000;
 
-/** `/healthz` and the 404 for paths outside the API: the same headers as the API's answers. */
-async function answerOutside(request: Request, pathname: string, ping: () => Promise<void>): Promise<Response> {
+/** `/healthz`, `/docs` and the 404 for paths outside the API: the same headers as the API's answers. */
+async function answerOutside(
+  request: Request,
+  pathname: string,
+  ping: () => Promise<void>,
+  reference: (pathname: string) => Response | undefined,
+): Promise<Response> {
   let response: Response;
-  if (pathname !== "/healthz") {
+  const page = reference(pathname);
+  if (pathname !== "/healthz" && page === undefined) {
     response = toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`));
   } else if (request.method !== "GET" && request.method !== "HEAD") {
     response = toErrorResponse(
       new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }),
     );
+  } else if (page !== undefined) {
+    response = page;
   } else if ((await outcomeWithin(ping(), PING_TIMEOUT_MS)) === "fulfilled") {
     response = new Response(JSON.stringify({ status: "ok" }), { headers: { "Content-Type": "application/json" } });
   } else {
@@ -44,18 +53,20 @@ async function answerOutside(request: Request, pathname: string, ping: () => Pro
 
 /**
  * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
- * (no auth: 200 when storage answers, else 503), a 404 elsewhere, and one access-log line
- * per request (never key material: the key's id at most).
+ * (no auth: 200 when storage answers, else 503), the API reference at `GET /docs` (no auth),
+ * a 404 elsewhere, and one access-log line per request (never key material: the key's id at
+ * most).
  */
 export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const { petstore, basePath, ping, keyIdOf, log } = options;
+  const reference = docs(`${basePath}/openapi.json`);
   return async (request, clientAddress) => {
     const started = performance.now();
     const { pathname } = new URL(request.url);
     const inApi = pathname === basePath || pathname.startsWith(`${basePath}/`);
     const response = inApi
       ? await petstore.fetch(request, clientAddress === undefined ? {} : { clientAddress })
-      : await answerOutside(request, pathname, ping);
+      : await answerOutside(request, pathname, ping, reference);
     const keyId = inApi ? keyIdOf(request) : undefined;
     log(
       JSON.stringify({
