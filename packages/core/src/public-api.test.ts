@@ -53,26 +53,4 @@ describe("public API", () => {
       "rateLimiterContract",
     ]);
   });
-
-  it("@petstore/adapters/memory exports exactly these names", async () => {
-    expect(await exportedNames("@petstore/adapters/memory")).toEqual([
-      "memoryAdapters",
-      "memoryIdempotency",
-      "memoryKeys",
-      "memoryLimiter",
-      "memoryStore",
-    ]);
-  });
-
-  it("@petstore/adapters/libsql exports exactly these names", async () => {
-    expect(await exportedNames("@petstore/adapters/libsql")).toEqual([
-      "connectLibsql",
-      "libsqlAdapters",
-      "libsqlIdempotency",
-      "libsqlKeys",
-      "libsqlLimiter",
-      "libsqlStore",
-      "migrate",
-    ]);
-  });
 });
