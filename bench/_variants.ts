@@ -1,0 +1,177 @@
+/**
+ * The servers under test. Each starts on a given loopback port, pinned to core 0, holds the
+ * 20 seed pets and one key whose limits the run cannot exhaust, and is checked to answer
+ * GET /v1/pets with exactly those pets before anything is measured.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { formatApiKey, randomBase62 } from "@petstore/core";
+import { BINARY } from "../test/e2e/_binary.js";
+import { pinned, type Started, start, stop, waitUntilServing } from "./_processes.js";
+import { SEED_PETS } from "./_seed.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const BUN = join(ROOT, "node_modules/.bin/bun");
+const DENO = join(ROOT, "node_modules/.bin/deno");
+const SERVER_CORE = 0;
+/** Far above what a run can send: no measured request may be refused. */
+export const UNLIMITED = "1000000000";
+
+/** What every variant serves at GET /v1/pets once seeded. */
+const EXPECTED_PETS = SEED_PETS.map((pet, i) => ({ id: i + 1, ...pet }));
+
+export interface RunningVariant {
+  started: Started;
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Sent as the bearer key; the baseline checks none. */
+  key: string;
+  /** Stops the server and removes what it left behind. */
+  close(): Promise<void>;
+}
+
+export interface Variant {
+  name: string;
+  /** This project's server: any answer other than 2xx or an intended 429 is a defect. */
+  ours: boolean;
+  start(port: number): Promise<RunningVariant>;
+}
+
+/** The environment without any PETSTORE_ setting of the caller's, plus `extra`. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PETSTORE_")));
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+const newKey = () => formatApiKey(randomBase62(32));
+
+/** `petstore keys create` on `db`: an enterprise key with limits the run cannot reach. */
+function createKey(db: string): Promise<string> {
+  const args = ["keys", "create", "--plan", "enterprise", "--per-minute", UNLIMITED, "--per-day", UNLIMITED, "--label", "bench", "--json", "--db", db];
+  return new Promise((resolve, reject) => {
+    execFile(BINARY, args, { env: cleanEnv(), timeout: 20_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`petstore keys create failed: ${stderr}`));
+      else resolve((JSON.parse(stdout) as { key: string }).key);
+    });
+  });
+}
+
+/** POSTs the seed pets (when `seed`), then checks GET /v1/pets answers exactly them. */
+async function prepare(url: string, key: string, seed: boolean): Promise<void> {
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+  if (seed) {
+    for (const pet of SEED_PETS) {
+      const response = await fetch(`${url}/v1/pets`, { method: "POST", headers, body: JSON.stringify(pet), signal: AbortSignal.timeout(5_000) });
+      if (response.status !== 201) throw new Error(`seeding ${url}: POST /v1/pets answered ${response.status}: ${await response.text()}`);
+    }
+  }
+  const response = await fetch(`${url}/v1/pets`, { headers, signal: AbortSignal.timeout(5_000) });
+  const pets: unknown = await response.json();
+  if (response.status !== 200 || !isDeepStrictEqual(pets, EXPECTED_PETS)) {
+    throw new Error(`${url}/v1/pets does not answer 200 with the 20 seed pets: ${response.status} ${JSON.stringify(pets).slice(0, 300)}`);
+  }
+}
+
+/** Starts `command`, waits for a 200 from `readyPath`, seeds it; stops it again if any of that fails. */
+async function launch(
+  command: string[],
+  options: { port: number; env: NodeJS.ProcessEnv; cwd?: string; key: string; readyPath: string; seed: boolean; dir?: string },
+): Promise<RunningVariant> {
+  const url = `http://127.0.0.1:${options.port}`;
+  const removeDir = () => {
+    if (options.dir !== undefined) rmSync(options.dir, { recursive: true, force: true });
+  };
+  let started: Started | undefined;
+  try {
+    started = start(pinned(SERVER_CORE, command), options.cwd === undefined ? { env: options.env } : { env: options.env, cwd: options.cwd });
+    await waitUntilServing(started, url + options.readyPath, { headers: { Authorization: `Bearer ${options.key}` } });
+    await prepare(url, options.key, options.seed);
+  } catch (error) {
+    if (started) await stop(started);
+    removeDir();
+    throw error;
+  }
+  const running = started;
+  return {
+    started: running,
+    url,
+    key: options.key,
+    close: async () => {
+      await stop(running);
+      removeDir();
+    },
+  };
+}
+
+/** A new file database in a temporary directory, with a key made by the CLI, handed to `serveOn`. */
+async function onFileDatabase(serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  try {
+    const db = `file:${join(dir, "petstore.db")}`;
+    return await serveOn(db, await createKey(db), dir);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+const serveArgs = (port: number, db: string) => ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db];
+
+/** The documented Deno command line (root package.json "start:deno"), moved to `port` and `db`. */
+function denoCommand(port: number, db: string): string[] {
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"];
+  const [deno, ...args] = script?.split(" ") ?? [];
+  if (deno !== "deno" || !args.some((arg) => arg.startsWith("--allow-net="))) {
+    throw new Error(`package.json "start:deno" is not the 'deno run ... --allow-net=...' command this benchmark expects: ${script}`);
+  }
+  const moved = args.map((arg) => (arg.startsWith("--allow-net=") ? `--allow-net=127.0.0.1:${port}` : arg));
+  return [DENO, ...moved, "--host", "127.0.0.1", "--port", String(port), "--db", db];
+}
+
+/** Every variant, in the order a round measures them; `baseline` first. */
+export const VARIANTS: readonly Variant[] = [
+  {
+    name: "baseline",
+    ours: false,
+    start: (port) => {
+      const env = { ...cleanEnv(), BENCH_PORT: String(port) };
+      return launch([BUN, join(ROOT, "bench/baseline.ts")], { port, env, key: newKey(), readyPath: "/v1/pets", seed: false });
+    },
+  },
+  {
+    name: "hono",
+    ours: false,
+    start: (port) => {
+      const key = newKey();
+      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED });
+      return launch([BUN, join(ROOT, "bench/hono-peer.ts")], { port, env, key, readyPath: "/v1/pets", seed: true });
+    },
+  },
+  {
+    name: "binary-memory",
+    ours: true,
+    start: (port) => {
+      const key = newKey();
+      const env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
+      return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env, key, readyPath: "/healthz", seed: true });
+    },
+  },
+  {
+    name: "binary-file",
+    ours: true,
+    start: (port) =>
+      onFileDatabase((db, key, dir) =>
+        launch([BINARY, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir }),
+      ),
+  },
+  {
+    name: "binary-deno",
+    ours: true,
+    start: (port) =>
+      onFileDatabase((db, key, dir) =>
+        launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir }),
+      ),
+  },
+];

@@ -1,0 +1,287 @@
+/**
+ * `npm run bench`: every server variant under the same load, back to back, for several
+ * rounds; requests/s, p50/p99 latency, RSS and answers by status, each variant's ratio to the
+ * baseline measured in the same round, the median over rounds, the binary's cold start, and
+ * the issue's targets checked against those medians. See bench/README.md.
+ *
+ *   npm run bench -- [--rounds 3] [--duration 5] [--warmup 1] [--connections 64]
+ *                    [--variants baseline,hono,...] [--load wrk|autocannon] [--cold-starts 10]
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { BINARY, ensureBinary } from "../test/e2e/_binary.js";
+import { type LoadRequest, type LoadResult, loadGenerator } from "./_load.js";
+import { canPin, freePort, httpGet, pinned, rssBytes, start, stop } from "./_processes.js";
+import { median, table } from "./_stats.js";
+import { VARIANTS } from "./_variants.js";
+
+const USAGE = "npm run bench -- [--rounds N] [--duration S] [--warmup S] [--connections N] [--variants a,b] [--load wrk|autocannon] [--cold-starts N]";
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    connections: { type: "string", default: "64" },
+    variants: { type: "string", default: VARIANTS.map((v) => v.name).join(",") },
+    load: { type: "string" },
+    "cold-starts": { type: "string", default: "10" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+function whole(name: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`bench: --${name} must be a whole number from ${min} to ${max}, not '${text}'\n${USAGE}`);
+    process.exit(2);
+  }
+  return value;
+}
+const rounds = whole("rounds", flags.rounds, 1, 100);
+const duration = whole("duration", flags.duration, 1, 600);
+const warmup = whole("warmup", flags.warmup, 0, 60);
+const connections = whole("connections", flags.connections, 1, 10_000);
+const coldStarts = whole("cold-starts", flags["cold-starts"], 0, 100);
+const chosen = flags.variants.split(",").map((name) => name.trim());
+const unknown = chosen.filter((name) => !VARIANTS.some((v) => v.name === name));
+if (unknown.length > 0 || (flags.load !== undefined && flags.load !== "wrk" && flags.load !== "autocannon")) {
+  console.error(`bench: unknown ${unknown.length > 0 ? `variant ${unknown.join(", ")} (known: ${VARIANTS.map((v) => v.name).join(", ")})` : `--load ${flags.load}`}\n${USAGE}`);
+  process.exit(2);
+}
+const variants = VARIANTS.filter((v) => chosen.includes(v.name));
+
+const ENDPOINTS = ["GET /v1/pets", "POST /v1/pets"] as const;
+type Endpoint = (typeof ENDPOINTS)[number];
+const POST_BODY = JSON.stringify({ name: "Rex", categoryId: 1 });
+
+interface Measurement extends LoadResult {
+  round: number;
+  variant: string;
+  ours: boolean;
+  endpoint: Endpoint;
+  rssBytes: number | undefined;
+}
+
+function version(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0]!.trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+const load = loadGenerator(flags.load as "wrk" | "autocannon" | undefined);
+const root = join(import.meta.dirname, "..");
+console.log("Pet Store benchmark");
+console.log(`  machine:     ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Linux ${version("uname", ["-r"])}`);
+console.log(`  runtimes:    bun ${version(join(root, "node_modules/.bin/bun"), ["--version"])}, ${version(join(root, "node_modules/.bin/deno"), ["--version"])}, node ${process.version}`);
+console.log(`  load:        ${load.name}, ${connections} connections, ${warmup} s warm-up then ${duration} s per measurement, ${rounds} round(s)`);
+if (load.name === "autocannon") {
+  console.log("               (wrk is not installed: autocannon, in Node, may saturate before a fast server does. Install wrk: sudo apt-get install wrk)");
+}
+console.log(`  pinning:     ${canPin ? "servers on CPU 0 (taskset -c 0), load generator on CPU 1 (taskset -c 1)" : "none (taskset not found): servers and load share every core"}`);
+console.log(`  variants:    ${variants.map((v) => v.name).join(", ")}`);
+
+if (variants.some((v) => v.name.startsWith("binary")) || coldStarts > 0) {
+  console.log(`  binary:      ${BINARY} (building it when missing or older than its sources...)`);
+  ensureBinary();
+}
+
+const fmt = (value: number, digits: number) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** Two decimals, three below 0.1 so that small ratios still differ. */
+const ratioText = (ratio: number | undefined) => (ratio === undefined ? "-" : fmt(ratio, ratio < 0.1 ? 3 : 2));
+const mib = (bytes: number | undefined) => (bytes === undefined ? "-" : fmt(bytes / 2 ** 20, 1));
+
+function request(url: string, key: string, endpoint: Endpoint): LoadRequest {
+  return endpoint === "GET /v1/pets" ? { url: `${url}/v1/pets`, method: "GET", key } : { url: `${url}/v1/pets`, method: "POST", key, body: POST_BODY };
+}
+
+const measurements: Measurement[] = [];
+
+function ratioTo(baseline: Measurement | undefined, m: Measurement): number | undefined {
+  return baseline === undefined ? undefined : m.perSecond / baseline.perSecond;
+}
+
+function roundTable(round: number): string {
+  const rows = [["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "non-2xx", "429", "× baseline"]];
+  for (const endpoint of ENDPOINTS) {
+    const inRound = measurements.filter((m) => m.round === round && m.endpoint === endpoint);
+    const baseline = inRound.find((m) => m.variant === "baseline");
+    for (const m of inRound) {
+      const ratio = ratioTo(baseline, m);
+      const flagged = m.ours && (m.other > 0 || m.socketErrors > 0) ? " !!" : "";
+      rows.push([
+        m.variant,
+        endpoint,
+        fmt(m.perSecond, 0),
+        fmt(m.p50Ms, 2),
+        fmt(m.p99Ms, 2),
+        mib(m.rssBytes),
+        `${fmt(m.other + m.socketErrors, 0)}${flagged}`,
+        fmt(m.limited, 0),
+        ratioText(ratio),
+      ]);
+    }
+  }
+  return table(rows);
+}
+
+/** Per variant and endpoint: medians over rounds, the ratio being the median of each round's own ratio. */
+function summary() {
+  return variants.flatMap((variant) =>
+    ENDPOINTS.map((endpoint) => {
+      const own = measurements.filter((m) => m.variant === variant.name && m.endpoint === endpoint);
+      const ratios = own.flatMap((m) => {
+        const ratio = ratioTo(measurements.find((b) => b.round === m.round && b.endpoint === endpoint && b.variant === "baseline"), m);
+        return ratio === undefined ? [] : [ratio];
+      });
+      return {
+        variant: variant.name,
+        ours: variant.ours,
+        endpoint,
+        rounds: own.length,
+        perSecond: median(own.map((m) => m.perSecond)),
+        p50Ms: median(own.map((m) => m.p50Ms)),
+        p99Ms: median(own.map((m) => m.p99Ms)),
+        rss: own.some((m) => m.rssBytes !== undefined) ? median(own.flatMap((m) => (m.rssBytes === undefined ? [] : [m.rssBytes]))) : undefined,
+        unexpected: own.reduce((sum, m) => sum + m.other + m.socketErrors, 0),
+        limited: own.reduce((sum, m) => sum + m.limited, 0),
+        ratio: ratios.length > 0 ? median(ratios) : undefined,
+        ratios,
+      };
+    }),
+  );
+}
+
+async function measureVariant(round: number, variant: (typeof variants)[number]): Promise<void> {
+  const server = await variant.start(await freePort());
+  try {
+    for (const endpoint of ENDPOINTS) {
+      const req = request(server.url, server.key, endpoint);
+      if (warmup > 0) await load.run(req, warmup, connections);
+      const result = await load.run(req, duration, connections);
+      const m: Measurement = { ...result, round, variant: variant.name, ours: variant.ours, endpoint, rssBytes: rssBytes(server.started.pid) };
+      measurements.push(m);
+      console.log(
+        `  round ${round}  ${variant.name.padEnd(14)} ${endpoint.padEnd(14)} ${fmt(m.perSecond, 0).padStart(8)} req/s  p50 ${fmt(m.p50Ms, 2)} ms  p99 ${fmt(m.p99Ms, 2)} ms  RSS ${mib(m.rssBytes)} MiB` +
+          (m.other + m.socketErrors + m.limited > 0 ? `  non-2xx ${m.other} (+${m.socketErrors} socket errors), 429 ${m.limited}` : ""),
+      );
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+/** Exec to the first 200 from /healthz, `runs` times, on a database that exists (a restart) and on a new one. */
+async function coldStart(runs: number): Promise<{ label: string; times: number[] }[]> {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-cold-"));
+  try {
+    const results = [];
+    for (const database of ["existing file database (a restart)", "new file database (migrations run)"] as const) {
+      const times: number[] = [];
+      for (let run = 0; run < runs; run++) {
+        const db = `file:${join(dir, database.startsWith("new") ? `new-${run}.db` : "existing.db")}`;
+        const port = await freePort();
+        const began = process.hrtime.bigint();
+        const started = start(pinned(0, [BINARY, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db]), { env: { PATH: process.env.PATH ?? "" }, cwd: dir });
+        try {
+          const deadline = Date.now() + 10_000;
+          while ((await httpGet(`http://127.0.0.1:${port}/healthz`)).status !== 200) {
+            if (started.child.exitCode !== null || Date.now() > deadline) throw new Error(`no 200 from /healthz within 10 s:\n${started.stderr.join("\n")}`);
+          }
+          times.push(Number(process.hrtime.bigint() - began) / 1e6);
+        } finally {
+          await stop(started);
+        }
+      }
+      // The first "existing" run creates the database; later runs reopen it.
+      results.push({ label: database, times: database.startsWith("existing") ? times.slice(1) : times });
+    }
+    return results;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const began = Date.now();
+for (let round = 1; round <= rounds; round++) {
+  console.log(`\nRound ${round} of ${rounds}`);
+  for (const variant of variants) await measureVariant(round, variant);
+  console.log(`\nRound ${round}: ratios to this round's baseline\n${roundTable(round)}`);
+}
+
+const rows = summary();
+console.log(`\nMedian over ${rounds} round(s) (× baseline: the median of each round's own ratio)`);
+console.log(
+  table([
+    ["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "non-2xx", "429", "× baseline", "each round"],
+    ...rows.map((r) => [
+      r.variant,
+      r.endpoint,
+      fmt(r.perSecond, 0),
+      fmt(r.p50Ms, 2),
+      fmt(r.p99Ms, 2),
+      mib(r.rss),
+      fmt(r.unexpected, 0),
+      fmt(r.limited, 0),
+      ratioText(r.ratio),
+      r.ratios.map(ratioText).join(" "),
+    ]),
+  ]),
+);
+
+let coldMedian: number | undefined;
+if (coldStarts > 1) {
+  console.log(`\nCold start of ${BINARY}: exec to the first 200 from GET /healthz, ${coldStarts} starts each (pinned like the servers)`);
+  for (const { label, times } of await coldStart(coldStarts)) {
+    const m = median(times);
+    if (label.startsWith("existing")) coldMedian = m;
+    console.log(`  ${label.padEnd(36)} median ${fmt(m, 1)} ms  (min ${fmt(Math.min(...times), 1)}, max ${fmt(Math.max(...times), 1)}; ${times.length} starts)`);
+  }
+}
+
+const find = (variant: string, endpoint: Endpoint) => rows.find((r) => r.variant === variant && r.endpoint === endpoint);
+const verdicts: [string, boolean | undefined, string][] = [];
+{
+  const memory = find("binary-memory", "GET /v1/pets");
+  const hono = find("hono", "GET /v1/pets");
+  const file = find("binary-file", "GET /v1/pets");
+  const filePost = find("binary-file", "POST /v1/pets");
+  const r = (x: number | undefined) => (x === undefined ? "not measured" : ratioText(x));
+  verdicts.push(["binary-memory GET ≥ 0.65 × baseline", memory?.ratio === undefined ? undefined : memory.ratio >= 0.65, r(memory?.ratio)]);
+  verdicts.push([
+    "binary-memory GET ahead of hono",
+    memory?.ratio === undefined || hono?.ratio === undefined ? undefined : memory.ratio > hono.ratio,
+    `${r(memory?.ratio)} vs ${r(hono?.ratio)}`,
+  ]);
+  verdicts.push(["binary-file GET ≥ 0.25 × baseline", file?.ratio === undefined ? undefined : file.ratio >= 0.25, r(file?.ratio)]);
+  verdicts.push(["binary-file POST ≥ 0.20 × baseline", filePost?.ratio === undefined ? undefined : filePost.ratio >= 0.2, r(filePost?.ratio)]);
+  verdicts.push(["cold start < 150 ms (median, restart)", coldMedian === undefined ? undefined : coldMedian < 150, coldMedian === undefined ? "not measured" : `${fmt(coldMedian, 1)} ms`]);
+  const unexpected = rows.filter((row) => row.ours && row.unexpected > 0);
+  verdicts.push([
+    "no non-2xx but intended 429s (this project's variants)",
+    rows.some((row) => row.ours) ? unexpected.length === 0 : undefined,
+    unexpected.length === 0 ? "none" : unexpected.map((row) => `${row.variant} ${row.endpoint}: ${row.unexpected}`).join("; "),
+  ]);
+}
+console.log("\nTargets (issue 6)");
+console.log(table([["target", "met", "measured"], ...verdicts.map(([target, met, measured]) => [target, met === undefined ? "-" : met ? "yes" : "NO", measured])]));
+
+const defects = rows.filter((row) => row.ours && row.unexpected > 0);
+if (defects.length > 0) {
+  console.error("\n" + "!".repeat(78));
+  console.error("!! WARNING: this project's servers answered with errors other than intended 429s:");
+  for (const row of defects) console.error(`!!   ${row.variant} ${row.endpoint}: ${row.unexpected} non-2xx answers or socket errors`);
+  console.error("!! The throughput figures above count those answers: they are not valid.");
+  console.error("!".repeat(78));
+  process.exitCode = 1;
+}
+console.log(`\nDone in ${fmt((Date.now() - began) / 1000, 0)} s.`);
