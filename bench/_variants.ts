@@ -41,7 +41,7 @@ export interface Variant {
 }
 
 /** The environment without any PETSTORE_ setting of the caller's, plus `extra`. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PETSTORE_")));
   return { ...env, NO_COLOR: "1", ...extra };
 }
@@ -49,7 +49,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 const newKey = () => formatApiKey(randomBase62(32));
 
 /** `petstore keys create` on `db`: an enterprise key with limits the run cannot reach. */
-function createKey(db: string): Promise<string> {
+export function createKey(db: string): Promise<string> {
   const args = ["keys", "create", "--plan", "enterprise", "--per-minute", UNLIMITED, "--per-day", UNLIMITED, "--label", "bench", "--json", "--db", db];
   return new Promise((resolve, reject) => {
     execFile(BINARY, args, { env: cleanEnv(), timeout: 20_000 }, (error, stdout, stderr) => {
@@ -60,7 +60,7 @@ function createKey(db: string): Promise<string> {
 }
 
 /** POSTs the seed pets (when `seed`), then checks GET /v1/pets answers exactly them. */
-async function prepare(url: string, key: string, seed: boolean): Promise<void> {
+export async function seedAndCheck(url: string, key: string, seed: boolean): Promise<void> {
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
   if (seed) {
     for (const pet of SEED_PETS) {
@@ -88,7 +88,7 @@ async function launch(
   try {
     started = start(pinned(SERVER_CORE, command), options.cwd === undefined ? { env: options.env } : { env: options.env, cwd: options.cwd });
     await waitUntilServing(started, url + options.readyPath, { headers: { Authorization: `Bearer ${options.key}` } });
-    await prepare(url, options.key, options.seed);
+    await seedAndCheck(url, options.key, options.seed);
   } catch (error) {
     if (started) await stop(started);
     removeDir();
