@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every server variant under the same load, back to back, for several
  * rounds; requests/s, p50/p99 latency, RSS and answers by status, each variant's ratio to the
- * baseline measured in the same round, the median over rounds, the binary's cold start, and
- * the issue's targets checked against those medians. See bench/README.md.
+ * baseline measured in the same round (before and after the others, which run in an order
+ * rotated each round), the median over rounds, how noisy the machine was, the binary's cold
+ * start, and the issue's targets checked against those medians. See bench/README.md.
  *
  *   npm run bench -- [--rounds 3] [--duration 5] [--warmup 1] [--connections 64]
  *                    [--variants baseline,hono,...] [--load wrk|autocannon] [--cold-starts 10]
@@ -16,7 +17,7 @@ import { BINARY, ensureBinary } from "../test/e2e/_binary.js";
 import { type LoadRequest, type LoadResult, loadGenerator } from "./_load.js";
 import { canPin, freePort, httpGet, pinned, rssBytes, start, stop } from "./_processes.js";
 import { median, table } from "./_stats.js";
-import { VARIANTS } from "./_variants.js";
+import { type RunningVariant, type Variant, VARIANTS } from "./_variants.js";
 
 const USAGE = "npm run bench -- [--rounds N] [--duration S] [--warmup S] [--connections N] [--variants a,b] [--load wrk|autocannon] [--cold-starts N]";
 
@@ -68,6 +69,8 @@ interface Measurement extends LoadResult {
   ours: boolean;
   endpoint: Endpoint;
   rssBytes: number | undefined;
+  /** The baseline only: its req/s before and after the other variants of the round. */
+  baselineRuns?: [number, number];
 }
 
 function version(command: string, args: string[]): string {
@@ -82,6 +85,7 @@ const load = loadGenerator(flags.load as "wrk" | "autocannon" | undefined);
 const root = join(import.meta.dirname, "..");
 console.log("Pet Store benchmark");
 console.log(`  machine:     ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Linux ${version("uname", ["-r"])}`);
+console.log(`  checkout:    ${version("git", ["-C", root, "describe", "--always", "--dirty"])}; load average before starting: ${version("cat", ["/proc/loadavg"])}`);
 console.log(`  runtimes:    bun ${version(join(root, "node_modules/.bin/bun"), ["--version"])}, ${version(join(root, "node_modules/.bin/deno"), ["--version"])}, node ${process.version}`);
 console.log(`  load:        ${load.name}, ${connections} connections, ${warmup} s warm-up then ${duration} s per measurement, ${rounds} round(s)`);
 if (load.name === "autocannon") {
@@ -111,9 +115,10 @@ function ratioTo(baseline: Measurement | undefined, m: Measurement): number | un
 }
 
 function roundTable(round: number): string {
-  const rows = [["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "non-2xx", "429", "× baseline"]];
+  const rows = [["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "non-2xx", "429", "× baseline", "note"]];
   for (const endpoint of ENDPOINTS) {
-    const inRound = measurements.filter((m) => m.round === round && m.endpoint === endpoint);
+    const rank = (m: Measurement) => variants.findIndex((v) => v.name === m.variant);
+    const inRound = measurements.filter((m) => m.round === round && m.endpoint === endpoint).sort((a, b) => rank(a) - rank(b));
     const baseline = inRound.find((m) => m.variant === "baseline");
     for (const m of inRound) {
       const ratio = ratioTo(baseline, m);
@@ -128,6 +133,7 @@ function roundTable(round: number): string {
         `${fmt(m.other + m.socketErrors, 0)}${flagged}`,
         fmt(m.limited, 0),
         ratioText(ratio),
+        m.baselineRuns ? `runs before/after: ${m.baselineRuns.map((x) => fmt(x, 0)).join(" / ")}` : "",
       ]);
     }
   }
@@ -161,22 +167,58 @@ function summary() {
   );
 }
 
-async function measureVariant(round: number, variant: (typeof variants)[number]): Promise<void> {
-  const server = await variant.start(await freePort());
+/** One load run (after its warm-up) against a running server, printed as it completes. */
+async function measureOnce(round: number, variant: Variant, server: RunningVariant, endpoint: Endpoint, note = ""): Promise<Measurement> {
+  const req = request(server.url, server.key, endpoint);
+  if (warmup > 0) await load.run(req, warmup, connections);
+  const result = await load.run(req, duration, connections);
+  const m: Measurement = { ...result, round, variant: variant.name, ours: variant.ours, endpoint, rssBytes: rssBytes(server.started.pid) };
+  console.log(
+    `  round ${round}  ${(variant.name + note).padEnd(21)} ${endpoint.padEnd(14)} ${fmt(m.perSecond, 0).padStart(8)} req/s  p50 ${fmt(m.p50Ms, 2)} ms  p99 ${fmt(m.p99Ms, 2)} ms  RSS ${mib(m.rssBytes)} MiB` +
+      (m.other + m.socketErrors + m.limited > 0 ? `  non-2xx ${m.other} (+${m.socketErrors} socket errors), 429 ${m.limited}` : ""),
+  );
+  return m;
+}
+
+/** The baseline's two runs of a round as one: means of the rates and latencies, counts summed. */
+function bracketed(before: Measurement, after: Measurement): Measurement {
+  return {
+    ...after,
+    requests: before.requests + after.requests,
+    perSecond: (before.perSecond + after.perSecond) / 2,
+    p50Ms: (before.p50Ms + after.p50Ms) / 2,
+    p99Ms: (before.p99Ms + after.p99Ms) / 2,
+    ok: before.ok + after.ok,
+    limited: before.limited + after.limited,
+    other: before.other + after.other,
+    socketErrors: before.socketErrors + after.socketErrors,
+    baselineRuns: [before.perSecond, after.perSecond],
+  };
+}
+
+/**
+ * One round: every server started (idle ones cost nothing), then per endpoint the baseline,
+ * the other variants in an order rotated each round, and the baseline again: its reference
+ * is the mean of both runs, so that drift in the machine's load weighs on no variant alone.
+ */
+async function measureRound(round: number): Promise<void> {
+  const servers = new Map<string, RunningVariant>();
   try {
+    for (const variant of variants) servers.set(variant.name, await variant.start(await freePort()));
+    const baseline = variants.find((v) => v.name === "baseline");
+    const others = variants.filter((v) => v !== baseline);
+    const shift = others.length === 0 ? 0 : (round - 1) % others.length;
+    const order = [...others.slice(shift), ...others.slice(0, shift)];
     for (const endpoint of ENDPOINTS) {
-      const req = request(server.url, server.key, endpoint);
-      if (warmup > 0) await load.run(req, warmup, connections);
-      const result = await load.run(req, duration, connections);
-      const m: Measurement = { ...result, round, variant: variant.name, ours: variant.ours, endpoint, rssBytes: rssBytes(server.started.pid) };
-      measurements.push(m);
-      console.log(
-        `  round ${round}  ${variant.name.padEnd(14)} ${endpoint.padEnd(14)} ${fmt(m.perSecond, 0).padStart(8)} req/s  p50 ${fmt(m.p50Ms, 2)} ms  p99 ${fmt(m.p99Ms, 2)} ms  RSS ${mib(m.rssBytes)} MiB` +
-          (m.other + m.socketErrors + m.limited > 0 ? `  non-2xx ${m.other} (+${m.socketErrors} socket errors), 429 ${m.limited}` : ""),
-      );
+      const before = baseline && (await measureOnce(round, baseline, servers.get(baseline.name)!, endpoint, " (before)"));
+      for (const variant of order) measurements.push(await measureOnce(round, variant, servers.get(variant.name)!, endpoint));
+      if (baseline && before) {
+        const after = await measureOnce(round, baseline, servers.get(baseline.name)!, endpoint, " (after)");
+        measurements.push(bracketed(before, after));
+      }
     }
   } finally {
-    await server.close();
+    for (const server of servers.values()) await server.close();
   }
 }
 
@@ -214,8 +256,8 @@ async function coldStart(runs: number): Promise<{ label: string; times: number[]
 const began = Date.now();
 for (let round = 1; round <= rounds; round++) {
   console.log(`\nRound ${round} of ${rounds}`);
-  for (const variant of variants) await measureVariant(round, variant);
-  console.log(`\nRound ${round}: ratios to this round's baseline\n${roundTable(round)}`);
+  await measureRound(round);
+  console.log(`\nRound ${round}: ratios to this round's baseline (the mean of its runs before and after the others)\n${roundTable(round)}`);
 }
 
 const rows = summary();
@@ -247,6 +289,25 @@ if (coldStarts > 1) {
     console.log(`  ${label.padEnd(36)} median ${fmt(m, 1)} ms  (min ${fmt(Math.min(...times), 1)}, max ${fmt(Math.max(...times), 1)}; ${times.length} starts)`);
   }
 }
+
+/** How far the baseline moved within and across rounds: the noise every ratio carries. */
+function noiseReport(): string[] {
+  const lines: string[] = [];
+  for (const endpoint of ENDPOINTS) {
+    const runs = measurements.filter((m) => m.endpoint === endpoint && m.baselineRuns !== undefined);
+    if (runs.length === 0) continue;
+    const all = runs.flatMap((m) => m.baselineRuns!);
+    const within = Math.max(...runs.map((m) => Math.abs(m.baselineRuns![0] - m.baselineRuns![1]) / m.perSecond));
+    const across = Math.max(...all) / Math.min(...all) - 1;
+    lines.push(
+      `  baseline ${endpoint}: ${fmt(Math.min(...all), 0)} to ${fmt(Math.max(...all), 0)} req/s over ${all.length} runs; ` +
+        `largest change within a round ${fmt(100 * within, 0)}%${within > 0.15 ? "  <- NOISY: something else is using these cores; prefer more rounds or a quiet machine" : ""}`,
+    );
+  }
+  return lines;
+}
+const noise = noiseReport();
+if (noise.length > 0) console.log(`\nNoise\n${noise.join("\n")}`);
 
 const find = (variant: string, endpoint: Endpoint) => rows.find((r) => r.variant === variant && r.endpoint === endpoint);
 const verdicts: [string, boolean | undefined, string][] = [];
