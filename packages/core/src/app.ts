@@ -57,6 +57,14 @@ export interface Petstore {
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+/** The path of an absolute request URL, without parsing all of it (this runs per request). */
+function pathnameOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end === -1 ? url.slice(start) : url.slice(start, start + end);
+}
+
 function logError(error: unknown, requestId: string): void {
   console.error(JSON.stringify({ level: "error", requestId, error: error instanceof Error ? error.stack : String(error) }));
 }
@@ -98,24 +106,25 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   }
 
   /** Steps 3 to 6 of the contract's order of checks, for an identified and counted request. */
-  async function respond(request: Request, identity: Identity, decision: Decision, retryAfter: string | undefined, now: number): Promise<Response> {
+  async function respond(request: Request, identity: Identity, decision: Decision, headers: Record<string, string>, now: number): Promise<Response> {
+    const retryAfter = headers["Retry-After"];
     if (decision.bannedUntil !== undefined) {
       throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfter} s`);
     }
     if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfter} s`);
-    const pathname = new URL(request.url).pathname;
+    const pathname = pathnameOf(request.url);
     if (pathname === openApiPath) {
       if (request.method !== "GET" && request.method !== "HEAD") {
         throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" });
       }
-      return new Response(openApiBody, { headers: { "Content-Type": "application/json" } });
+      return new Response(openApiBody, { headers: { ...headers, "Content-Type": "application/json" } });
     }
     if (!identity.caller) {
       const challenge = identity.sentKey ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"';
       const message = identity.sentKey ? "The API key is invalid or revoked" : "An API key is required: send Authorization: Bearer <key>";
       throw new ApiError("unauthorized", message, undefined, { "WWW-Authenticate": challenge });
     }
-    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: {}, caller: identity.caller, now, basePath, deprecation };
+    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: {}, caller: identity.caller, now, basePath, deprecation, headers };
     const response: Response | undefined = await router.fetch(request, ctx);
     if (!response) throw new ApiError("not_found", `No resource at ${pathname}`);
     return response;
@@ -126,8 +135,9 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const now = clock();
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
-      // Stays empty only when the limiter itself failed: then there are no numbers to report.
-      let limitHeaders: Record<string, string> = {};
+      // Every answer's headers. The rate-limit ones are missing only when the limiter itself
+      // failed: then there are no numbers to report.
+      let headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
       let response: Response;
       let keyId: string | undefined;
       try {
@@ -138,17 +148,13 @@ export function createPetstore(options: PetstoreOptions): Petstore {
           : `ip:${clientAddress(request, info?.clientAddress, isTrustedProxy)}`;
         const limits = limitsOf(identity.caller);
         const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
-        limitHeaders = rateLimitHeaders(decision, limits, now, ietf);
-        response = await respond(request, identity, decision, limitHeaders["Retry-After"], now);
+        headers = { ...rateLimitHeaders(decision, limits, now, ietf), ...headers };
+        response = await respond(request, identity, decision, headers, now);
       } catch (thrown) {
         const error = toApiError(thrown);
         if (error.code === "internal_error") onError(thrown, requestId);
-        response = toErrorResponse(error);
+        response = toErrorResponse(error, headers);
       }
-      for (const [name, value] of Object.entries(limitHeaders)) response.headers.set(name, value);
-      response.headers.set("Cache-Control", "no-store");
-      response.headers.set("X-Content-Type-Options", "nosniff");
-      response.headers.set("X-Request-Id", requestId);
       if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
       options.onResponse?.(keyId === undefined ? { request, response, requestId } : { request, response, requestId, keyId });
       return response;

@@ -66,11 +66,12 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError("internal_error", "The server failed to handle the request");
 }
 
-/** The Error body of an `ApiError`, as a JSON response. */
-export function toErrorResponse(error: ApiError): Response {
+/** The Error body of an `ApiError`, as a JSON response, with `headers` added. */
+export function toErrorResponse(error: ApiError, headers?: Record<string, string>): Response {
   const body: ErrorBody = { code: error.code, message: error.message, status: error.status };
   if (error.details) body.details = error.details;
-  const headers = new Headers(error.headers);
-  headers.set("Content-Type", "application/json");
-  return new Response(JSON.stringify(body), { status: error.status, headers });
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { ...headers, ...error.headers, "Content-Type": "application/json" },
+  });
 }

@@ -1,19 +1,24 @@
 import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { memoryAdapters } from "@petstore/adapters/memory";
+import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import type { DbConfig } from "./commands/_options.js";
 
-/** The four ports over one libSQL database, a liveness check, and the way to close it. */
+/** The four ports over one database, a liveness check, and the way to close it. */
 export interface Storage {
-  adapters: ReturnType<typeof libsqlAdapters>;
-  /** Resolves when the database answers `SELECT 1`. */
+  adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
+  /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): void;
 }
 
 /**
  * Connects to the database and brings its schema up to date (migrations are idempotent and
- * safe when several processes start at once).
+ * safe when several processes start at once). `:memory:` is private to this process and
+ * gone at exit, so it is served by the memory adapters: the same contract, exactly as
+ * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig): Promise<Storage> {
+  if (db.url === ":memory:") return { adapters: memoryAdapters(), ping: async () => {}, close: () => {} };
   const client = await connectLibsql(db);
   try {
     await migrate(client);

@@ -83,10 +83,10 @@ export async function respondWithPage<T extends { id: number }, S extends string
   fetchRows: (query: PageQuery<S>) => Promise<T[]>,
 ): Promise<Response> {
   const rows = await fetchRows({ ...query, limit: query.limit + 1 });
-  if (rows.length <= query.limit) return json(rows);
+  if (rows.length <= query.limit) return json(ctx, rows);
   const page = rows.slice(0, query.limit);
   const next = new URLSearchParams({ limit: String(query.limit) });
   if (query.status !== undefined) next.set("status", query.status);
   next.set("cursor", encodeCursor(page[page.length - 1]!.id));
-  return json(page, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
+  return json(ctx, page, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
 }

@@ -1,7 +1,13 @@
-/** A JSON response; every body of the service goes through here. */
-export function json(body: unknown, status = 200, headers?: Record<string, string>): Response {
+import type { Context } from "../context.js";
+
+/**
+ * A JSON response with the headers every answer carries (`ctx.headers`) and its own; every
+ * body of the service goes through here. Building the headers once, at construction, is
+ * measurably cheaper than setting them one by one afterwards.
+ */
+export function json(ctx: Context, body: unknown, status = 200, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "Content-Type": "application/json", ...headers },
+    headers: { ...ctx.headers, "Content-Type": "application/json", ...headers },
   });
 }

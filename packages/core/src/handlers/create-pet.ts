@@ -91,7 +91,7 @@ function canonicalJson(value: unknown): string {
 function created(ctx: Context, pet: Pet, replayed: boolean): Response {
   const headers: Record<string, string> = { Location: `${ctx.basePath}/pets/${pet.id}` };
   if (replayed) headers["Idempotent-Replayed"] = "true";
-  return json(pet, 201, headers);
+  return json(ctx, pet, 201, headers);
 }
 
 async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOutput<typeof NewPetSchema>) {

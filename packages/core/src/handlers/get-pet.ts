@@ -14,7 +14,7 @@ function deprecationHeaders(ctx: Context): Record<string, string> {
   };
 }
 
-async function findPet(ctx: Context): Promise<Response> {
+async function findPet(ctx: Context, headers: Record<string, string>): Promise<Response> {
   if (ctx.now >= ctx.deprecation.sunsetAt) {
     throw new ApiError("gone", "getPet was removed on its sunset date; use GET /pets with the status filter");
   }
@@ -28,7 +28,7 @@ async function findPet(ctx: Context): Promise<Response> {
   }
   const pet = await ctx.store.getPet(id);
   if (!pet) throw new ApiError("not_found", `Pet ${id} was not found`);
-  return json(pet);
+  return json(ctx, pet, 200, headers);
 }
 
 /**
@@ -38,9 +38,7 @@ async function findPet(ctx: Context): Promise<Response> {
 export const getPet: Handler = async (_request, ctx) => {
   const headers = deprecationHeaders(ctx);
   try {
-    const response = await findPet(ctx);
-    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-    return response;
+    return await findPet(ctx, headers);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     throw new ApiError(error.code, error.message, error.details, { ...error.headers, ...headers });
