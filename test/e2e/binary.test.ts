@@ -193,7 +193,6 @@ describe("the petstore binary serving HTTP", () => {
       status: 200,
       durationMs: expect.any(Number),
       keyId,
-      client: "127.0.0.1",
     });
     expect(server.stdout.join("\n")).not.toContain("psk_");
     expect(server.stderr.join("\n")).not.toContain("psk_");

@@ -28,9 +28,11 @@ describe("two binaries on one database file", () => {
     }
     for (const admitted of admittedPerWindow.values()) expect(admitted).toBeLessThanOrEqual(limit);
     if (admittedPerWindow.size === 1) expect([...admittedPerWindow.values()]).toEqual([limit]);
-    // Both processes admitted some: the limit really was shared, not enforced by one alone.
-    const admittedBy = [0, 1].map((server) => responses.filter((response, i) => i % 2 === server && response.status === 200).length);
-    expect(admittedBy.every((count) => count > 0)).toBe(true);
+    // The limit really was shared, not enforced by each process alone: one of them refused
+    // requests before it had admitted the limit itself (which one depends on scheduling).
+    const answeredBy = [0, 1].map((server) => responses.filter((_, i) => i % 2 === server));
+    const refusedEarly = (answers: Response[]) => answers.some((r) => r.status === 429) && answers.filter((r) => r.status === 200).length < limit;
+    expect(answeredBy.some(refusedEarly)).toBe(true);
   }, 60_000);
 
   it("refuse a revoked key within 5 seconds", async () => {

@@ -6,8 +6,11 @@
 
 import { outcomeWithin } from "./_outcome-within.js";
 
-/** Handles one request; `clientAddress` is the socket's remote address. */
-export type ServerFetch = (request: Request, clientAddress: string | undefined) => Promise<Response>;
+/**
+ * Handles one request; `clientAddress()` gives the socket's remote address. It is a function
+ * because Bun's `requestIP` costs measurably per request and only anonymous callers need it.
+ */
+export type ServerFetch = (request: Request, clientAddress: () => string | undefined) => Promise<Response>;
 
 export interface ServeOptions {
   fetch: ServerFetch;
@@ -40,7 +43,7 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     port: options.port,
     // Bun's development mode answers errors with an HTML page; the API answers JSON only.
     development: false,
-    fetch: (request, server) => options.fetch(request, server.requestIP(request)?.address),
+    fetch: (request, server) => options.fetch(request, () => server.requestIP(request)?.address),
   });
   return {
     hostname: server.hostname ?? options.hostname,
@@ -56,7 +59,7 @@ async function serveOnDeno(deno: DenoRuntime, options: ServeOptions): Promise<Ru
   const address = await new Promise<{ hostname: string; port: number }>((resolve) => {
     server = deno.serve(
       { hostname: options.hostname, port: options.port, onListen: resolve },
-      (request, info) => options.fetch(request, info.remoteAddr.hostname),
+      (request, info) => options.fetch(request, () => info.remoteAddr.hostname),
     );
   });
   return {

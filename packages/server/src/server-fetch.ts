@@ -60,12 +60,16 @@ async function answerOutside(
 export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const { petstore, basePath, ping, keyIdOf, log } = options;
   const reference = docs(`${basePath}/openapi.json`);
-  return async (request, clientAddress) => {
+  return async (request, socketAddress) => {
     const started = performance.now();
-    const { pathname } = new URL(request.url);
+    const pathname = pathnameOf(request.url);
     const inApi = pathname === basePath || pathname.startsWith(`${basePath}/`);
+    // Looked up at most once, and only if asked for: core needs it for anonymous callers only.
+    let client: string | undefined;
+    let looked = false;
+    const clientAddress = () => (looked ? client : ((looked = true), (client = socketAddress())));
     const response = inApi
-      ? await petstore.fetch(request, clientAddress === undefined ? {} : { clientAddress })
+      ? await petstore.fetch(request, { get clientAddress() { return clientAddress(); } })
       : await answerOutside(request, pathname, ping, reference);
     const keyId = inApi ? keyIdOf(request) : undefined;
     log(
@@ -77,9 +81,18 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
         status: response.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         ...(keyId === undefined ? {} : { keyId }),
-        client: clientAddress,
+        // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
+        ...(looked || !inApi ? { client: clientAddress() } : {}),
       }),
     );
     return response;
   };
+}
+
+/** The path of an absolute request URL, without parsing all of it (this runs per request). */
+function pathnameOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end === -1 ? url.slice(start) : url.slice(start, start + end);
 }
