@@ -25,9 +25,17 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
   });
 
   it.each([
-    ["a malformed header", "Token abc"],
+    ["another scheme", "Token abc"],
     ["Basic credentials", "Basic dXNlcjpwYXNz"],
+  ])("returns 401 with a plain Bearer challenge (no error code) for %s", async (_what, header) => {
+    const response = await world.call("GET", "/v1/pets", { headers: { Authorization: header } });
+    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="petstore"');
+    await errorBody(response, 401, "unauthorized");
+  });
+
+  it.each([
     ["the scheme alone", "Bearer"],
+    ["a token with spaces", "Bearer psk_a psk_b"],
     ["a key without the psk_ prefix", "Bearer sk_live_1234567890"],
     ["a key with a typo (bad checksum)", "typo"],
     ["a well-formed key that was never issued", "unknown"],
@@ -82,6 +90,14 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
     expect(again.headers.get("x-ratelimit-remaining")).toBe("58");
     const otherAddress = await world.call("GET", "/v1/pets", { address: "198.51.100.2" });
     expect(otherAddress.headers.get("x-ratelimit-remaining")).toBe("59");
+  });
+
+  it("counts anonymous IPv6 callers per /64, so a client cannot rotate addresses out of its limits", async () => {
+    await world.call("GET", "/v1/pets", { address: "2001:db8:7:1::1" });
+    const sameNetwork = await world.call("GET", "/v1/pets", { address: "2001:db8:7:1:abcd::99" });
+    expect(sameNetwork.headers.get("x-ratelimit-remaining")).toBe("58");
+    const otherNetwork = await world.call("GET", "/v1/pets", { address: "2001:db8:7:2::1" });
+    expect(otherNetwork.headers.get("x-ratelimit-remaining")).toBe("59");
   });
 
   it("stops key guessing: one address guessing keys is rate-limited, then banned", async () => {

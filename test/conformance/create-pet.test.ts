@@ -121,7 +121,7 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     },
   );
 
-  it.each(["text/plain", "application/x-www-form-urlencoded", "application/jsonp", "json", "multipart/form-data; boundary=x"])(
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/jsonp", "json", "text/json", "foo/json", "application/json+x", "multipart/form-data; boundary=x"])(
     "returns 415 unsupported_media_type for Content-Type '%s'",
     async (contentType) => {
       await errorBody(await postRaw('{"name":"Rex","categoryId":1}', { "Content-Type": contentType }), 415, "unsupported_media_type");

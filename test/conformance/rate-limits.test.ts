@@ -150,13 +150,16 @@ describe.each(ADAPTER_KITS)("rate limits on $name", (kit) => {
     for (const r of refusals) expect(((await r.json()) as { code: string }).code).toBe("rate_limited");
     const banned = await world.call("GET", "/v1/pets", { key });
     expect(banned.headers.get("retry-after")).toBe("600");
-    expect(banned.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(limits(banned)).toEqual({ limit: "1", remaining: "0", reset: seconds(T0 + 600_000) });
     await errorBody(banned, 429, "temporarily_banned");
 
     // Still banned after the minute resets; requests during the ban do not extend it.
     world.clock.now = NEXT_MINUTE;
     const later = await world.call("GET", "/v1/pets", { key });
     expect(later.headers.get("retry-after")).toBe(String(600 - 50));
+    // A ban reports the minute window it was earned in, with nothing left until it lifts.
+    expect(limits(later)).toEqual({ limit: "1", remaining: "0", reset: seconds(T0 + 600_000) });
+    expect(later.headers.get("ratelimit")).toBe('"minute";r=0;t=550');
     await errorBody(later, 429, "temporarily_banned");
     world.clock.now = T0 + 600_000 - 1;
     expect((await world.call("GET", "/v1/pets", { key })).status).toBe(429);

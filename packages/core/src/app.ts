@@ -2,7 +2,7 @@ import { IttyRouter, type IRequest } from "itty-router";
 import { ApiError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
-import { clientAddress, trustedProxies } from "./pipeline/client-address.js";
+import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
 import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, rateLimitHeaders } from "./pipeline/rate-limit.js";
 import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
@@ -135,8 +135,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const now = clock();
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
-      // Every answer's headers. The rate-limit ones are missing only when the limiter itself
-      // failed: then there are no numbers to report.
+      // Every answer's headers. The rate-limit ones are missing only when storage failed
+      // before the limiter decided (the key lookup or the limiter itself): no numbers to report.
       let headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
       let response: Response;
       let keyId: string | undefined;
@@ -145,7 +145,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         keyId = identity.caller?.id;
         const bucket = identity.caller
           ? `key:${identity.caller.id}`
-          : `ip:${clientAddress(request, info?.clientAddress, isTrustedProxy)}`;
+          : `ip:${addressBucket(clientAddress(request, info?.clientAddress, isTrustedProxy))}`;
         const limits = limitsOf(identity.caller);
         const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
         headers = { ...rateLimitHeaders(decision, limits, now, ietf), ...headers };

@@ -89,6 +89,13 @@ describe("petstore command line", () => {
     expect(after[0]!.revokedAt).toEqual(expect.any(String));
   });
 
+  it("lists the keys commands on 'keys --help'", async () => {
+    const { code, out } = await cli(["keys", "--help"]);
+    expect(code).toBe(0);
+    expect(out).toContain("petstore keys create --plan");
+    expect(out).toContain("petstore keys revoke <id>");
+  });
+
   it("exits 1 when revoking an id no key has", async () => {
     const { code, err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${join(dir, "empty.db")}`]);
     expect(code).toBe(1);

@@ -16,7 +16,8 @@ ${COMMANDS.map((command) => `  ${command.usage}`).join("\n")}
   petstore --version
   petstore <command> --help
 
-Environment: PETSTORE_PORT, PETSTORE_HOST, PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN (flags win).`;
+Environment: PETSTORE_PORT, PETSTORE_HOST, PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN (flags win);
+PETSTORE_BOOTSTRAP_KEY, PETSTORE_BOOTSTRAP_PER_MINUTE, PETSTORE_BOOTSTRAP_PER_DAY (see 'petstore serve --help').`;
 
 /** The longest command name that `argv` starts with ("keys create" before "keys"). */
 function findCommand(argv: readonly string[]): { command: Command; rest: readonly string[] } | undefined {
@@ -46,6 +47,10 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
   }
   if (first === "--version" || first === "-v") {
     io.out(VERSION);
+    return 0;
+  }
+  if (first === "keys" && (argv[1] === "--help" || argv[1] === "-h")) {
+    io.out(`Usage:\n${COMMANDS.filter((c) => c.spec.name.startsWith("keys ")).map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore keys <create|list|revoke> --help'.`);
     return 0;
   }
   const found = findCommand(argv);

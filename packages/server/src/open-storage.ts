@@ -28,8 +28,10 @@ export async function openStorage(db: DbConfig): Promise<Storage> {
   }
   return {
     adapters: libsqlAdapters({ client }),
+    // Reads the schema page, so a database file that is gone or unreadable fails the check
+    // (`SELECT 1` alone never touches the file).
     ping: async () => {
-      await client.execute("SELECT 1");
+      await client.execute("SELECT count(*) FROM sqlite_master");
     },
     close: () => client.close(),
   };

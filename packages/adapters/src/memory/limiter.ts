@@ -59,13 +59,14 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     }
     if (!isKeyed && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
 
-    // Move every window to the one containing `now`; a window that rolled over starts at 0.
+    // Move every window forward to the one containing `now` (a window that rolled over starts
+    // at 0), never back: a request stamped late must not reset a newer window's count.
     const banned = bucket.bannedUntil > now;
     let allowed = !banned;
     for (let i = 0; i < windows.length; i++) {
       const length = windows[i]!.seconds * 1000;
       const start = now - (now % length);
-      if (bucket.starts[i] !== start) {
+      if (bucket.starts[i] === undefined || bucket.starts[i]! < start) {
         bucket.starts[i] = start;
         bucket.counts[i] = 0;
       }

@@ -9,7 +9,8 @@ import { json } from "./_respond.js";
 /** Largest request body accepted by createPet. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
-const JSON_MEDIA_TYPE = /^\s*[a-z0-9!#$&^_.+-]+\/(json|[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
+// application/json, or any type with the +json structured syntax suffix (RFC 6839).
+const JSON_MEDIA_TYPE = /^\s*(application\/json|[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
 // 1..255 printable ASCII characters (space to tilde).
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));

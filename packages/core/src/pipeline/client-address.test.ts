@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientAddress, trustedProxies } from "./client-address.js";
+import { addressBucket, clientAddress, trustedProxies } from "./client-address.js";
 
 const withForwardedFor = (value?: string) =>
   new Request("http://localhost/v1/pets", value === undefined ? {} : { headers: { "X-Forwarded-For": value } });
@@ -99,5 +99,23 @@ describe("clientAddress", () => {
   it("is 'unknown' when the host gave no socket address", () => {
     expect(clientAddress(withForwardedFor("1.1.1.1"), undefined, proxies)).toBe("unknown");
     expect(clientAddress(withForwardedFor("1.1.1.1"), undefined, undefined)).toBe("unknown");
+  });
+});
+
+describe("addressBucket", () => {
+  it("keeps an IPv4 address whole, mapped or not", () => {
+    expect(addressBucket("203.0.113.7")).toBe("203.0.113.7");
+    expect(addressBucket("::ffff:203.0.113.7")).toBe("203.0.113.7");
+  });
+
+  it("puts every IPv6 address of one /64 in one bucket", () => {
+    expect(addressBucket("2001:db8:1:2::1")).toBe("2001:0db8:0001:0002::/64");
+    expect(addressBucket("2001:db8:1:2:ffff:ffff:ffff:ffff")).toBe("2001:0db8:0001:0002::/64");
+    expect(addressBucket("2001:db8:1:3::1")).toBe("2001:0db8:0001:0003::/64");
+    expect(addressBucket("::1")).toBe("0000:0000:0000:0000::/64");
+  });
+
+  it("leaves what is not an address as it is", () => {
+    expect(addressBucket("unknown")).toBe("unknown");
   });
 });

@@ -60,3 +60,15 @@ export function clientAddress(
   }
   return hops[0] ?? socket;
 }
+
+/**
+ * The rate-limit bucket of an anonymous client address. An IPv6 client usually holds a whole
+ * /64, so one bucket per address would hand it 2^64 fresh buckets (and a way out of a ban):
+ * IPv6 addresses share one bucket per /64. IPv4 addresses (mapped ones too) stay whole.
+ */
+export function addressBucket(address: string): string {
+  const ip = parseIp(address);
+  if (!ip) return address;
+  if (ip.width === 32) return [24, 16, 8, 0].map((shift) => Number((ip.value >> BigInt(shift)) & 255n)).join(".");
+  return `${(ip.value >> 64n).toString(16).padStart(16, "0").replace(/(.{4})(?!$)/g, "$1:")}::/64`;
+}

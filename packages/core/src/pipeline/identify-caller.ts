@@ -19,7 +19,8 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
     const header = request.headers.get("authorization");
     if (header === null) return { caller: undefined, sentKey: false };
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined) return { caller: undefined, sentKey: true };
+    // RFC 6750 section 3.1: another scheme (Basic...) is no bearer token, so no error code.
+    if (key === undefined) return { caller: undefined, sentKey: /^bearer\b/i.test(header) };
 
     // Only well-formed keys are ever cached, so a hit needs no checksum.
     const cached = cache.get(key);

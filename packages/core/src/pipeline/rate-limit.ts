@@ -67,8 +67,9 @@ const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
 
 /** `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a 429, `Retry-After`. */
 export function rateLimitHeaders(decision: Decision, limits: CallerLimits, now: number, ietf: boolean): Record<string, string> {
-  const window = reportedWindow(decision);
   const banned = decision.bannedUntil !== undefined;
+  // A ban is earned in the first window (the minute), so that is the one a ban reports.
+  const window = banned ? decision.windows[0]! : reportedWindow(decision);
   // During a ban nothing is admitted, so nothing remains until the ban lifts.
   const resetAt = banned ? Math.max(window.resetAt, decision.bannedUntil!) : window.resetAt;
   const remaining = banned ? 0 : window.remaining;

@@ -98,6 +98,15 @@ export function rateLimiterContract(name: string, make: () => Promise<LimiterFix
       expect(minute(next).remaining).toBe(1);
     });
 
+    it("never moves a window back: a late request stamped in an older window counts in the current one", async () => {
+      for (let i = 0; i < 3; i++) await hit(T0 + MINUTE + i, windowsOf(3, 100), "key:key_a", NO_BAN);
+      // A process with a slightly late clock, or a request delayed in flight.
+      const late = await hit(T0 + MINUTE - 1, windowsOf(3, 100), "key:key_a", NO_BAN);
+      expect(late.allowed).toBe(false);
+      expect(minute(late)).toMatchObject({ remaining: 0, resetAt: T0 + 2 * MINUTE });
+      expect((await hit(T0 + MINUTE + 10, windowsOf(3, 100), "key:key_a", NO_BAN)).allowed).toBe(false);
+    });
+
     it("admits again in the next minute window", async () => {
       for (let i = 0; i < 4; i++) await hit(T0);
       const next = await hit(T0 + MINUTE);
