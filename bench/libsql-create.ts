@@ -4,8 +4,11 @@
  *
  *   npx tsx --conditions=@petstore/source bench/libsql-create.ts [requests]
  *
- * Settings: WAL, busy timeout 5000 ms, `synchronous` FULL (what `connectLibsql` opens: every
- * acknowledged create survives a power cut), then `synchronous` NORMAL for comparison.
+ * Settings: what `connectLibsql` opens (WAL, busy timeout 5000 ms, every acknowledged create
+ * fsynced with `synchronous` FULL so that it survives a power cut, limiter hits group-committed:
+ * see WriteOptions in packages/adapters/src/libsql/_database.ts), then, for comparison, a plain
+ * `@libsql/client` (one `execute` per statement, each prepared anew) with `synchronous` NORMAL.
+ * bench/libsql-hot-path.ts measures GET and POST at 1 and 64 in flight.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -75,7 +78,7 @@ async function bench(settings: string, open: (url: string) => Promise<Client>): 
 }
 
 await bench("connectLibsql defaults", (url) => connectLibsql({ url }));
-await bench("synchronous NORMAL, for comparison", async (url) => {
+await bench("a plain @libsql/client with synchronous NORMAL, for comparison", async (url) => {
   // One connection, so that the per-connection PRAGMA covers every statement.
   const client = createClient({ url, timeout: 5_000, concurrency: 1 });
   await client.execute("PRAGMA journal_mode = WAL");

@@ -1,5 +1,21 @@
-import type { Client, InStatement, ResultSet } from "@libsql/client";
+import type { Client } from "@libsql/client";
 import { StorageUnavailableError } from "@petstore/core";
+import type { LocalDatabase } from "./_local-database.js";
+
+/** What the adapters bind: never booleans (the `libsql` package aborts the process on one). */
+export type Value = string | number | null;
+/**
+ * SQL text, or SQL with positional (`?`) or named (`:name`, given without the colon) arguments.
+ * `oneRow`: it returns at most one row, which a local database then reads the cheaper way.
+ */
+export type Statement = string | { sql: string; args?: Value[] | Record<string, Value>; oneRow?: boolean };
+/** A row by column name. */
+export type Row = Record<string, unknown>;
+export interface Result {
+  rows: Row[];
+  /** Rows changed by a statement that returns no rows (`RETURNING` ones report 0). */
+  rowsAffected: number;
+}
 
 /**
  * Error codes of `@libsql/client` that mean "the database cannot be used right now" rather
@@ -38,27 +54,63 @@ function isUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** The client calls the adapters make, with storage failures turned into `StorageUnavailableError`. */
+/**
+ * The local databases `connectLibsql` opened beside its clients. A client made some other way
+ * (or a remote one) has none, and the adapters use the client itself.
+ */
+const locals = new WeakMap<Client, LocalDatabase>();
+
+/** Lets the adapters on `client` run their statements on `local` instead (see `connectLibsql`). */
+export function attachLocalDatabase(client: Client, local: LocalDatabase): void {
+  locals.set(client, local);
+}
+
+export interface WriteOptions {
+  /**
+   * `"power-loss"` (the default): the write is fsynced before `write` resolves. `"process-crash"`:
+   * on a local file it may be committed without an fsync of its own (WAL, `synchronous = NORMAL`):
+   * it survives the process being killed at once, an OS crash or power cut only once the next
+   * fsync (at most a second later) has run. A remote server keeps its own rules.
+   */
+  survives?: "power-loss" | "process-crash";
+}
+
+/** The database calls the adapters make, with storage failures turned into `StorageUnavailableError`. */
 export interface Database {
-  execute(statement: InStatement): Promise<ResultSet>;
-  /** Runs the statements in one write transaction (`BEGIN IMMEDIATE` on a local file). */
-  write(statements: InStatement[]): Promise<ResultSet[]>;
+  /** True when statements run in this process (a local file or `:memory:`): a small read costs microseconds, not a round trip. */
+  inProcess: boolean;
+  /** A read (or a write that needs no transaction of its own). */
+  execute(statement: Statement): Promise<Result>;
+  /**
+   * Commits the statements as one atomic unit (in a write transaction, `BEGIN IMMEDIATE` on a
+   * local file) and resolves only once they are durable.
+   */
+  write(statements: readonly Statement[], options?: WriteOptions): Promise<Result[]>;
 }
 
 export function database(client: Client): Database {
+  const local = locals.get(client);
   async function guard<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       // A local connection opened while the file was read-only stays read-only after the file
-      // becomes writable again: reopening the pool lets the next request recover.
-      if (client.protocol === "file" && (error as { code?: unknown }).code === "SQLITE_READONLY") await client.reconnect();
+      // becomes writable again: reopening the connections lets the next request recover.
+      if (client.protocol === "file" && /^SQLITE_READONLY/.test(String((error as { code?: unknown }).code))) await client.reconnect();
       throw new StorageUnavailableError("The database is unavailable", { cause: error });
     }
   }
+  if (local) {
+    return {
+      inProcess: true,
+      execute: (statement) => guard(() => local.execute(statement)),
+      write: (statements, options) => guard(() => local.write(statements, options)),
+    };
+  }
   return {
+    inProcess: false,
     execute: (statement) => guard(() => client.execute(statement)),
-    write: (statements) => guard(() => client.batch(statements, "write")),
+    write: (statements) => guard(() => client.batch([...statements], "write")),
   };
 }

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { createPetstore, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql, libsqlAdapters, libsqlKeys } from "./index.js";
+import { connectLibsql, libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "./index.js";
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers. */
 async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
@@ -43,6 +43,31 @@ describe("connectLibsql", () => {
     const client = await connectLibsql({ url: ":memory:" });
     cleanups.push(() => client.close());
     expect((await client.execute("SELECT 1 + 1 AS two")).rows[0]!.two).toBe(2);
+  });
+
+  it("opens an in-memory database that the client and the adapters share", async () => {
+    const client = await connectLibsql({ url: ":memory:" });
+    cleanups.push(() => client.close());
+    await migrate(client);
+    const store = libsqlStore({ client });
+    await store.createPet({ name: "Rex", categoryId: 1 });
+    expect((await client.execute("SELECT name FROM pets")).rows.map((row) => row.name)).toEqual(["Rex"]);
+    await client.execute("INSERT INTO pets (name, category_id) VALUES ('Fido', 2)");
+    expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
+  });
+
+  it("closes the adapters' own connection with the client: they then answer StorageUnavailableError", async () => {
+    const database = await tempDatabase();
+    cleanups.push(database.close);
+    for (const url of [":memory:", database.url]) {
+      const client = await connectLibsql({ url });
+      await migrate(client);
+      const store = libsqlStore({ client });
+      await store.createPet({ name: "Rex", categoryId: 1 });
+      client.close();
+      await expect(store.listPets({ limit: 10 })).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(store.createPet({ name: "Late", categoryId: 1 })).rejects.toBeInstanceOf(StorageUnavailableError);
+    }
   });
 
   it("throws StorageUnavailableError when the remote server refuses connections", async () => {

@@ -1,13 +1,18 @@
 import { type Client, createClient } from "@libsql/client";
+import { ConnectionPool, Sqlite3Client } from "@libsql/client/sqlite3";
 import { StorageUnavailableError } from "@petstore/core";
-import { database } from "./_database.js";
+import NativeDatabase from "libsql";
+import { attachLocalDatabase, database } from "./_database.js";
+import { localDatabase } from "./_local-database.js";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * Opens a client: `file:path.db`, `:memory:`, `libsql://...` or `http(s)://...` (+ authToken).
  * For local files sets WAL and a busy timeout (PRAGMAs only for local files; a remote server
- * rejects them). The caller owns the client and closes it.
+ * rejects them). For a local file or `:memory:` it also gives the adapters a connection of
+ * their own with prepared statements and group commit; the client's `close` closes that one
+ * too, and its `reconnect` reopens it. The caller owns the client and closes it.
  * @example const client = await connectLibsql({ url: "file:petstore.db" }); await migrate(client);
  */
 export async function connectLibsql(options: {
@@ -21,21 +26,25 @@ export async function connectLibsql(options: {
   busyTimeoutMs?: number;
 }): Promise<Client> {
   const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const local = options.url === ":memory:" || options.url.startsWith("file:");
-  if (local) {
+  if (options.url === ":memory:") return memoryClient(timeout);
+  if (options.url.startsWith("file:")) {
     // `timeout` is SQLite's busy timeout, set on every connection of the client's pool (a
     // `PRAGMA busy_timeout` would reach only the one connection that ran it).
     const client = createClient({ url: options.url, timeout });
-    if (options.url !== ":memory:" && !options.url.startsWith("file::memory:")) {
+    if (options.url.startsWith("file::memory:")) return client;
+    try {
       // WAL lets readers work while one process writes, and is stored in the file, so one
       // statement covers every connection. `synchronous` stays FULL (the default): a 201 is
-      // only sent for a write that survives a power cut.
-      await database(client)
-        .execute("PRAGMA journal_mode = WAL")
-        .catch((error: unknown) => {
-          client.close();
-          throw error;
-        });
+      // only sent for a write that survives a power cut (see WriteOptions for the one exception).
+      await database(client).execute("PRAGMA journal_mode = WAL");
+      // The file exactly as the client resolved the URL (relative paths, `file:///`, escapes);
+      // none for a temporary database (`file:`), which no second connection could share.
+      const { rows } = await client.execute("PRAGMA database_list");
+      const path = rows.find((row) => row.name === "main")?.file;
+      if (typeof path === "string" && path !== "") withLocalDatabase(client, () => new NativeDatabase(path, { timeout }));
+    } catch (error) {
+      client.close();
+      throw error;
     }
     return client;
   }
@@ -48,4 +57,39 @@ export async function connectLibsql(options: {
         throw new StorageUnavailableError("The libSQL server is unreachable", { cause: error });
       }),
   });
+}
+
+/** Makes `client.close` and `client.reconnect` act on the adapters' connection as well. */
+function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database): void {
+  const local = localDatabase(connect);
+  const close = client.close.bind(client);
+  const reconnect = client.reconnect.bind(client);
+  client.close = () => {
+    local.close();
+    close();
+  };
+  client.reconnect = async () => {
+    await reconnect();
+    local.reopen();
+  };
+  attachLocalDatabase(client, local);
+}
+
+/**
+ * An in-memory database exists only on the connection that made it, so the adapters must share
+ * the client's one connection. The client is built from the parts `createClient` uses (and
+ * its defaults), around a pool whose one connection is borrowed and returned at once to learn
+ * it: now, and again after `reconnect` replaced it.
+ */
+function memoryClient(timeout: number): Client {
+  const pool = new ConnectionPool("file::memory:", { timeout }, 1);
+  const client = new Sqlite3Client(pool, "number");
+  const poolConnection = () => {
+    const connection = pool.acquireSync();
+    pool.release(connection);
+    return connection;
+  };
+  let connection = poolConnection();
+  withLocalDatabase(client, () => (connection.open ? connection : (connection = poolConnection())));
+  return client;
 }

@@ -1,6 +1,6 @@
-import type { Client, InStatement } from "@libsql/client";
+import type { Client } from "@libsql/client";
 import { type ClaimResult, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, type IdempotencyStore } from "@petstore/core";
-import { database } from "./_database.js";
+import { database, type Statement } from "./_database.js";
 
 /** Every this many claims, one claim also deletes a bounded number of dead records. */
 const SWEEP_EVERY = 1_000;
@@ -21,25 +21,27 @@ export function libsqlIdempotency(options: { client: Client }): IdempotencyStore
 
   async function claim({ scope, key, fingerprint }: IdempotencyClaim, now: number): Promise<ClaimResult> {
     const args = { scope, key, fingerprint, now, lease: IDEMPOTENCY_LEASE_MS, ttl: IDEMPOTENCY_TTL_MS };
-    const take: InStatement = {
+    const take: Statement = {
       // RETURNING yields a row only when this statement inserted the record or took over a dead one.
       sql: `INSERT INTO idempotency_keys (scope, key, fingerprint, claimed_at, pet_id) VALUES (:scope, :key, :fingerprint, :now, NULL)
             ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, claimed_at = excluded.claimed_at, pet_id = NULL
             WHERE ${DEAD}
             RETURNING 1`,
       args,
+      oneRow: true,
     };
-    const sweep: InStatement = {
+    const sweep: Statement = {
       sql: `DELETE FROM idempotency_keys WHERE (scope, key) IN (SELECT scope, key FROM idempotency_keys WHERE ${DEAD} LIMIT :batch)`,
       args: { now, lease: IDEMPOTENCY_LEASE_MS, ttl: IDEMPOTENCY_TTL_MS, batch: SWEEP_BATCH },
     };
     const sweeping = ++claims % SWEEP_EVERY === 0;
     for (;;) {
-      const [taken] = sweeping ? await db.write([take, sweep]) : [await db.execute(take)];
+      const [taken] = await db.write(sweeping ? [take, sweep] : [take]);
       if (taken!.rows.length > 0) return { state: "claimed" };
       const { rows } = await db.execute({
         sql: "SELECT fingerprint, pet_id FROM idempotency_keys WHERE scope = ? AND key = ?",
         args: [scope, key],
+        oneRow: true,
       });
       const record = rows[0];
       // Gone: released between the two statements, so it is free to take now.
@@ -54,7 +56,7 @@ export function libsqlIdempotency(options: { client: Client }): IdempotencyStore
     claim,
     async release({ scope, key }) {
       // Only an unfinished claim: a completed record must keep answering replays.
-      await db.execute({ sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND pet_id IS NULL", args: [scope, key] });
+      await db.write([{ sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND pet_id IS NULL", args: [scope, key] }]);
     },
   };
 }

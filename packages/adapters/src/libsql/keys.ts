@@ -1,6 +1,6 @@
-import type { Client, Row } from "@libsql/client";
+import type { Client } from "@libsql/client";
 import type { ApiKeyRecord, ApiKeys, PlanName } from "@petstore/core";
-import { database } from "./_database.js";
+import { database, type Row } from "./_database.js";
 
 const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at";
 
@@ -22,26 +22,28 @@ export function libsqlKeys(options: { client: Client }): ApiKeys {
   return {
     async insert(record) {
       try {
-        await db.execute({
-          sql: `INSERT INTO api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          args: [
-            record.id,
-            record.hash,
-            record.plan,
-            record.perMinute ?? null,
-            record.perDay ?? null,
-            record.label ?? null,
-            record.createdAt,
-            record.revokedAt ?? null,
-          ],
-        });
+        await db.write([
+          {
+            sql: `INSERT INTO api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            args: [
+              record.id,
+              record.hash,
+              record.plan,
+              record.perMinute ?? null,
+              record.perDay ?? null,
+              record.label ?? null,
+              record.createdAt,
+              record.revokedAt ?? null,
+            ],
+          },
+        ]);
       } catch (error) {
         if (String((error as { code?: unknown }).code).startsWith("SQLITE_CONSTRAINT")) throw new Error(`Duplicate API key ${record.id}`, { cause: error });
         throw error;
       }
     },
     async findByHash(hash) {
-      const { rows } = await db.execute({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = ?`, args: [hash] });
+      const { rows } = await db.execute({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = ?`, args: [hash], oneRow: true });
       return rows[0] && toRecord(rows[0]);
     },
     async list() {
@@ -50,11 +52,8 @@ export function libsqlKeys(options: { client: Client }): ApiKeys {
     },
     async revoke(id, now) {
       // coalesce: revoking twice keeps the first time.
-      const { rowsAffected } = await db.execute({
-        sql: "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
-        args: [now, id],
-      });
-      return rowsAffected > 0;
+      const [updated] = await db.write([{ sql: "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?", args: [now, id] }]);
+      return updated!.rowsAffected > 0;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { BanPolicy, WindowSpec } from "@petstore/core";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLimiter } from "../memory/index.js";
+import { tempDatabase } from "./_temp-database.js";
 import { connectLibsql } from "./connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";
 import { migrate } from "./migrations.js";
@@ -77,6 +78,23 @@ describe("libsqlLimiter", () => {
     expect(late.allowed).toBe(true);
     expect(late.windows[0]).toMatchObject({ remaining: 3, resetAt: T0 + 2 * MINUTE });
     expect(late.windows[1]).toMatchObject({ remaining: 98 });
+  });
+
+  it("admits exactly the limit of hits fired at once on two connections to one file, each connection committing them together", async () => {
+    const database = await tempDatabase();
+    try {
+      const limiters = [database.client, await database.connect()].map((each) => libsqlLimiter({ client: each }));
+      const windows = windowsOf(20, 1_000);
+      const decisions = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.hit({ bucket: "key:burst", windows, ban: NO_BAN, now: T0 + i })),
+      );
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
+      // Each admission saw its own count: the remaining numbers are all different.
+      const remaining = decisions.filter((decision) => decision.allowed).map((decision) => decision.windows[0]!.remaining);
+      expect(new Set(remaining).size).toBe(20);
+    } finally {
+      await database.close();
+    }
   });
 
   it("refuses anything but exactly two windows", async () => {

@@ -61,6 +61,19 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE INDEX idempotency_keys_by_age ON idempotency_keys (claimed_at)",
     ],
   },
+  {
+    version: 2,
+    name: "pets version, counting every change to pets",
+    statements: [
+      // One row, bumped in the same transaction as any change to pets, whoever makes it: a page
+      // of pets read at a version stays exact until the version moves (see store.ts).
+      "CREATE TABLE pets_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+      "INSERT INTO pets_version (id, version) VALUES (1, 0)",
+      "CREATE TRIGGER pets_version_after_insert AFTER INSERT ON pets BEGIN UPDATE pets_version SET version = version + 1; END",
+      "CREATE TRIGGER pets_version_after_update AFTER UPDATE ON pets BEGIN UPDATE pets_version SET version = version + 1; END",
+      "CREATE TRIGGER pets_version_after_delete AFTER DELETE ON pets BEGIN UPDATE pets_version SET version = version + 1; END",
+    ],
+  },
 ];
 
 /**
@@ -71,9 +84,7 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
  */
 export async function migrate(client: Client): Promise<void> {
   const db = database(client);
-  await db.execute(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
-  );
+  await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   const appliedVersions = async () =>
     new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
   const applied = await appliedVersions();

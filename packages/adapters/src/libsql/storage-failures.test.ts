@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import { chmod, copyFile, open } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createPetstore, issueApiKey, type Petstore } from "@petstore/core";
+import { createPetstore, issueApiKey, type Petstore, StorageUnavailableError } from "@petstore/core";
+import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "./_temp-database.js";
 import { connectLibsql, libsqlAdapters } from "./index.js";
@@ -92,10 +93,27 @@ describe("libSQL adapters when storage fails", () => {
     expect(pets.map((pet) => pet.name)).toEqual(["After the lock"]);
   });
 
+  it("turns the lock error of the adapters' own connection into StorageUnavailableError", async () => {
+    const client = await database.connect({ busyTimeoutMs: 20 });
+    const other = await database.connect();
+    const lock = await other.transaction("write");
+    try {
+      const refused = libsqlAdapters({ client }).store.createPet({ name: "Locked out", categoryId: 1 });
+      await expect(refused).rejects.toBeInstanceOf(StorageUnavailableError);
+      // From the `libsql` package's own connection, not from the client's.
+      await expect(refused).rejects.toMatchObject({ cause: expect.any(NativeDatabase.SqliteError) });
+      await expect(refused).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
+    } finally {
+      await lock.rollback();
+    }
+  });
+
   it("answers 503 with Retry-After on a read-only database file, and serves again once it is writable", async (context) => {
     // A copy that no connection of this process ever opened writable: SQLite reuses the file
     // descriptor of a closed connection to the same file, and libsql closes them lazily.
-    await database.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    // Checkpointed by a new connection: the client's own has not read since the adapters'
+    // connection wrote, and libsql then waits out the busy timeout before a TRUNCATE.
+    await (await database.connect()).execute("PRAGMA wal_checkpoint(TRUNCATE)");
     const path = join(database.dir, "read-only.db");
     await copyFile(database.path, path);
     const restore = await makeReadOnly(path);
@@ -104,6 +122,9 @@ describe("libSQL adapters when storage fails", () => {
     const client = await connectLibsql({ url: `file:${path}`, busyTimeoutMs: 50 });
     try {
       const petstore = createPetstore({ ...libsqlAdapters({ client }) });
+      const refused = libsqlAdapters({ client }).store.createPet({ name: "Read-only", categoryId: 1 });
+      await expect(refused).rejects.toMatchObject({ cause: { code: expect.stringMatching(/^SQLITE_READONLY/) } });
+      await expect(refused).rejects.toMatchObject({ cause: expect.any(NativeDatabase.SqliteError) });
       await expectUnavailable(await createPet(petstore, key, "Read-only"));
       await expectUnavailable(await createPet(petstore, key, "Read-only"));
       await restore();

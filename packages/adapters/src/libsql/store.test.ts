@@ -23,6 +23,21 @@ describe("libsqlStore", () => {
     expect((await store.createPet({ name: "Tom", categoryId: 1 })).id).toBe(last.id + 1);
   });
 
+  it("lists at once a pet another connection created, and no pet deleted by hand", async () => {
+    const store = libsqlStore({ client: database.client });
+    const other = libsqlStore({ client: await database.connect() });
+    await store.createPet({ name: "Rex", categoryId: 1 });
+    // Listed twice: the second answer may come from the page kept in memory.
+    expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex"]);
+    expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex"]);
+    await other.createPet({ name: "Fido", categoryId: 2 });
+    expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
+    await database.client.execute("DELETE FROM pets WHERE name = 'Rex'");
+    expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Fido"]);
+    await database.client.execute("UPDATE pets SET status = 'sold'");
+    expect(await store.listPets({ limit: 10 })).toEqual([{ id: 2, name: "Fido", categoryId: 2, status: "sold" }]);
+  });
+
   it("gives unique ids to pets created at once through several connections", async () => {
     const clients = [database.client, await database.connect(), await database.connect()];
     const created = await Promise.all(

@@ -1,4 +1,4 @@
-import type { Client, Row } from "@libsql/client";
+import type { Client } from "@libsql/client";
 import {
   ApiError,
   type IdempotencyClaim,
@@ -11,9 +11,11 @@ import {
   type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import { database } from "./_database.js";
+import { database, type Row } from "./_database.js";
 
 const PET_COLUMNS = "id, name, category_id, status";
+/** Pages of pets kept in memory; past this many distinct queries, all are dropped. */
+const PET_PAGES_KEPT = 256;
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
 
 function toPet(row: Row): Pet {
@@ -52,15 +54,16 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
  */
 export function libsqlStore(options: { client: Client }): PetStore {
   const db = database(options.client);
+  /** Each page with the `pets_version` it was read at (the page read after the version). */
+  const petPages = new Map<string, { version: number; pets: Pet[] }>();
 
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
     if (!claim) {
-      const { rows } = await db.execute({
-        sql: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
-        args: values,
-      });
-      return toPet(rows[0]!);
+      const [inserted] = await db.write([
+        { sql: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`, args: values, oneRow: true },
+      ]);
+      return toPet(inserted!.rows[0]!);
     }
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
@@ -72,6 +75,7 @@ export function libsqlStore(options: { client: Client }): PetStore {
         sql: `INSERT INTO pets (name, category_id, status) SELECT ?, ?, ?
               WHERE EXISTS (SELECT 1 FROM idempotency_keys WHERE ${held}) RETURNING ${PET_COLUMNS}`,
         args: [...values, ...claimArgs],
+        oneRow: true,
       },
       { sql: `UPDATE idempotency_keys SET pet_id = last_insert_rowid() WHERE ${held}`, args: claimArgs },
     ]);
@@ -84,10 +88,24 @@ export function libsqlStore(options: { client: Client }): PetStore {
 
   return {
     async listPets(query) {
-      return (await db.execute(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
+      const readPage = async () => (await db.execute(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
+      // A remote database answers one page in one round trip; a second one would cost more.
+      if (!db.inProcess) return readPage();
+      // The list every client polls: one small read instead of a page while no pet changed,
+      // exact across processes because every change to pets moves the version (migration 2).
+      // The version is read first, so a page is never kept under a version newer than it.
+      const { rows } = await db.execute({ sql: "SELECT version FROM pets_version", oneRow: true });
+      const version = Number(rows[0]!.version);
+      const key = `${query.status}/${query.afterId}/${query.limit}`;
+      const kept = petPages.get(key);
+      if (kept !== undefined && kept.version === version) return kept.pets.slice();
+      const pets = await readPage();
+      if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
+      petPages.set(key, { version, pets: pets.slice() });
+      return pets;
     },
     async getPet(id) {
-      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id] });
+      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
     createPet,
@@ -95,11 +113,14 @@ export function libsqlStore(options: { client: Client }): PetStore {
       return (await db.execute(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {
-      const { rows } = await db.execute({
-        sql: `INSERT INTO orders (pet_id, quantity, ship_date, status, complete) VALUES (?, ?, ?, ?, ?) RETURNING ${ORDER_COLUMNS}`,
-        args: [order.petId, order.quantity, order.shipDate ?? null, order.status, order.complete],
-      });
-      return toOrder(rows[0]!);
+      const [inserted] = await db.write([
+        {
+          sql: `INSERT INTO orders (pet_id, quantity, ship_date, status, complete) VALUES (?, ?, ?, ?, ?) RETURNING ${ORDER_COLUMNS}`,
+          args: [order.petId, order.quantity, order.shipDate ?? null, order.status, order.complete ? 1 : 0],
+          oneRow: true,
+        },
+      ]);
+      return toOrder(inserted!.rows[0]!);
     },
   };
 }

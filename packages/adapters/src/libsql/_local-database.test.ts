@@ -1,0 +1,163 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import NativeDatabase from "libsql";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { localDatabase } from "./_local-database.js";
+
+/** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
+function recording(connection: NativeDatabase.Database, ran: string[]): NativeDatabase.Database {
+  return new Proxy(connection, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === "exec") {
+        return (sql: string) => {
+          ran.push(sql);
+          return target.exec(sql);
+        };
+      }
+      if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
+      return (sql: string) => {
+        ran.push(`prepare ${sql}`);
+        const statement = target.prepare(sql);
+        return new Proxy(statement, {
+          get(inner, name) {
+            const member: unknown = Reflect.get(inner, name, inner);
+            if (typeof member !== "function") return member;
+            return (...args: unknown[]) => {
+              if (name === "run" || name === "get" || name === "all") ran.push(sql);
+              return member.apply(inner, args);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+const insert = (name: string) => ({ sql: "INSERT INTO items (name) VALUES (?) RETURNING id", args: [name], oneRow: true });
+
+describe("localDatabase", () => {
+  let dir: string;
+  let path: string;
+  let ran: string[];
+  const opened: NativeDatabase.Database[] = [];
+  const open = (timeout = 5_000) => {
+    const connection = new NativeDatabase(path, { timeout });
+    opened.push(connection);
+    return connection;
+  };
+  const names = () => (open().prepare("SELECT name FROM items ORDER BY id").all([]) as { name: string }[]).map((row) => row.name);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "petstore-local-"));
+    path = join(dir, "test.db");
+    ran = [];
+    const setup = open();
+    setup.exec("PRAGMA journal_mode = WAL");
+    setup.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)");
+  });
+  afterEach(async () => {
+    for (const connection of opened.splice(0)) if (connection.open) connection.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("commits concurrent writes in one transaction, and answers each only once another connection can read it", async () => {
+    const db = localDatabase(() => recording(open(), ran));
+    const seenAtAnswer = await Promise.all(
+      ["a", "b", "c", "d"].map(async (name) => {
+        const [result] = await db.write([insert(name)]);
+        expect(result!.rows).toHaveLength(1);
+        return names().includes(name);
+      }),
+    );
+    expect(seenAtAnswer).toEqual([true, true, true, true]);
+    expect(ran.filter((sql) => sql === "COMMIT")).toHaveLength(1);
+    expect(names()).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
+    const db = localDatabase(() => open());
+    await db.write([insert("taken")]);
+    const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("taken")]), db.write([insert("b")])]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) });
+    expect(names()).toEqual(["taken", "a", "b"]);
+  });
+
+  it("undoes every statement of a unit when one of them fails, and nothing of the other units", async () => {
+    const db = localDatabase(() => open());
+    await db.write([insert("taken")]);
+    const outcomes = await Promise.allSettled([db.write([insert("first"), insert("taken")]), db.write([insert("other")])]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "fulfilled"]);
+    expect(names()).toEqual(["taken", "other"]);
+  });
+
+  it("commits without an fsync only a batch of process-crash writes, and still fsyncs once a second", async () => {
+    let now = 10_000;
+    const db = localDatabase(() => recording(open(), ran), () => now);
+    const synchronous = () => ran.filter((sql) => sql.startsWith("PRAGMA synchronous")).at(-1);
+    await db.write([insert("first")], { survives: "process-crash" });
+    // The first commit of a connection fsyncs: none ran within the last second.
+    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+    await db.write([insert("counted")], { survives: "process-crash" });
+    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    await Promise.all([db.write([insert("counted too")], { survives: "process-crash" }), db.write([insert("acknowledged")])]);
+    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+    await db.write([insert("counted again")], { survives: "process-crash" });
+    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    now += 600;
+    await db.write([insert("0.6 s later")], { survives: "process-crash" });
+    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    now += 600;
+    await db.write([insert("1.2 s after the last fsync")], { survives: "process-crash" });
+    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+  });
+
+  it("rejects every caller of a batch that could not start because another connection held the write lock", async () => {
+    const db = localDatabase(() => open(20));
+    const other = open();
+    other.exec("BEGIN IMMEDIATE");
+    const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("b")])]);
+    other.exec("ROLLBACK");
+    expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.code)).toEqual(["SQLITE_BUSY", "SQLITE_BUSY"]);
+    await db.write([insert("after")]);
+    expect(names()).toEqual(["after"]);
+  });
+
+  it("commits again after a statement outside a transaction met the write lock of another connection", async () => {
+    const db = localDatabase(() => open(20));
+    const other = open();
+    other.exec("BEGIN IMMEDIATE");
+    // A write outside `write`: SQLite leaves it unfinished, which would block every later COMMIT.
+    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+    other.exec("ROLLBACK");
+    await db.write([insert("after")]);
+    await db.write([insert("and again")]);
+    expect(names()).toEqual(["after", "and again"]);
+  });
+
+  it("prepares each statement once per connection, and again after reopen", async () => {
+    let connections = 0;
+    const db = localDatabase(() => {
+      connections += 1;
+      return recording(open(), ran);
+    });
+    const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
+    const prepares = () => ran.filter((sql) => sql === `prepare ${count.sql}`).length;
+    for (let i = 0; i < 3; i++) expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
+    expect(prepares()).toBe(1);
+    db.reopen();
+    expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
+    expect(prepares()).toBe(2);
+    expect(connections).toBe(2);
+  });
+
+  it("answers CLIENT_CLOSED once closed", async () => {
+    const db = localDatabase(() => open());
+    await db.execute("SELECT 1");
+    db.close();
+    await expect(db.execute("SELECT 1")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+    await expect(db.write([insert("late")])).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+  });
+});
