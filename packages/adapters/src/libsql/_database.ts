@@ -79,6 +79,11 @@ export interface WriteOptions {
 export interface Database {
   /** True when statements run in this process (a local file or `:memory:`): a small read costs microseconds, not a round trip. */
   inProcess: boolean;
+  /**
+   * How many write batches this process has begun on the database (0 on a remote one). A batch
+   * begins after every write it holds was asked for, and commits before any other code runs.
+   */
+  batches(): number;
   /** A read (or a write that needs no transaction of its own). */
   execute(statement: Statement): Promise<Result>;
   /**
@@ -104,12 +109,14 @@ export function database(client: Client): Database {
   if (local) {
     return {
       inProcess: true,
+      batches: () => local.batches(),
       execute: (statement) => guard(() => local.execute(statement)),
       write: (statements, options) => guard(() => local.write(statements, options)),
     };
   }
   return {
     inProcess: false,
+    batches: () => 0,
     execute: (statement) => guard(() => client.execute(statement)),
     write: (statements) => guard(() => client.batch([...statements], "write")),
   };

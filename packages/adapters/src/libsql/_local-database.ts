@@ -19,7 +19,9 @@ interface Unit {
 }
 
 /** The adapters' database calls on a local connection of the `libsql` package (synchronous). */
-export interface LocalDatabase extends Omit<Database, "inProcess"> {
+export interface LocalDatabase extends Omit<Database, "inProcess" | "batches"> {
+  /** How many write batches have begun (each commits at once, synchronously). */
+  batches(): number;
   /**
    * Closes the connection; the next statement opens a new one (a connection opened while the
    * file was read-only stays read-only after it becomes writable).
@@ -52,6 +54,7 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
   /** The connection's `synchronous` setting, once set; and when a commit last fsynced. */
   let synchronous: "FULL" | "NORMAL" | undefined;
   let syncedAt = 0;
+  let batches = 0;
 
   function open(): Connection {
     if (closed) throw closedError();
@@ -159,6 +162,7 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
   function flush(): void {
     const units = queue;
     queue = [];
+    batches++;
     const outcomes: (Result[] | { error: unknown })[] = [];
     const now = clock();
     const fsync = units.some((unit) => unit.fsync) || now - syncedAt >= MAX_UNSYNCED_MS;
@@ -196,6 +200,7 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
         // event loop started, not only the one that opened it.
         if (queue.push({ statements, fsync, resolve, reject }) === 1) setImmediate(flush);
       }),
+    batches: () => batches,
     reopen: disconnect,
     close() {
       closed = true;

@@ -4,6 +4,7 @@ import { tempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const claimOf = (fingerprint: string) => ({ scope: "key_a", key: "retry-1", fingerprint });
 
 describe("libsqlStore", () => {
@@ -23,7 +24,7 @@ describe("libsqlStore", () => {
     expect((await store.createPet({ name: "Tom", categoryId: 1 })).id).toBe(last.id + 1);
   });
 
-  it("lists at once a pet another connection created, and no pet deleted by hand", async () => {
+  it("lists at once a pet another connection created, and from the next turn no pet deleted by hand", async () => {
     const store = libsqlStore({ client: database.client });
     const other = libsqlStore({ client: await database.connect() });
     await store.createPet({ name: "Rex", categoryId: 1 });
@@ -32,10 +33,31 @@ describe("libsqlStore", () => {
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex"]);
     await other.createPet({ name: "Fido", categoryId: 2 });
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
+    // A change by hand is listed from the next turn of the event loop on: the lists of one turn
+    // share one read of the version (as requests taken in that turn may be ordered before it).
     await database.client.execute("DELETE FROM pets WHERE name = 'Rex'");
+    await nextTurn();
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Fido"]);
     await database.client.execute("UPDATE pets SET status = 'sold'");
+    await nextTurn();
     expect(await store.listPets({ limit: 10 })).toEqual([{ id: 2, name: "Fido", categoryId: 2, status: "sold" }]);
+  });
+
+  it("lists a pet it created at once, though a list of the same turn read the version before the commit", async () => {
+    const store = libsqlStore({ client: database.client });
+    // The create's batch is queued first, so it commits before the list's read is forgotten.
+    const creating = store.createPet({ name: "Rex", categoryId: 1 });
+    expect(await store.listPets({ limit: 10 })).toEqual([]);
+    const rex = await creating;
+    expect(await store.listPets({ limit: 10 })).toEqual([rex]);
+  });
+
+  it("lists a pet another connection created in a later turn, though this turn's lists shared one read", async () => {
+    const store = libsqlStore({ client: database.client });
+    const other = libsqlStore({ client: await database.connect() });
+    expect(await Promise.all([store.listPets({ limit: 10 }), store.listPets({ limit: 5 })])).toEqual([[], []]);
+    const fido = await other.createPet({ name: "Fido", categoryId: 2 });
+    expect(await store.listPets({ limit: 10 })).toEqual([fido]);
   });
 
   it("gives unique ids to pets created at once through several connections", async () => {

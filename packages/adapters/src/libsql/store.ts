@@ -56,6 +56,32 @@ export function libsqlStore(options: { client: Client }): PetStore {
   const db = database(options.client);
   /** Each page with the `pets_version` it was read at (the page read after the version). */
   const petPages = new Map<string, { version: number; pets: Pet[] }>();
+  /** The `pets_version` read that listPets calls share, and the write batch it was read after. */
+  let sharedVersion: { read: Promise<number>; batches: number } | undefined;
+
+  /**
+   * `pets_version`, read once for the listPets calls of one turn of the event loop, and never
+   * across the start of a write batch. Still exact: a read that a request shares was taken after
+   * that request arrived. Every request of the API passes through the limiter first, whose hit
+   * is a write on this database: the request arrived before its batch began, and the read
+   * belongs to that batch or a later one. For the same reason, a pet this process creates
+   * commits in a batch that begins after any earlier read, so it is listed by the next call.
+   * A caller that writes nothing here (a limiter elsewhere) shares a read only within the
+   * turn: a request taken in that turn could equally have been ordered before any other
+   * process's commit landing during it, and a client's next request comes in a later turn.
+   */
+  function petsVersion(): Promise<number> {
+    const batches = db.batches();
+    if (sharedVersion?.batches !== batches) {
+      const read = db.execute({ sql: "SELECT version FROM pets_version", oneRow: true }).then(({ rows }) => Number(rows[0]!.version));
+      const shared = { read, batches };
+      sharedVersion = shared;
+      setImmediate(() => {
+        if (sharedVersion === shared) sharedVersion = undefined;
+      });
+    }
+    return sharedVersion!.read;
+  }
 
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
@@ -94,8 +120,7 @@ export function libsqlStore(options: { client: Client }): PetStore {
       // The list every client polls: one small read instead of a page while no pet changed,
       // exact across processes because every change to pets moves the version (migration 2).
       // The version is read first, so a page is never kept under a version newer than it.
-      const { rows } = await db.execute({ sql: "SELECT version FROM pets_version", oneRow: true });
-      const version = Number(rows[0]!.version);
+      const version = await petsVersion();
       const key = `${query.status}/${query.afterId}/${query.limit}`;
       const kept = petPages.get(key);
       if (kept !== undefined && kept.version === version) return kept.pets.slice();
