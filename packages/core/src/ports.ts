@@ -16,7 +16,9 @@ export interface PageQuery<S extends string> {
 /**
  * When a create carries an idempotency claim, the store marks the claim done with the new
  * pet's id in the same atomic write as the insert, so a crash can never leave a pet without
- * its record (a retry would then create a second pet) or a record without its pet.
+ * its record (a retry would then create a second pet) or a record without its pet. When the
+ * claim is no longer held (another request took it over after the lease), the store writes
+ * nothing and throws `ApiError("idempotency_key_in_use")`.
  */
 export interface IdempotencyClaim {
   /** Whose key space: the API key id. */

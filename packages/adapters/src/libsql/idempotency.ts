@@ -54,9 +54,12 @@ export function libsqlIdempotency(options: { client: Client }): IdempotencyStore
 
   return {
     claim,
-    async release({ scope, key }) {
-      // Only an unfinished claim: a completed record must keep answering replays.
-      await db.write([{ sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND pet_id IS NULL", args: [scope, key] }]);
+    async release({ scope, key, fingerprint }) {
+      // Only this request's unfinished claim: a completed record must keep answering replays,
+      // and a claim another request took over after the lease is not ours to drop.
+      await db.write([
+        { sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND fingerprint = ? AND pet_id IS NULL", args: [scope, key, fingerprint] },
+      ]);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { IdempotencyClaim, NewOrder, NewPet, Order, PageQuery, Pet, PetStore } from "@petstore/core";
+import { ApiError, type IdempotencyClaim, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStore } from "@petstore/core";
 import type { MemoryIdempotency } from "./idempotency.js";
 
 export interface MemoryStoreOptions {
@@ -55,6 +55,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     getPet: async (id) => pets[id - 1],
     createPet: async (input, claim?: IdempotencyClaim) => {
       if (claim && !options.idempotency) throw new TypeError("memoryStore needs the idempotency store that made this claim");
+      // As in libSQL: a claim taken over after its lease ran out must not yield a second pet.
+      if (claim && !options.idempotency!.holds(claim)) {
+        throw new ApiError("idempotency_key_in_use", "This Idempotency-Key was taken over by a newer request; retry later");
+      }
       const pet = insertPet(input);
       // Same synchronous step as the insert: nothing can observe one without the other.
       if (claim) options.idempotency!.complete(claim, pet.id);

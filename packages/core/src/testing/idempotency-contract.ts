@@ -120,6 +120,23 @@ export function idempotencyContract(name: string, make: () => Promise<StoreFixtu
       expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "mismatch" });
     });
 
+    it("refuses a create under a claim another request took over after the lease, writing nothing", async () => {
+      await claim(claimOf(), T0);
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+      // The first request wakes up after its lease ended: its create must not land.
+      await expect(fixture.store.createPet(rex, claimOf())).rejects.toThrow();
+      expect(await fixture.store.listPets({ limit: 10 })).toEqual([]);
+      const pet = await fixture.store.createPet(rex, claimOf(otherBody));
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "completed", petId: pet.id });
+    });
+
+    it("does not let a stale request release the claim that took over its key", async () => {
+      await claim(claimOf(), T0);
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+      await fixture.idempotency.release(claimOf());
+      expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "in_progress" });
+    });
+
     it("grants exactly one of many concurrent claims of one key", async () => {
       const results = await Promise.all(Array.from({ length: 12 }, () => claim(claimOf(), T0)));
       expect(results.filter((r) => r.state === "claimed")).toHaveLength(1);
