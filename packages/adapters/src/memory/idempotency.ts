@@ -1,65 +1,59 @@
-import type { Client } from "@libsql/client";
 import { type ClaimResult, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, type IdempotencyStore } from "@petstore/core";
-import { database, type Statement } from "./_database.js";
 
-/** Every this many claims, one claim also deletes a bounded number of dead records. */
-const SWEEP_EVERY = 1_000;
-const SWEEP_BATCH = 1_000;
+/** The memory idempotency store, plus the hook its `memoryStore` completes claims through. */
+export interface MemoryIdempotency extends IdempotencyStore {
+  /** The claim is still this request's: unfinished, with its body (not taken over after the lease). */
+  holds(claim: IdempotencyClaim): boolean;
+  complete(claim: IdempotencyClaim, petId: number): void;
+}
 
-/** A record is dead once finished for the TTL, or left unfinished past the lease. */
-const DEAD = "claimed_at <= :now - CASE WHEN pet_id IS NULL THEN :lease ELSE :ttl END";
+interface Entry {
+  fingerprint: string;
+  claimedAt: number;
+  petId?: number;
+}
+
+const SWEEP_EVERY = 1024;
 
 /**
- * Idempotency records in a libSQL database (run `migrate` first), shared by every process on
- * it. `claim` is one upsert that takes the key only when no live record holds it, so of two
- * concurrent claims exactly one wins; `libsqlStore` completes the claim in its insert's
- * transaction.
+ * Idempotency records in a Map, dropped after 24 h by a sweep that runs every 1024 claims
+ * (no timers). Wire it to a `memoryStore` so that creates complete their claims.
  */
-export function libsqlIdempotency(options: { client: Client }): IdempotencyStore {
-  const db = database(options.client);
+export function memoryIdempotency(): MemoryIdempotency {
+  const entries = new Map<string, Entry>();
+  const id = (claim: IdempotencyClaim) => `${claim.scope}\u0000${claim.key}`;
   let claims = 0;
 
-  async function claim({ scope, key, fingerprint }: IdempotencyClaim, now: number): Promise<ClaimResult> {
-    const args = { scope, key, fingerprint, now, lease: IDEMPOTENCY_LEASE_MS, ttl: IDEMPOTENCY_TTL_MS };
-    const take: Statement = {
-      // RETURNING yields a row only when this statement inserted the record or took over a dead one.
-      sql: `INSERT INTO idempotency_keys (scope, key, fingerprint, claimed_at, pet_id) VALUES (:scope, :key, :fingerprint, :now, NULL)
-            ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, claimed_at = excluded.claimed_at, pet_id = NULL
-            WHERE ${DEAD}
-            RETURNING 1`,
-      args,
-      oneRow: true,
-    };
-    const sweep: Statement = {
-      sql: `DELETE FROM idempotency_keys WHERE (scope, key) IN (SELECT scope, key FROM idempotency_keys WHERE ${DEAD} LIMIT :batch)`,
-      args: { now, lease: IDEMPOTENCY_LEASE_MS, ttl: IDEMPOTENCY_TTL_MS, batch: SWEEP_BATCH },
-    };
-    const sweeping = ++claims % SWEEP_EVERY === 0;
-    for (;;) {
-      const [taken] = await db.write(sweeping ? [take, sweep] : [take]);
-      if (taken!.rows.length > 0) return { state: "claimed" };
-      const { rows } = await db.execute({
-        sql: "SELECT fingerprint, pet_id FROM idempotency_keys WHERE scope = ? AND key = ?",
-        args: [scope, key],
-        oneRow: true,
-      });
-      const record = rows[0];
-      // Gone: released between the two statements, so it is free to take now.
-      if (!record) continue;
-      if (record.fingerprint !== fingerprint) return { state: "mismatch" };
-      if (record.pet_id === null) return { state: "in_progress" };
-      return { state: "completed", petId: Number(record.pet_id) };
-    }
-  }
+  const isLive = (entry: Entry, now: number) =>
+    entry.petId !== undefined ? now - entry.claimedAt < IDEMPOTENCY_TTL_MS : now - entry.claimedAt < IDEMPOTENCY_LEASE_MS;
 
   return {
-    claim,
-    async release({ scope, key, fingerprint }) {
-      // Only this request's unfinished claim: a completed record must keep answering replays,
-      // and a claim another request took over after the lease is not ours to drop.
-      await db.write([
-        { sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND fingerprint = ? AND pet_id IS NULL", args: [scope, key, fingerprint] },
-      ]);
+    async claim(claim, now): Promise<ClaimResult> {
+      if (++claims % SWEEP_EVERY === 0) {
+        for (const [key, entry] of entries) if (!isLive(entry, now)) entries.delete(key);
+      }
+      const entry = entries.get(id(claim));
+      if (!entry || !isLive(entry, now)) {
+        entries.set(id(claim), { fingerprint: claim.fingerprint, claimedAt: now });
+        return { state: "claimed" };
+      }
+      if (entry.fingerprint !== claim.fingerprint) return { state: "mismatch" };
+      if (entry.petId === undefined) return { state: "in_progress" };
+      return { state: "completed", petId: entry.petId };
+    },
+    async release(claim) {
+      // Only this request's unfinished claim: a completed record keeps answering replays, and
+      // a claim another request took over after the lease is not ours to drop.
+      const entry = entries.get(id(claim));
+      if (entry && entry.petId === undefined && entry.fingerprint === claim.fingerprint) entries.delete(id(claim));
+    },
+    holds(claim) {
+      const entry = entries.get(id(claim));
+      return entry !== undefined && entry.petId === undefined && entry.fingerprint === claim.fingerprint;
+    },
+    complete(claim, petId) {
+      const entry = entries.get(id(claim));
+      if (entry) entry.petId = petId;
     },
   };
 }
