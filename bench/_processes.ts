@@ -5,8 +5,8 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { get } from "node:http";
-import { createServer } from "node:net";
 import { createInterface } from "node:readline";
+export { freePort } from "../test/_support/free-port.js";
 
 const running = new Set<ChildProcess>();
 
@@ -92,18 +92,6 @@ export function rssBytes(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A loopback port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The status of one GET (0 when the connection failed), with the body; no keep-alive. */

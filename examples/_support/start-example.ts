@@ -1,22 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+export { freePort } from "../../test/_support/free-port.js";
 
 /** The repository root, for locating the installed bun/deno binaries. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const BIN = `${ROOT}node_modules/.bin`;
-
-/** A free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RunningExample {
   child: ChildProcess;

@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { BINARY } from "./_binary.js";
+export { freePort } from "../_support/free-port.js";
 
 /** Every process the suites started and that may still run: killed when the test process ends. */
 const running = new Set<ChildProcess>();
@@ -106,18 +106,6 @@ export function startServer(command: string[], options: { cwd?: string; env?: No
         clearTimeout(timer);
         resolve({ child, url: entry.url!, stdout, stderr, exited });
       }
-    });
-  });
-}
-
-/** A loopback port that was free a moment ago (for Deno, whose permission names the port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
     });
   });
 }
