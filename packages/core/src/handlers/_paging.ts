@@ -33,17 +33,28 @@ function invalid(name: string, message: string): ApiError {
   return new ApiError("invalid_parameter", `Query parameter '${name}' ${message}`, [{ path: name, message }]);
 }
 
+/**
+ * The query string of a request URL, without parsing the whole URL (this runs on every list
+ * request, and most carry no query at all).
+ */
+export function searchParamsOf(url: string): URLSearchParams {
+  const start = url.indexOf("?");
+  if (start === -1) return new URLSearchParams();
+  const end = url.indexOf("#", start);
+  return new URLSearchParams(end === -1 ? url.slice(start + 1) : url.slice(start + 1, end));
+}
+
 /** The single value of a query parameter; repeated or empty values are errors. */
-function single(url: URL, name: string): string | undefined {
-  const values = url.searchParams.getAll(name);
+function single(params: URLSearchParams, name: string): string | undefined {
+  const values = params.getAll(name);
   if (values.length === 0) return undefined;
   if (values.length > 1) throw invalid(name, "must not be repeated");
   if (values[0] === "") throw invalid(name, "must not be empty");
   return values[0];
 }
 
-function readLimit(url: URL): number {
-  const raw = single(url, "limit");
+function readLimit(params: URLSearchParams): number {
+  const raw = single(params, "limit");
   if (raw === undefined) return DEFAULT_LIMIT;
   const value = /^-?[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   const result = v.safeParse(LimitSchema, value);
@@ -53,17 +64,18 @@ function readLimit(url: URL): number {
 
 /** Parses `limit`, `status` and `cursor`; unknown parameters are ignored. */
 export function readPageQuery<S extends string>(
-  url: URL,
+  params: URLSearchParams,
   statusSchema: v.PicklistSchema<readonly S[], string>,
 ): PageQuery<S> {
-  const query: PageQuery<S> = { limit: readLimit(url) };
-  const status = single(url, "status");
+  const query: PageQuery<S> = { limit: readLimit(params) };
+  if (params.size === 0) return query;
+  const status = single(params, "status");
   if (status !== undefined) {
     const result = v.safeParse(statusSchema, status);
     if (!result.success) throw invalid("status", `must be one of ${statusSchema.options.join(", ")} (got '${status}')`);
     query.status = result.output;
   }
-  const cursor = single(url, "cursor");
+  const cursor = single(params, "cursor");
   if (cursor !== undefined) {
     const afterId = decodeCursor(cursor);
     if (afterId === undefined) throw invalid("cursor", "is not a cursor this service issued");
