@@ -42,6 +42,10 @@ export interface ResponseEvent {
   requestId: string;
   /** The authenticated key's id; absent for anonymous or rejected callers. */
   keyId?: string;
+  /** The client's address, when it was needed: the rate-limit bucket of a caller without a valid key. */
+  clientAddress?: string;
+  /** Milliseconds from `fetch` being called to the answer. */
+  durationMs: number;
 }
 
 /** What the host knows about the connection. */
@@ -132,6 +136,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
 
   return {
     fetch: async (request, info) => {
+      const started = performance.now();
       const now = clock();
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
@@ -140,12 +145,16 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       let headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
       let response: Response;
       let keyId: string | undefined;
+      let client: string | undefined;
       try {
         const identity = await identify(request, now);
         keyId = identity.caller?.id;
-        const bucket = identity.caller
-          ? `key:${identity.caller.id}`
-          : `ip:${addressBucket(clientAddress(request, info?.clientAddress, isTrustedProxy))}`;
+        let bucket: string;
+        if (identity.caller) bucket = `key:${identity.caller.id}`;
+        else {
+          client = clientAddress(request, info?.clientAddress, isTrustedProxy);
+          bucket = `ip:${addressBucket(client)}`;
+        }
         const limits = limitsOf(identity.caller);
         const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
         headers = { ...rateLimitHeaders(decision, limits, now, ietf), ...headers };
@@ -156,7 +165,12 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         response = toErrorResponse(error, headers);
       }
       if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
-      options.onResponse?.(keyId === undefined ? { request, response, requestId } : { request, response, requestId, keyId });
+      if (options.onResponse) {
+        const event: ResponseEvent = { request, response, requestId, durationMs: performance.now() - started };
+        if (keyId !== undefined) event.keyId = keyId;
+        if (client !== undefined) event.clientAddress = client;
+        options.onResponse(event);
+      }
       return response;
     },
   };

@@ -1,15 +1,12 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore, issueApiKey } from "@petstore/core";
+import { issueApiKey } from "@petstore/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { keyIds } from "./key-ids.js";
 import { serverFetch } from "./server-fetch.js";
 
 async function setup(ping: () => Promise<void> = async () => {}) {
   const adapters = memoryAdapters();
-  const { onResponse, keyIdOf } = keyIds();
   const lines: Record<string, unknown>[] = [];
-  const petstore = createPetstore({ ...adapters, onResponse });
-  const fetch = serverFetch({ petstore, basePath: "/v1", ping, keyIdOf, log: (line) => lines.push(JSON.parse(line)) });
+  const fetch = serverFetch({ api: adapters, basePath: "/v1", ping, log: (line) => lines.push(JSON.parse(line)) });
   const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
   const call = (path: string, init: RequestInit = {}, client: string | undefined = "127.0.0.1") =>
     fetch(new Request(`http://petstore.test${path}`, init), () => client);

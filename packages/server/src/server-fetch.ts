@@ -1,16 +1,15 @@
-import { ApiError, type Petstore, toErrorResponse } from "@petstore/core";
+import { ApiError, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
 import { outcomeWithin } from "./_outcome-within.js";
 import { docs } from "./docs.js";
 import type { ServerFetch } from "./serve.js";
 
 export interface ServerFetchOptions {
-  petstore: Petstore;
-  /** Where `petstore` is mounted; every other path but `/healthz` and `/docs` is a 404. */
+  /** The API's options but its mount point and response hook, which the server sets. */
+  api: Omit<PetstoreOptions, "basePath" | "onResponse">;
+  /** Where the API is mounted; every other path but `/healthz` and `/docs` is a 404. */
   basePath: string;
   /** Resolves when storage answers a trivial query, rejects (or hangs) when it does not. */
   ping: () => Promise<void>;
-  /** The id of the key a request authenticated with, once `petstore` has answered it. */
-  keyIdOf: (request: Request) => string | undefined;
   /** Receives one JSON access-log line per request. */
   log: (line: string) => void;
 }
@@ -51,6 +50,17 @@ async function answerOutside(
   return response;
 }
 
+/** `time` of the access log: one ISO string per millisecond, however many lines share it. */
+function isoClock(): () => string {
+  let ms = 0;
+  let iso = "";
+  return () => {
+    const now = Date.now();
+    if (now !== ms) [ms, iso] = [now, new Date(now).toISOString()];
+    return iso;
+  };
+}
+
 /**
  * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
  * (no auth: 200 when storage answers, else 503), the API reference at `GET /docs` (no auth),
@@ -58,33 +68,37 @@ async function answerOutside(
  * most).
  */
 export function serverFetch(options: ServerFetchOptions): ServerFetch {
-  const { petstore, basePath, ping, keyIdOf, log } = options;
+  const { basePath, ping, log } = options;
   const reference = docs(`${basePath}/openapi.json`);
-  return async (request, socketAddress) => {
-    const started = performance.now();
-    const pathname = pathnameOf(request.url);
-    const inApi = pathname === basePath || pathname.startsWith(`${basePath}/`);
-    // Looked up at most once, and only if asked for: core needs it for anonymous callers only.
-    let client: string | undefined;
-    let looked = false;
-    const clientAddress = () => (looked ? client : ((looked = true), (client = socketAddress())));
-    const response = inApi
-      ? await petstore.fetch(request, { get clientAddress() { return clientAddress(); } })
-      : await answerOutside(request, pathname, ping, reference);
-    const keyId = inApi ? keyIdOf(request) : undefined;
+  const time = isoClock();
+  const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
     log(
       JSON.stringify({
-        time: new Date().toISOString(),
-        requestId: response.headers.get("x-request-id"),
+        time: time(),
+        requestId: event.requestId,
         method: request.method,
         path: pathname,
-        status: response.status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        ...(keyId === undefined ? {} : { keyId }),
+        status: event.response.status,
+        durationMs: Math.round(event.durationMs * 100) / 100,
+        ...(event.keyId === undefined ? {} : { keyId: event.keyId }),
         // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
-        ...(looked || !inApi ? { client: clientAddress() } : {}),
+        ...(event.clientAddress === undefined ? {} : { client: event.clientAddress }),
       }),
     );
+  };
+  // The API's answers are logged from its own hook, which knows the key's id and the request id.
+  const petstore = createPetstore({ ...options.api, basePath, onResponse: (event) => logAnswer(event.request, pathnameOf(event.request.url), event) });
+  return async (request, socketAddress) => {
+    const pathname = pathnameOf(request.url);
+    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) {
+      // A getter: Bun's address lookup costs measurably, and only anonymous callers need it.
+      return petstore.fetch(request, { get clientAddress() { return socketAddress(); } });
+    }
+    const started = performance.now();
+    const response = await answerOutside(request, pathname, ping, reference);
+    const requestId = response.headers.get("x-request-id")!;
+    const clientAddress = socketAddress();
+    logAnswer(request, pathname, { response, requestId, durationMs: performance.now() - started, ...(clientAddress === undefined ? {} : { clientAddress }) });
     return response;
   };
 }

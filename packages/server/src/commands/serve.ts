@@ -9,7 +9,6 @@ import {
   randomBase62,
   trustedProxies,
 } from "@petstore/core";
-import { keyIds } from "../key-ids.js";
 import { openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { serve } from "../serve.js";
@@ -214,9 +213,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const { onResponse, keyIdOf } = keyIds();
-      const petstore = createPetstore({ ...storage.adapters, basePath: BASE_PATH, trustProxy: config.trustProxy, onResponse });
-      const fetch = serverFetch({ petstore, basePath: BASE_PATH, ping: storage.ping, keyIdOf, log: io.out });
+      const api = { ...storage.adapters, trustProxy: config.trustProxy };
+      const fetch = serverFetch({ api, basePath: BASE_PATH, ping: storage.ping, log: io.out });
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch((error: unknown) => {
         throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
       });
