@@ -28,7 +28,12 @@ export interface IdempotencyClaim {
   fingerprint: string;
 }
 
-/** Pets and orders. Ids are assigned by the store: unique, increasing, never reused. */
+/**
+ * Pets and orders. Ids are assigned by the store: unique, increasing, never reused.
+ * A list may come back frozen (`Object.freeze`, its rows too): a promise that it never
+ * changes, so core serialises it once however often it is served (a store that keeps pages
+ * while nothing changed returns the same frozen array each time).
+ */
 export interface PetStore {
   listPets(query: PageQuery<PetStatus>): Promise<Pet[]>;
   getPet(id: number): Promise<Pet | undefined>;

@@ -16,6 +16,17 @@ describe("libsqlStore", () => {
     await database.close();
   });
 
+  it("hands out the same frozen page while no pet changed (core serialises it once)", async () => {
+    const store = libsqlStore({ client: database.client });
+    await store.createPet({ name: "Rex", categoryId: 1 });
+    const page = await store.listPets({ limit: 21 });
+    expect(Object.isFrozen(page) && page.every(Object.isFrozen)).toBe(true);
+    await nextTurn();
+    expect(await store.listPets({ limit: 21 })).toBe(page);
+    await store.createPet({ name: "Fido", categoryId: 1 });
+    expect((await store.listPets({ limit: 21 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
+  });
+
   it("never hands out the id of a deleted pet again", async () => {
     const store = libsqlStore({ client: database.client });
     await store.createPet({ name: "Rex", categoryId: 1 });

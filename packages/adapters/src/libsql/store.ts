@@ -54,7 +54,10 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
  */
 export function libsqlStore(options: { client: Client }): PetStore {
   const db = database(options.client);
-  /** Each page with the `pets_version` it was read at (the page read after the version). */
+  /**
+   * Each page with the `pets_version` it was read at (the page read after the version); frozen
+   * with its pets, so core serialises a page once (see `PetStore`) while no pet changes.
+   */
   const petPages = new Map<string, { version: number; pets: Pet[] }>();
   /** The `pets_version` read that listPets calls share, and the write batch it was read after. */
   let sharedVersion: { read: Promise<number>; batches: number } | undefined;
@@ -123,10 +126,11 @@ export function libsqlStore(options: { client: Client }): PetStore {
       const version = await petsVersion();
       const key = `${query.status}/${query.afterId}/${query.limit}`;
       const kept = petPages.get(key);
-      if (kept !== undefined && kept.version === version) return kept.pets.slice();
-      const pets = await readPage();
+      if (kept !== undefined && kept.version === version) return kept.pets;
+      // Frozen, so typed read-only by TypeScript: the port's plain array type allows this.
+      const pets = Object.freeze((await readPage()).map((pet) => Object.freeze(pet))) as Pet[];
       if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
-      petPages.set(key, { version, pets: pets.slice() });
+      petPages.set(key, { version, pets });
       return pets;
     },
     async getPet(id) {

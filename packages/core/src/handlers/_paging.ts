@@ -3,7 +3,7 @@ import { ApiError } from "../errors.js";
 import type { PageQuery } from "../ports.js";
 import { DEFAULT_LIMIT, IdSchema, LimitSchema } from "../schemas.js";
 import type { Context } from "../context.js";
-import { json } from "./_respond.js";
+import { serialized } from "./_respond.js";
 
 /**
  * Cursor paging shared by the list operations: `limit`, an optional `status` filter and an
@@ -67,8 +67,8 @@ export function readPageQuery<S extends string>(
   params: URLSearchParams,
   statusSchema: v.PicklistSchema<readonly S[], string>,
 ): PageQuery<S> {
+  if (params.size === 0) return { limit: DEFAULT_LIMIT };
   const query: PageQuery<S> = { limit: readLimit(params) };
-  if (params.size === 0) return query;
   const status = single(params, "status");
   if (status !== undefined) {
     const result = v.safeParse(statusSchema, status);
@@ -95,10 +95,23 @@ export async function respondWithPage<T extends { id: number }, S extends string
   fetchRows: (query: PageQuery<S>) => Promise<T[]>,
 ): Promise<Response> {
   const rows = await fetchRows({ ...query, limit: query.limit + 1 });
-  if (rows.length <= query.limit) return json(ctx, rows);
-  const page = rows.slice(0, query.limit);
+  const body = pageJson(rows, query.limit);
+  if (rows.length <= query.limit) return serialized(ctx, body);
   const next = new URLSearchParams({ limit: String(query.limit) });
   if (query.status !== undefined) next.set("status", query.status);
-  next.set("cursor", encodeCursor(page[page.length - 1]!.id));
-  return json(ctx, page, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
+  next.set("cursor", encodeCursor(rows[query.limit - 1]!.id));
+  return serialized(ctx, body, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
+}
+
+/** The JSON of frozen lists (see `PetStore`), by list and page size: they never change. */
+const frozenPages = new WeakMap<readonly object[], { limit: number; json: string }>();
+
+/** The JSON of the first `limit` rows; computed once per frozen list. */
+function pageJson(rows: readonly object[], limit: number): string {
+  // Looked up before asking isFrozen, which costs more than serialising a short page.
+  const kept = frozenPages.get(rows);
+  if (kept?.limit === limit) return kept.json;
+  const json = JSON.stringify(rows.length > limit ? rows.slice(0, limit) : rows);
+  if (Object.isFrozen(rows)) frozenPages.set(rows, { limit, json });
+  return json;
 }

@@ -1,0 +1,51 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
+import { describe, expect, it } from "vitest";
+import type { Context } from "../context.js";
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "../context.js";
+import type { Pet, PetStore } from "../index.js";
+import { listPets } from "./list-pets.js";
+
+/** A pet whose name counts how often it is read, i.e. serialised. */
+function countingPet(id: number, reads: { count: number }): Pet {
+  return Object.freeze({
+    id,
+    categoryId: 1,
+    get name() {
+      reads.count++;
+      return `Pet ${id}`;
+    },
+  }) as Pet;
+}
+
+function contextWith(listPetsRows: () => Pet[]): Context {
+  const store = { ...memoryAdapters().store, listPets: async () => listPetsRows() } as PetStore;
+  return { store, idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT } };
+}
+
+const get = (query = "") => new Request(`http://petstore.test/v1/pets${query}`);
+
+describe("pages a store returns frozen", () => {
+  it("are serialised once per page size, however often they are served", async () => {
+    const reads = { count: 0 };
+    const rows = Object.freeze([countingPet(1, reads), countingPet(2, reads), countingPet(3, reads)]) as Pet[];
+    const ctx = contextWith(() => rows);
+    const first = await (await listPets(get(), ctx)).json();
+    expect(await (await listPets(get(), ctx)).json()).toEqual(first);
+    expect(reads.count).toBe(3);
+    // Another page size of the same list is another body, with its own Link.
+    const paged = await listPets(get("?limit=2"), ctx);
+    expect(await paged.json()).toEqual([{ id: 1, categoryId: 1, name: "Pet 1" }, { id: 2, categoryId: 1, name: "Pet 2" }]);
+    expect(paged.headers.get("link")).toContain("limit=2");
+    expect(reads.count).toBe(5);
+  });
+
+  it("are not reused when the list is not frozen: a store may change it in place", async () => {
+    const reads = { count: 0 };
+    const rows = [countingPet(1, reads)];
+    const ctx = contextWith(() => rows);
+    await (await listPets(get(), ctx)).json();
+    rows.push(countingPet(2, reads));
+    expect(await (await listPets(get(), ctx)).json()).toHaveLength(2);
+    expect(reads.count).toBe(3);
+  });
+});
