@@ -88,7 +88,9 @@ export interface Database {
   execute(statement: Statement): Promise<Result>;
   /**
    * Commits the statements as one atomic unit (in a write transaction, `BEGIN IMMEDIATE` on a
-   * local file) and resolves only once they are durable.
+   * local file) and resolves only once they are durable. On a local database the statements
+   * are bound when their batch begins (`batches()` moves), so until then a caller may still
+   * change their `args`: the limiter adds hits to a statement this way.
    */
   write(statements: readonly Statement[], options?: WriteOptions): Promise<Result[]>;
 }

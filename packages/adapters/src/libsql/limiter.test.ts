@@ -69,6 +69,57 @@ describe("libsqlLimiter", () => {
     );
   });
 
+  it("decides hits fired at once, which share one statement, exactly as the memory limiter decides them one by one", async () => {
+    const burstArbitrary = fc.record({
+      buckets: fc.array(fc.constantFrom("key:a", "key:b", "ip:203.0.113.7"), { minLength: 1, maxLength: 40 }),
+      advanceMs: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 })),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.array(burstArbitrary, { minLength: 1, maxLength: 12 }),
+        async (perMinute, perShort, threshold, banSeconds, bursts) => {
+          const windows: WindowSpec[] = [
+            { name: "minute", limit: perMinute, seconds: 60 },
+            { name: "five-minutes", limit: perShort, seconds: 300 },
+          ];
+          const ban = { threshold, seconds: banSeconds };
+          const database = await memoryDatabase();
+          try {
+            const sql = libsqlLimiter({ client: database });
+            const memory = memoryLimiter();
+            let now = T0 + 17;
+            for (const { buckets, advanceMs } of bursts) {
+              now += advanceMs;
+              const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
+              const together = await Promise.all(inputs.map((input) => sql.hit(input)));
+              const oneByOne = [];
+              for (const input of inputs) oneByOne.push(await memory.hit(input));
+              expect(together).toStrictEqual(oneByOne);
+            }
+          } finally {
+            database.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
+    const windows = windowsOf(1_000, 10_000);
+    const limiter = libsqlLimiter({ client });
+    await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 });
+    const changes = async () => Number((await client.execute("SELECT total_changes() AS n")).rows[0]!.n);
+    const before = await changes();
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 })));
+    expect(await changes()).toBe(before + 1);
+    expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
+  });
+
   it("keeps counting in the newer window when a process with a late clock hits", async () => {
     const limiter = libsqlLimiter({ client });
     const windows = windowsOf(5, 100);
@@ -104,7 +155,7 @@ describe("libsqlLimiter", () => {
     );
   });
 
-  it("deletes expired buckets on every 1000th hit and keeps live and banned ones", async () => {
+  it("deletes expired buckets on every 1000th statement (here one per hit) and keeps live and banned ones", async () => {
     const limiter = libsqlLimiter({ client });
     const windows = windowsOf(1, 100);
     const hit = (bucket: string, now: number, ban = NO_BAN) => limiter.hit({ bucket, windows, ban, now });

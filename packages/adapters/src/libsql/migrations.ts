@@ -74,6 +74,17 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TRIGGER pets_version_after_delete AFTER DELETE ON pets BEGIN UPDATE pets_version SET version = version + 1; END",
     ],
   },
+  {
+    version: 3,
+    name: "rate limits decided for several hits at once",
+    statements: [
+      // How many of a statement's hits were admitted, and how many refusals it counted toward
+      // the ban (limiter.ts): kept only for RETURNING. They replace `outcome`, which described one hit.
+      "ALTER TABLE rate_limits ADD COLUMN admitted INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE rate_limits ADD COLUMN refused INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE rate_limits DROP COLUMN outcome",
+    ],
+  },
 ];
 
 /**
