@@ -95,7 +95,7 @@ describe("localDatabase", () => {
 
   it("commits without an fsync only a batch of process-crash writes, and still fsyncs once a second", async () => {
     let now = 10_000;
-    const db = localDatabase(() => recording(open(), ran), () => now);
+    const db = localDatabase(() => recording(open(), ran), { clock: () => now });
     const synchronous = () => ran.filter((sql) => sql.startsWith("PRAGMA synchronous")).at(-1);
     await db.write([insert("first")], { survives: "process-crash" });
     // The first commit of a connection fsyncs: none ran within the last second.
@@ -151,6 +151,72 @@ describe("localDatabase", () => {
     expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
     expect(prepares()).toBe(2);
     expect(connections).toBe(2);
+  });
+
+  describe("with the WAL fsynced beside the event loop", () => {
+    /** A WalSync whose fsyncs finish when the test says so. */
+    function controlledSync() {
+      const pending: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+      return {
+        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })) },
+        pending,
+        finish: () => pending.shift()!.resolve(),
+        fail: (error: unknown) => pending.shift()!.reject(error),
+      };
+    }
+    const settledSoon = async (promise: Promise<unknown>) => {
+      let settled = false;
+      void promise.then(() => (settled = true), () => (settled = true));
+      for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+      return settled;
+    };
+
+    it("commits without waiting for the disk and answers an acknowledged write only after the fsync that followed its commit", async () => {
+      const sync = controlledSync();
+      const db = localDatabase(() => recording(open(), ran), { walSync: sync.walSync });
+      const acknowledged = db.write([insert("rex")]);
+      expect(await settledSoon(acknowledged)).toBe(false);
+      // Committed (another connection sees it), with synchronous NORMAL, and one fsync asked for.
+      expect(names()).toEqual(["rex"]);
+      expect(ran.filter((sql) => sql.startsWith("PRAGMA synchronous"))).toEqual(["PRAGMA synchronous = NORMAL"]);
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      expect((await acknowledged)[0]!.rows).toHaveLength(1);
+    });
+
+    it("answers counts at their commit, and writes committed while an fsync runs after the next one", async () => {
+      const sync = controlledSync();
+      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      const first = db.write([insert("first")]);
+      expect(await settledSoon(first)).toBe(false);
+      // A count needs no fsync of its own (one ran less than a second ago? none yet: one is due,
+      // but the count does not wait for it).
+      expect(await settledSoon(db.write([insert("counted")], { survives: "process-crash" }))).toBe(true);
+      const second = db.write([insert("second")]);
+      expect(await settledSoon(second)).toBe(false);
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await first;
+      // The running fsync began before "second" committed: it waits for one of its own.
+      expect(await settledSoon(second)).toBe(false);
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await second;
+    });
+
+    it("fails the writes of an fsync that failed as storage unavailable (a 503), though they were committed", async () => {
+      const sync = controlledSync();
+      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      const write = db.write([insert("rex")]);
+      expect(await settledSoon(write)).toBe(false);
+      sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
+      await expect(write).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
+      const next = db.write([insert("fido")]);
+      expect(await settledSoon(next)).toBe(false);
+      sync.finish();
+      await next;
+      expect(names()).toEqual(["rex", "fido"]);
+    });
   });
 
   it("answers CLIENT_CLOSED once closed", async () => {

@@ -18,6 +18,27 @@ interface Unit {
   reject: (error: unknown) => void;
 }
 
+/**
+ * `fsync` of the database's WAL file on a worker thread. With it, a batch commits without
+ * waiting for the disk (`synchronous = NORMAL`) and its acknowledged writes are answered once
+ * the WAL has reached the disk: as durable as `FULL`, without stopping the event loop.
+ */
+export interface WalSync {
+  sync(): Promise<void>;
+}
+
+export interface LocalDatabaseOptions {
+  /** Unix ms; when the last fsync ran decides whether a batch of counts gets one. */
+  clock?: () => number;
+  /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
+  walSync?: WalSync;
+}
+
+/** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
+function fsyncError(cause: unknown): Error {
+  return Object.assign(new Error("The database's log could not be written to disk", { cause }), { code: "SQLITE_IOERR_FSYNC" });
+}
+
 /** The adapters' database calls on a local connection of the `libsql` package (synchronous). */
 export interface LocalDatabase extends Omit<Database, "inProcess" | "batches"> {
   /** How many write batches have begun (each commits at once, synchronously). */
@@ -41,12 +62,17 @@ function closedError(): Error {
  * and writes are group-committed: every unit that arrives within one turn of the event loop
  * runs in ONE `BEGIN IMMEDIATE` ... `COMMIT`, so concurrent requests share one fsync. Each unit
  * stays atomic on its own (one statement, or a SAVEPOINT around several) and fails alone; each
- * caller's promise settles only after the commit that made its unit durable. A batch whose
- * units all said `survives: "process-crash"` commits with `synchronous = NORMAL` (no fsync of
- * its own; in WAL mode the next fsync covers it) unless the last fsync is over a second old.
+ * caller's promise settles only after the commit that made its unit durable. A unit that said
+ * `survives: "process-crash"` needs no fsync of its own (in WAL mode the next fsync covers it),
+ * but one runs at least once a second. With `walSync`, every batch commits with `synchronous =
+ * NORMAL` and the fsync runs beside the event loop: acknowledged writes are answered after the
+ * first fsync that began after their commit (one fsync serves every batch committed while the
+ * previous one ran). Without it, a batch with an acknowledged write commits with `FULL`.
  * `connect` opens (or finds) the connection, at the first statement and again after `reopen`.
  */
-export function localDatabase(connect: () => Connection, clock: () => number = Date.now): LocalDatabase {
+export function localDatabase(connect: () => Connection, options: LocalDatabaseOptions = {}): LocalDatabase {
+  const clock = options.clock ?? Date.now;
+  const walSync = options.walSync;
   let connection: Connection | undefined;
   let prepared = new Map<string, Prepared>();
   let queue: Unit[] = [];
@@ -55,6 +81,30 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
   let synchronous: "FULL" | "NORMAL" | undefined;
   let syncedAt = 0;
   let batches = 0;
+  /** With `walSync`: whether an fsync is running, and who waits for the next one. */
+  let syncing = false;
+  let awaitingSync: ((error?: unknown) => void)[] = [];
+
+  /** Starts an fsync for everyone waiting, unless one is running: they then get the next. */
+  function startSync(): void {
+    if (syncing || !walSync) return;
+    syncing = true;
+    const waiting = awaitingSync;
+    awaitingSync = [];
+    const started = clock();
+    walSync.sync().then(
+      () => {
+        syncedAt = started;
+        for (const settle of waiting) settle();
+      },
+      (error: unknown) => {
+        for (const settle of waiting) settle(fsyncError(error));
+      },
+    ).finally(() => {
+      syncing = false;
+      if (awaitingSync.length > 0) startSync();
+    });
+  }
 
   function open(): Connection {
     if (closed) throw closedError();
@@ -165,7 +215,9 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
     batches++;
     const outcomes: (Result[] | { error: unknown })[] = [];
     const now = clock();
-    const fsync = units.some((unit) => unit.fsync) || now - syncedAt >= MAX_UNSYNCED_MS;
+    const due = units.some((unit) => unit.fsync) || now - syncedAt >= MAX_UNSYNCED_MS;
+    // With walSync the fsync runs after the commit, beside the event loop.
+    const fsync = due && !walSync;
     try {
       const db = open();
       const wanted = fsync ? "FULL" : "NORMAL";
@@ -186,9 +238,11 @@ export function localDatabase(connect: () => Connection, clock: () => number = D
     }
     units.forEach((unit, i) => {
       const outcome = outcomes[i]!;
-      if (Array.isArray(outcome)) unit.resolve(outcome);
-      else unit.reject(outcome.error);
+      if (!Array.isArray(outcome)) unit.reject(outcome.error);
+      else if (walSync && unit.fsync) awaitingSync.push((error) => (error === undefined ? unit.resolve(outcome) : unit.reject(error)));
+      else unit.resolve(outcome);
     });
+    if (walSync && due) startSync();
   }
 
   return {

@@ -3,7 +3,8 @@ import { ConnectionPool, Sqlite3Client } from "@libsql/client/sqlite3";
 import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { attachLocalDatabase, database } from "./_database.js";
-import { localDatabase } from "./_local-database.js";
+import { localDatabase, type WalSync } from "./_local-database.js";
+import { walSyncOf } from "./_wal-sync.js";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
@@ -41,7 +42,9 @@ export async function connectLibsql(options: {
       // none for a temporary database (`file:`), which no second connection could share.
       const { rows } = await client.execute("PRAGMA database_list");
       const path = rows.find((row) => row.name === "main")?.file;
-      if (typeof path === "string" && path !== "") withLocalDatabase(client, () => new NativeDatabase(path, { timeout }));
+      if (typeof path === "string" && path !== "") {
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), await walSyncOf(path));
+      }
     } catch (error) {
       client.close();
       throw error;
@@ -60,8 +63,8 @@ export async function connectLibsql(options: {
 }
 
 /** Makes `client.close` and `client.reconnect` act on the adapters' connection as well. */
-function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database): void {
-  const local = localDatabase(connect);
+function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database, walSync?: WalSync): void {
+  const local = localDatabase(connect, walSync ? { walSync } : {});
   const close = client.close.bind(client);
   const reconnect = client.reconnect.bind(client);
   client.close = () => {
