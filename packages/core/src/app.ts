@@ -4,7 +4,7 @@ import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUN
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
-import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, rateLimitHeaders } from "./pipeline/rate-limit.js";
+import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, addRateLimitHeaders } from "./pipeline/rate-limit.js";
 import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 import { allowedMethods, ROUTES } from "./routes.js";
 
@@ -142,7 +142,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
       // Every answer's headers. The rate-limit ones are missing only when storage failed
       // before the limiter decided (the key lookup or the limiter itself): no numbers to report.
-      let headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
+      const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
       let response: Response;
       let keyId: string | undefined;
       let client: string | undefined;
@@ -157,7 +157,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         }
         const limits = limitsOf(identity.caller);
         const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
-        headers = { ...rateLimitHeaders(decision, limits, now, ietf), ...headers };
+        addRateLimitHeaders(headers, decision, limits, now, ietf);
         response = await respond(request, identity, decision, headers, now);
       } catch (thrown) {
         const error = toApiError(thrown);

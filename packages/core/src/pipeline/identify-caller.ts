@@ -13,7 +13,7 @@ const CACHE_LIMIT = 10_000;
  * late a revocation made by another process takes effect.
  */
 export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
-  const cache = new Map<string, { record: ApiKeyRecord; until: number }>();
+  const cache = new Map<string, { identity: Identity & { caller: ApiKeyRecord }; until: number }>();
 
   return async (request: Request, now: number): Promise<Identity> => {
     const header = request.headers.get("authorization");
@@ -24,18 +24,17 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
 
     // Only well-formed keys are ever cached, so a hit needs no checksum.
     const cached = cache.get(key);
-    let record = cached && cached.until > now ? cached.record : undefined;
-    if (!record) {
-      if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
-      record = await keys.findByHash(await hashApiKey(key));
-      if (record && cacheMs > 0) {
-        // Map keeps insertion order: dropping the first entry drops the oldest.
-        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-        cache.delete(key);
-        cache.set(key, { record, until: now + cacheMs });
-      }
-    }
+    if (cached && cached.until > now) return cached.identity;
+    if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
+    const record = await keys.findByHash(await hashApiKey(key));
     if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true };
-    return { caller: record };
+    const identity = { caller: record };
+    if (cacheMs > 0) {
+      // Map keeps insertion order: dropping the first entry drops the oldest.
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.delete(key);
+      cache.set(key, { identity, until: now + cacheMs });
+    }
+    return identity;
   };
 }

@@ -65,19 +65,20 @@ function reportedWindow(decision: Decision): WindowState {
 
 const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
 
-/** `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a 429, `Retry-After`. */
-export function rateLimitHeaders(decision: Decision, limits: CallerLimits, now: number, ietf: boolean): Record<string, string> {
+/**
+ * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a 429,
+ * `Retry-After` to `headers` (written into, not copied: this runs on every request).
+ */
+export function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, now: number, ietf: boolean): void {
   const banned = decision.bannedUntil !== undefined;
   // A ban is earned in the first window (the minute), so that is the one a ban reports.
   const window = banned ? decision.windows[0]! : reportedWindow(decision);
   // During a ban nothing is admitted, so nothing remains until the ban lifts.
   const resetAt = banned ? Math.max(window.resetAt, decision.bannedUntil!) : window.resetAt;
   const remaining = banned ? 0 : window.remaining;
-  const headers: Record<string, string> = {
-    "X-RateLimit-Limit": String(window.limit),
-    "X-RateLimit-Remaining": String(remaining),
-    "X-RateLimit-Reset": String(ceilSeconds(resetAt)),
-  };
+  headers["X-RateLimit-Limit"] = String(window.limit);
+  headers["X-RateLimit-Remaining"] = String(remaining);
+  headers["X-RateLimit-Reset"] = String(ceilSeconds(resetAt));
   if (ietf) {
     headers["RateLimit-Policy"] = limits.policy;
     headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
@@ -87,5 +88,4 @@ export function rateLimitHeaders(decision: Decision, limits: CallerLimits, now: 
     const until = banned ? decision.bannedUntil! : window.resetAt;
     headers["Retry-After"] = String(Math.max(1, ceilSeconds(until - now)));
   }
-  return headers;
 }
