@@ -27,6 +27,15 @@ describe("libsqlStore", () => {
     expect((await store.listPets({ limit: 21 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
   });
 
+  it("stores creates fired at once (one INSERT per write batch) with ids in order of arrival, each answered with its own pet", async () => {
+    const store = libsqlStore({ client: database.client });
+    const statuses: (PetStatus | undefined)[] = ["available", undefined, "sold", "pending"];
+    const inputs = Array.from({ length: 150 }, (_, i) => ({ name: `Pet ${i}`, categoryId: i + 1, ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}) }));
+    const created = await Promise.all(inputs.map((input) => store.createPet(input)));
+    expect(created).toEqual(inputs.map((input, i) => ({ id: i + 1, ...input })));
+    expect(await store.listPets({ limit: 200 })).toEqual(created);
+  });
+
   it("never hands out the id of a deleted pet again", async () => {
     const store = libsqlStore({ client: database.client });
     await store.createPet({ name: "Rex", categoryId: 1 });

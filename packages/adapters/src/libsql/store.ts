@@ -11,12 +11,25 @@ import {
   type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import { database, type Row } from "./_database.js";
+import { database, type Row, type Value } from "./_database.js";
 
 const PET_COLUMNS = "id, name, category_id, status";
 /** Pages of pets kept in memory; past this many distinct queries, all are dropped. */
 const PET_PAGES_KEPT = 256;
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
+/** Most pets one INSERT adds for the creates of one write batch (see `createPet`). */
+const MAX_PETS_PER_INSERT = 64;
+
+/** `INSERT` of `rows` pets, returning them; one text per row count, so each is prepared once. */
+const insertPets = (rows: number) =>
+  `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`;
+
+/** Creates that wait for the same write batch, inserted by one statement. */
+interface CreateGroup {
+  statement: { sql: string; args: Value[] };
+  batch: number;
+  waiting: { resolve: (pet: Pet) => void; reject: (error: unknown) => void }[];
+}
 
 function toPet(row: Row): Pet {
   const pet: Pet = { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id) };
@@ -86,14 +99,45 @@ export function libsqlStore(options: { client: Client }): PetStore {
     return sharedVersion!.read;
   }
 
+  /** The creates without a claim waiting for the next write batch, if any. */
+  let openCreates: CreateGroup | undefined;
+
+  /**
+   * A create without a claim. On a local database the creates that arrive before the next
+   * write batch begins (one turn of the event loop) share one multi-row INSERT: a statement
+   * per pet cost more than the pets. Ids are assigned in the order of the rows, which is the
+   * order of arrival. Each caller is answered once the batch is durable, like any write.
+   */
+  function insertPet(values: Value[]): Promise<Pet> {
+    const batch = db.batches();
+    const group = openCreates;
+    return new Promise<Pet>((resolve, reject) => {
+      if (db.inProcess && group?.batch === batch && group.waiting.length < MAX_PETS_PER_INSERT) {
+        // Bound when the batch runs (see Database.write): one more row.
+        group.statement.args.push(...values);
+        group.statement.sql = insertPets(group.waiting.push({ resolve, reject }));
+        return;
+      }
+      const created: CreateGroup = { statement: { sql: insertPets(1), args: values }, batch, waiting: [{ resolve, reject }] };
+      openCreates = created;
+      db.write([created.statement]).then(
+        ([inserted]) => {
+          if (openCreates === created) openCreates = undefined;
+          // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
+          const pets = inserted!.rows.map(toPet).sort((a, b) => a.id - b.id);
+          created.waiting.forEach(({ resolve }, i) => resolve(pets[i]!));
+        },
+        (error: unknown) => {
+          if (openCreates === created) openCreates = undefined;
+          for (const { reject } of created.waiting) reject(error);
+        },
+      );
+    });
+  }
+
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) {
-      const [inserted] = await db.write([
-        { sql: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`, args: values, oneRow: true },
-      ]);
-      return toPet(inserted!.rows[0]!);
-    }
+    if (!claim) return insertPet(values);
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
     // and a claim taken over after its lease ran out can never yield a second pet.
