@@ -155,7 +155,8 @@ export function libsqlLimiter(options: { client: Client }): RateLimiter {
     const joined = db.inProcess ? open.get(name) : undefined;
     return new Promise<Decision>((resolve, reject) => {
       if (joined !== undefined && joined.batch === batch) {
-        // Bound when the batch runs (see Database.write): one more hit, decided after the others.
+        // Bound when the batch runs (see Database.write): one more hit, decided after the others,
+        // all at the latest of their clocks (they differ by the milliseconds of one turn at most).
         joined.statement.args[HITS] = joined.waiting.push({ resolve, reject });
         joined.statement.args[NOW] = Math.max(joined.statement.args[NOW] as number, now);
         return;
@@ -170,7 +171,7 @@ export function libsqlLimiter(options: { client: Client }): RateLimiter {
         batch,
         waiting: [{ resolve, reject }],
       };
-      open.set(name, group);
+      if (db.inProcess) open.set(name, group);
       const sweeping = ++statements % SWEEP_EVERY === 0;
       const units = sweeping ? [group.statement, { sql: SWEEP_SQL, args: [now - SWEEP_GRACE_MS, SWEEP_BATCH] }] : [group.statement];
       // A count is no acknowledged write: it must survive the process, while an fsync per batch

@@ -24,14 +24,15 @@ async function readBody(request: Request): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
   const declared = request.headers.get("content-length");
   if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return new Uint8Array();
   if (declared !== null) {
     // A declared length frames the body on the wire, so the server reads no more than that:
-    // read it whole, much cheaper than a stream. (Checked again for a Request made in process.)
+    // read it whole, much cheaper than a stream (`request.body` alone makes one). Checked
+    // again for a Request made in process, whose header need not tell the truth.
     const body = new Uint8Array(await request.arrayBuffer());
     if (body.byteLength > MAX_BODY_BYTES) throw tooLarge();
     return body;
   }
+  if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
