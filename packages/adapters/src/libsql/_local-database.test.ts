@@ -158,7 +158,7 @@ describe("localDatabase", () => {
     function controlledSync() {
       const pending: { resolve: () => void; reject: (error: unknown) => void }[] = [];
       return {
-        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })) },
+        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })), reopen: () => {} },
         pending,
         finish: () => pending.shift()!.resolve(),
         fail: (error: unknown) => pending.shift()!.reject(error),

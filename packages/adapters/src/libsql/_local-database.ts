@@ -25,6 +25,11 @@ interface Unit {
  */
 export interface WalSync {
   sync(): Promise<void>;
+  /**
+   * Called when the connection is (re)opened: the WAL file may have been replaced while this
+   * process had no connection (SQLite deletes it when the last connection closes).
+   */
+  reopen(): void;
 }
 
 export interface LocalDatabaseOptions {
@@ -110,6 +115,7 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     if (closed) throw closedError();
     if (!connection?.open) {
       connection = connect();
+      walSync?.reopen();
       prepared = new Map();
       synchronous = undefined;
     }

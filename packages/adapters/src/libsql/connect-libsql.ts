@@ -43,7 +43,7 @@ export async function connectLibsql(options: {
       const { rows } = await client.execute("PRAGMA database_list");
       const path = rows.find((row) => row.name === "main")?.file;
       if (typeof path === "string" && path !== "") {
-        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), await walSyncOf(path));
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), walSyncOf(path));
       }
     } catch (error) {
       client.close();

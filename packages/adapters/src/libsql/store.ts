@@ -20,9 +20,12 @@ const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
 /** Most pets one INSERT adds for the creates of one write batch (see `createPet`). */
 const MAX_PETS_PER_INSERT = 64;
 
-/** `INSERT` of `rows` pets, returning them; one text per row count, so each is prepared once. */
-const insertPets = (rows: number) =>
-  `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`;
+/** `INSERT` of 1, 2... `MAX_PETS_PER_INSERT` pets, returning them: each text made and prepared once. */
+const INSERT_PETS = Array.from(
+  { length: MAX_PETS_PER_INSERT + 1 },
+  (_, rows) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`,
+);
+const insertPets = (rows: number) => INSERT_PETS[rows]!;
 
 /** Creates that wait for the same write batch, inserted by one statement. */
 interface CreateGroup {
