@@ -65,8 +65,10 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 function pathnameOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  return end === -1 ? url.slice(start) : url.slice(start, start + end);
+  const query = url.indexOf("?", start);
+  const fragment = url.indexOf("#", start);
+  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
 function logError(error: unknown, requestId: string): void {

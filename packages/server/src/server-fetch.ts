@@ -72,19 +72,18 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
   const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
-    log(
-      JSON.stringify({
-        time: time(),
-        requestId: event.requestId,
-        method: request.method,
-        path: pathname,
-        status: event.response.status,
-        durationMs: Math.round(event.durationMs * 100) / 100,
-        ...(event.keyId === undefined ? {} : { keyId: event.keyId }),
-        // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
-        ...(event.clientAddress === undefined ? {} : { client: event.clientAddress }),
-      }),
-    );
+    const line: Record<string, string | number> = {
+      time: time(),
+      requestId: event.requestId,
+      method: request.method,
+      path: pathname,
+      status: event.response.status,
+      durationMs: Math.round(event.durationMs * 100) / 100,
+    };
+    if (event.keyId !== undefined) line.keyId = event.keyId;
+    // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
+    if (event.clientAddress !== undefined) line.client = event.clientAddress;
+    log(JSON.stringify(line));
   };
   // The API's answers are logged from its own hook, which knows the key's id and the request id.
   const petstore = createPetstore({ ...options.api, basePath, onResponse: (event) => logAnswer(event.request, pathnameOf(event.request.url), event) });
@@ -107,6 +106,8 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
 function pathnameOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  return end === -1 ? url.slice(start) : url.slice(start, start + end);
+  const query = url.indexOf("?", start);
+  const fragment = url.indexOf("#", start);
+  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }

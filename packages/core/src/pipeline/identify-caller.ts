@@ -18,13 +18,12 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
   return async (request: Request, now: number): Promise<Identity> => {
     const header = request.headers.get("authorization");
     if (header === null) return { caller: undefined, sentKey: false };
+    // Cached by the header as sent, and only for verified keys: a hit needs no parsing and no checksum.
+    const cached = cache.get(header);
+    if (cached && cached.until > now) return cached.identity;
     const key = BEARER.exec(header)?.[1];
     // RFC 6750 section 3.1: another scheme (Basic...) is no bearer token, so no error code.
     if (key === undefined) return { caller: undefined, sentKey: /^bearer\b/i.test(header) };
-
-    // Only well-formed keys are ever cached, so a hit needs no checksum.
-    const cached = cache.get(key);
-    if (cached && cached.until > now) return cached.identity;
     if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
     const record = await keys.findByHash(await hashApiKey(key));
     if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true };
@@ -32,8 +31,8 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
     if (cacheMs > 0) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-      cache.delete(key);
-      cache.set(key, { identity, until: now + cacheMs });
+      cache.delete(header);
+      cache.set(header, { identity, until: now + cacheMs });
     }
     return identity;
   };

@@ -55,12 +55,17 @@ export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: Ap
  * tie the one that resets later.
  */
 function reportedWindow(decision: Decision): WindowState {
-  const candidates = decision.allowed ? decision.windows : decision.windows.filter((w) => w.exceeded);
-  return (candidates.length > 0 ? candidates : decision.windows).reduce((best, w) => {
-    if (!decision.allowed) return w.resetAt > best.resetAt ? w : best;
-    if (w.remaining !== best.remaining) return w.remaining < best.remaining ? w : best;
-    return w.resetAt > best.resetAt ? w : best;
-  });
+  // A loop rather than filter and reduce: this runs on every request.
+  const refusing = !decision.allowed && decision.windows.some((w) => w.exceeded);
+  let best: WindowState | undefined;
+  for (const w of decision.windows) {
+    if (refusing && !w.exceeded) continue;
+    if (!best) best = w;
+    else if (!decision.allowed) best = w.resetAt > best.resetAt ? w : best;
+    else if (w.remaining !== best.remaining) best = w.remaining < best.remaining ? w : best;
+    else best = w.resetAt > best.resetAt ? w : best;
+  }
+  return best!;
 }
 
 const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
