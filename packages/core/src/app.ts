@@ -1,4 +1,3 @@
-import { IttyRouter, type IRequest } from "itty-router";
 import { ApiError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
@@ -6,7 +5,7 @@ import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
 import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, addRateLimitHeaders } from "./pipeline/rate-limit.js";
 import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
-import { allowedMethods, ROUTES } from "./routes.js";
+import { allowedMethods, routeMatcher } from "./routes.js";
 
 export interface PetstoreOptions {
   store: PetStore;
@@ -95,21 +94,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const openApiPath = `${basePath}/openapi.json`;
   const openApiBody = JSON.stringify(openApiDocument({ basePath }));
 
-  const router = IttyRouter<IRequest, [Context]>({ base: basePath });
-  for (const route of ROUTES) {
-    router.all(route.path, (request, ctx) => {
-      const method = request.method === "HEAD" ? "GET" : request.method;
-      // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
-      const handler = Object.hasOwn(route.methods, method) ? route.methods[method as "GET" | "POST"] : undefined;
-      if (!handler) {
-        throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, {
-          Allow: allowedMethods(route),
-        });
-      }
-      ctx.params = request.params;
-      return handler(request as unknown as Request, ctx);
-    });
-  }
+  const routeOf = routeMatcher(basePath);
 
   /** Steps 3 to 6 of the contract's order of checks, for an identified and counted request. */
   async function respond(request: Request, identity: Identity, decision: Decision, headers: Record<string, string>, now: number): Promise<Response> {
@@ -130,10 +115,18 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const message = identity.sentKey ? "The API key is invalid or revoked" : "An API key is required: send Authorization: Bearer <key>";
       throw new ApiError("unauthorized", message, undefined, { "WWW-Authenticate": challenge });
     }
-    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: {}, caller: identity.caller, now, basePath, deprecation, headers };
-    const response: Response | undefined = await router.fetch(request, ctx);
-    if (!response) throw new ApiError("not_found", `No resource at ${pathname}`);
-    return response;
+    const match = await routeOf(pathname);
+    if (!match) throw new ApiError("not_found", `No resource at ${pathname}`);
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
+    const handler = Object.hasOwn(match.route.methods, method) ? match.route.methods[method as "GET" | "POST"] : undefined;
+    if (!handler) {
+      throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, {
+        Allow: allowedMethods(match.route),
+      });
+    }
+    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: match.params, caller: identity.caller, now, basePath, deprecation, headers };
+    return handler(request, ctx);
   }
 
   return {
