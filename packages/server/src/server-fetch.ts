@@ -1,4 +1,4 @@
-import { ApiError, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
+import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
 import { outcomeWithin } from "./_outcome-within.js";
 import { docs } from "./docs.js";
 import type { ServerFetch } from "./serve.js";
@@ -87,19 +87,31 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
   };
   // The API's answers are logged from its own hook, which knows the key's id and the request id.
   const petstore = createPetstore({ ...options.api, basePath, onResponse: (event) => logAnswer(event.request, pathnameOf(event.request.url), event) });
-  return async (request, socketAddress) => {
-    const pathname = pathnameOf(request.url);
-    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) {
-      // A getter: Bun's address lookup costs measurably, and only anonymous callers need it.
-      return petstore.fetch(request, { get clientAddress() { return socketAddress(); } });
-    }
+  async function outside(request: Request, pathname: string, socketAddress: () => string | undefined): Promise<Response> {
     const started = performance.now();
     const response = await answerOutside(request, pathname, ping, reference);
     const requestId = response.headers.get("x-request-id")!;
     const clientAddress = socketAddress();
     logAnswer(request, pathname, { response, requestId, durationMs: performance.now() - started, ...(clientAddress === undefined ? {} : { clientAddress }) });
     return response;
+  }
+  // Not async: the API's answer is passed on as it is, without another promise around it.
+  return (request, socketAddress) => {
+    const pathname = pathnameOf(request.url);
+    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) return petstore.fetch(request, new LazyClientInfo(socketAddress));
+    return outside(request, pathname, socketAddress);
   };
+}
+
+/** The socket's address, looked up only if read: Bun's lookup costs, and only anonymous callers need it. */
+class LazyClientInfo implements ClientInfo {
+  readonly #lookUp: () => string | undefined;
+  constructor(lookUp: () => string | undefined) {
+    this.#lookUp = lookUp;
+  }
+  get clientAddress(): string | undefined {
+    return this.#lookUp();
+  }
 }
 
 /** The path of an absolute request URL, without parsing all of it (this runs per request). */

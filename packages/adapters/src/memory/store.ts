@@ -41,7 +41,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
    * The pet pages served since pets last changed, frozen like the pets in them, so core
    * serialises each page once (see `PetStore`) however often clients poll it.
    */
-  const petPages = new Map<string, Pet[]>();
+  const petPages = new Map<string | number, Pet[]>();
 
   const insertPet = (input: NewPet): Pet => {
     const pet: Pet = { id: pets.length + 1, name: input.name, categoryId: input.categoryId };
@@ -51,7 +51,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     return pet;
   };
   const listPets = (query: PageQuery<PetStatus>): Pet[] => {
-    const key = `${query.status}/${query.afterId}/${query.limit}`;
+    // The first page, which every client polls, by its size alone: no key to build.
+    const key = query.status === undefined && query.afterId === undefined ? query.limit : `${query.status}/${query.afterId}/${query.limit}`;
     let kept = petPages.get(key);
     if (kept === undefined) {
       if (petPages.size >= PET_PAGES_KEPT) petPages.clear();

@@ -37,9 +37,9 @@ function invalid(name: string, message: string): ApiError {
  * The query string of a request URL, without parsing the whole URL (this runs on every list
  * request, and most carry no query at all).
  */
-export function searchParamsOf(url: string): URLSearchParams {
+function searchParamsOf(url: string): URLSearchParams | undefined {
   const start = url.indexOf("?");
-  if (start === -1) return new URLSearchParams();
+  if (start === -1) return undefined;
   const end = url.indexOf("#", start);
   return new URLSearchParams(end === -1 ? url.slice(start + 1) : url.slice(start + 1, end));
 }
@@ -62,12 +62,13 @@ function readLimit(params: URLSearchParams): number {
   return result.output;
 }
 
-/** Parses `limit`, `status` and `cursor`; unknown parameters are ignored. */
+/** Parses `limit`, `status` and `cursor` of a request URL; unknown parameters are ignored. */
 export function readPageQuery<S extends string>(
-  params: URLSearchParams,
+  url: string,
   statusSchema: v.PicklistSchema<readonly S[], string>,
 ): PageQuery<S> {
-  if (params.size === 0) return { limit: DEFAULT_LIMIT };
+  const params = searchParamsOf(url);
+  if (params === undefined || params.size === 0) return { limit: DEFAULT_LIMIT };
   const query: PageQuery<S> = { limit: readLimit(params) };
   const status = single(params, "status");
   if (status !== undefined) {

@@ -1,9 +1,9 @@
 import type { Handler } from "../context.js";
 import { OrderStatusSchema } from "../schemas.js";
-import { readPageQuery, respondWithPage, searchParamsOf } from "./_paging.js";
+import { readPageQuery, respondWithPage } from "./_paging.js";
 
 /** `GET /store/orders` (listOrders): a page of orders ordered by id, optionally of one status. */
 export const listOrders: Handler = async (request, ctx) => {
-  const query = readPageQuery(searchParamsOf(request.url), OrderStatusSchema);
+  const query = readPageQuery(request.url, OrderStatusSchema);
   return respondWithPage(ctx, "/store/orders", query, (q) => ctx.store.listOrders(q));
 };
