@@ -123,4 +123,15 @@ describe("the server's request path", () => {
     ]);
     expect(JSON.stringify(lines)).not.toContain(key);
   });
+
+  it("writes valid JSON lines whatever the client sent as request id or path", async () => {
+    const { call, lines } = await setup();
+    const requestId = String.raw`quote"back\slash{"x":1}`;
+    await call("/v1/pets/%22%5C", { headers: { "x-request-id": requestId } });
+    await call('/docs/"quoted"', { headers: { "x-request-id": requestId } });
+    expect(lines.map((line) => [line.requestId, line.path])).toEqual([
+      [requestId, "/v1/pets/%22%5C"],
+      [requestId, "/docs/%22quoted%22"],
+    ]);
+  });
 });
