@@ -79,7 +79,7 @@ describe("libsqlLimiter", () => {
         fc.integer({ min: 0, max: 12 }),
         fc.integer({ min: 0, max: 30 }),
         fc.integer({ min: 0, max: 6 }),
-        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 0, max: 200 }),
         fc.array(burstArbitrary, { minLength: 1, maxLength: 12 }),
         async (perMinute, perShort, threshold, banSeconds, bursts) => {
           const windows: WindowSpec[] = [

@@ -46,8 +46,11 @@ decided AS (
 ),
 split AS (
   SELECT *,
-    CASE WHEN banned THEN 0 ELSE min(:hits - admitted, max(0, :threshold - refusals)) END AS limited,
-    NOT banned AND :hits - admitted > max(0, :threshold - refusals) AS bans
+    CASE WHEN banned THEN 0
+      -- A ban of no length is over at once: every refusal is an ordinary one.
+      WHEN :banMs <= 0 THEN :hits - admitted
+      ELSE min(:hits - admitted, max(0, :threshold - refusals)) END AS limited,
+    :banMs > 0 AND NOT banned AND :hits - admitted > max(0, :threshold - refusals) AS bans
   FROM decided
 ),
 next AS (
