@@ -32,7 +32,8 @@ export interface IdempotencyClaim {
  * Pets and orders. Ids are assigned by the store: unique, increasing, never reused.
  * A list may come back frozen (`Object.freeze`, its rows too): a promise that it never
  * changes, so core serialises it once however often it is served (a store that keeps pages
- * while nothing changed returns the same frozen array each time).
+ * while nothing changed returns the same frozen array each time). Pets may be frozen too;
+ * callers copy rather than change them.
  */
 export interface PetStore {
   listPets(query: PageQuery<PetStatus>): Promise<Pet[]>;

@@ -93,6 +93,13 @@ export interface Database {
    * change their `args`: the limiter adds hits to a statement this way.
    */
   write(statements: readonly Statement[], options?: WriteOptions): Promise<Result[]>;
+  /**
+   * Settles once everything committed before the call, by any process, is on disk. A local
+   * file may make a commit visible before its fsync is done (see `WalSync`): an answer built
+   * from rows a client could not get back after a power cut (a pet listed, then gone, its id
+   * handed out again) waits for this first. At once where commits are durable when visible.
+   */
+  durable(): Promise<void>;
 }
 
 export function database(client: Client): Database {
@@ -114,6 +121,7 @@ export function database(client: Client): Database {
       batches: () => local.batches(),
       execute: (statement) => guard(() => local.execute(statement)),
       write: (statements, options) => guard(() => local.write(statements, options)),
+      durable: () => guard(() => local.durable()),
     };
   }
   return {
@@ -121,5 +129,6 @@ export function database(client: Client): Database {
     batches: () => 0,
     execute: (statement) => guard(() => client.execute(statement)),
     write: (statements) => guard(() => client.batch([...statements], "write")),
+    durable: () => Promise.resolve(),
   };
 }

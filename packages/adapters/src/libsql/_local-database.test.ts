@@ -158,7 +158,7 @@ describe("localDatabase", () => {
     function controlledSync() {
       const pending: { resolve: () => void; reject: (error: unknown) => void }[] = [];
       return {
-        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })), reopen: () => {} },
+        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })), reopen: () => {}, close: () => {} },
         pending,
         finish: () => pending.shift()!.resolve(),
         fail: (error: unknown) => pending.shift()!.reject(error),
@@ -204,19 +204,39 @@ describe("localDatabase", () => {
       await second;
     });
 
-    it("fails the writes of an fsync that failed as storage unavailable (a 503), though they were committed", async () => {
+    it("after a failed fsync answers every durable write and read as storage unavailable (a 503), for good", async () => {
       const sync = controlledSync();
       const db = localDatabase(() => open(), { walSync: sync.walSync });
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
       await expect(write).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
-      const next = db.write([insert("fido")]);
-      expect(await settledSoon(next)).toBe(false);
-      sync.finish();
-      await next;
+      // Linux may have dropped the pages that failed: a later fsync could succeed without them.
+      await expect(db.write([insert("fido")])).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
+      await expect(db.durable()).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
+      expect(sync.pending).toHaveLength(0);
       expect(names()).toEqual(["rex", "fido"]);
     });
+
+    it("lets a reader wait until everything committed before it is on disk", async () => {
+      const sync = controlledSync();
+      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      await db.write([insert("counted")], { survives: "process-crash" });
+      expect(sync.pending).toHaveLength(1);
+      // An fsync that began before this call does not count: the reader waits for the next.
+      const durable = db.durable();
+      sync.finish();
+      expect(await settledSoon(durable)).toBe(false);
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await durable;
+    });
+  });
+
+  it("is durable at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
+    const db = localDatabase(() => open());
+    await db.write([insert("rex")]);
+    await expect(db.durable()).resolves.toBeUndefined();
   });
 
   it("answers CLIENT_CLOSED once closed", async () => {

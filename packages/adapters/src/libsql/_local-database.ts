@@ -21,7 +21,9 @@ interface Unit {
 /**
  * `fsync` of the database's WAL file on a worker thread. With it, a batch commits without
  * waiting for the disk (`synchronous = NORMAL`) and its acknowledged writes are answered once
- * the WAL has reached the disk: as durable as `FULL`, without stopping the event loop.
+ * the WAL has reached the disk: as durable as `FULL`, without stopping the event loop. A
+ * commit is then visible before it is durable, so whatever answers with what it read waits
+ * for `durable()` first (see `Database.durable`).
  */
 export interface WalSync {
   sync(): Promise<void>;
@@ -30,6 +32,7 @@ export interface WalSync {
    * process had no connection (SQLite deletes it when the last connection closes).
    */
   reopen(): void;
+  close(): void;
 }
 
 export interface LocalDatabaseOptions {
@@ -45,7 +48,9 @@ function fsyncError(cause: unknown): Error {
 }
 
 /** The adapters' database calls on a local connection of the `libsql` package (synchronous). */
-export interface LocalDatabase extends Omit<Database, "inProcess" | "batches"> {
+export interface LocalDatabase extends Omit<Database, "inProcess" | "batches" | "durable"> {
+  /** Settles once everything committed before the call is on disk (see `WalSync`). */
+  durable(): Promise<void>;
   /** How many write batches have begun (each commits at once, synchronously). */
   batches(): number;
   /**
@@ -89,6 +94,12 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
   /** With `walSync`: whether an fsync is running, and who waits for the next one. */
   let syncing = false;
   let awaitingSync: ((error?: unknown) => void)[] = [];
+  /**
+   * The first fsync failure, kept: after one, Linux may have dropped the unwritten pages and a
+   * later fsync can succeed without them, so no later write or read can be vouched for either.
+   * Every durable answer fails (a 503) until the process restarts.
+   */
+  let syncFailure: Error | undefined;
 
   /** Starts an fsync for everyone waiting, unless one is running: they then get the next. */
   function startSync(): void {
@@ -100,14 +111,25 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     walSync.sync().then(
       () => {
         syncedAt = started;
-        for (const settle of waiting) settle();
+        for (const settle of waiting) settle(syncFailure);
       },
       (error: unknown) => {
-        for (const settle of waiting) settle(fsyncError(error));
+        syncFailure ??= fsyncError(error);
+        for (const settle of waiting) settle(syncFailure);
       },
     ).finally(() => {
       syncing = false;
       if (awaitingSync.length > 0) startSync();
+    });
+  }
+
+  /** Settles once an fsync that began after this call is done (at once without `walSync`). */
+  function durable(): Promise<void> {
+    if (!walSync) return Promise.resolve();
+    if (syncFailure) return Promise.reject(syncFailure);
+    return new Promise((resolve, reject) => {
+      awaitingSync.push((error) => (error === undefined ? resolve() : reject(error)));
+      startSync();
     });
   }
 
@@ -245,10 +267,11 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     units.forEach((unit, i) => {
       const outcome = outcomes[i]!;
       if (!Array.isArray(outcome)) unit.reject(outcome.error);
-      else if (walSync && unit.fsync) awaitingSync.push((error) => (error === undefined ? unit.resolve(outcome) : unit.reject(error)));
+      else if (walSync && unit.fsync) durable().then(() => unit.resolve(outcome), unit.reject);
       else unit.resolve(outcome);
     });
-    if (walSync && due) startSync();
+    // Counts only: an fsync once a second, which nobody waits for.
+    if (walSync && due && !units.some((unit) => unit.fsync)) startSync();
   }
 
   return {
@@ -262,9 +285,11 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
       }),
     batches: () => batches,
     reopen: disconnect,
+    durable,
     close() {
       closed = true;
       disconnect();
+      walSync?.close();
     },
   };
 }

@@ -33,7 +33,22 @@ describe("walSyncOf", () => {
     }
   });
 
-  it("is undefined when this process cannot open the WAL file, so commits fsync themselves", async () => {
+  it("opens the WAL file only at the first fsync: a new database has none before its first commit", async () => {
+    const path = join(dir, "new.db");
+    const connection = new NativeDatabase(path);
+    try {
+      const walSync = walSyncOf(path);
+      expect(walSync).toBeDefined();
+      connection.exec("PRAGMA journal_mode = WAL");
+      connection.exec("CREATE TABLE t (x)");
+      await expect(walSync!.sync()).resolves.toBeUndefined();
+      walSync!.close();
+    } finally {
+      connection.close();
+    }
+  });
+
+  it("is undefined when this process cannot open the database file, so commits fsync themselves", async () => {
     expect(walSyncOf(join(dir, "missing.db"))).toBeUndefined();
   });
 });

@@ -1,5 +1,8 @@
 import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import NativeDatabase from "libsql";
+import { attachLocalDatabase } from "./_database.js";
+import { localDatabase } from "./_local-database.js";
 import { tempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 
@@ -34,6 +37,35 @@ describe("libsqlStore", () => {
     const created = await Promise.all(inputs.map((input) => store.createPet(input)));
     expect(created).toEqual(inputs.map((input, i) => ({ id: i + 1, ...input })));
     expect(await store.listPets({ limit: 200 })).toEqual(created);
+  });
+
+  it("answers a create, a list and a lookup only once what they wrote or read is on disk", async () => {
+    // The adapters' connection with a WAL fsync that ends when the test says so.
+    const fsyncs: (() => void)[] = [];
+    const walSync = { sync: () => new Promise<void>((resolve) => fsyncs.push(resolve)), reopen: () => {}, close: () => {} };
+    attachLocalDatabase(database.client, localDatabase(() => new NativeDatabase(database.path), { walSync }));
+    const store = libsqlStore({ client: database.client });
+    const settled = async (promise: Promise<unknown>) => {
+      let done = false;
+      void promise.then(() => (done = true));
+      for (let i = 0; i < 5; i++) await nextTurn();
+      return done;
+    };
+    const created = store.createPet({ name: "Rex", categoryId: 1 });
+    expect(await settled(created)).toBe(false);
+    fsyncs.shift()!();
+    await created;
+    // Committed and fsynced, but the list cannot know that: it waits for an fsync of its own.
+    const listed = store.listPets({ limit: 21 });
+    expect(await settled(listed)).toBe(false);
+    fsyncs.shift()!();
+    expect((await listed).map((pet) => pet.name)).toEqual(["Rex"]);
+    // The same page again, known to be on disk: no wait.
+    expect(await settled(store.listPets({ limit: 21 }))).toBe(true);
+    const found = store.getPet(1);
+    expect(await settled(found)).toBe(false);
+    fsyncs.shift()!();
+    expect((await found)?.name).toBe("Rex");
   });
 
   it("never hands out the id of a deleted pet again", async () => {

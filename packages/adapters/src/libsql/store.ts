@@ -74,7 +74,7 @@ export function libsqlStore(options: { client: Client }): PetStore {
    * Each page with the `pets_version` it was read at (the page read after the version); frozen
    * with its pets, so core serialises a page once (see `PetStore`) while no pet changes.
    */
-  const petPages = new Map<string, { version: number; pets: Pet[] }>();
+  const petPages = new Map<string, { version: number; pets: Pet[]; durable: Promise<void> }>();
   /** The `pets_version` read that listPets calls share, and the write batch it was read after. */
   let sharedVersion: { read: Promise<number>; batches: number } | undefined;
 
@@ -172,21 +172,29 @@ export function libsqlStore(options: { client: Client }): PetStore {
       // The version is read first, so a page is never kept under a version newer than it.
       const version = await petsVersion();
       const key = `${query.status}/${query.afterId}/${query.limit}`;
-      const kept = petPages.get(key);
-      if (kept !== undefined && kept.version === version) return kept.pets;
-      // Frozen, so typed read-only by TypeScript: the port's plain array type allows this.
-      const pets = Object.freeze((await readPage()).map((pet) => Object.freeze(pet))) as Pet[];
-      if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
-      petPages.set(key, { version, pets });
-      return pets;
+      let kept = petPages.get(key);
+      if (kept === undefined || kept.version !== version) {
+        // Frozen, so typed read-only by TypeScript: the port's plain array type allows this.
+        const pets = Object.freeze((await readPage()).map((pet) => Object.freeze(pet))) as Pet[];
+        // Served only once on disk (see Database.durable): one wait per page, not per request.
+        const durable = db.durable();
+        durable.catch(() => {});
+        if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
+        petPages.set(key, (kept = { version, pets, durable }));
+      }
+      await kept.durable;
+      return kept.pets;
     },
     async getPet(id) {
       const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
+      await db.durable();
       return rows[0] && toPet(rows[0]);
     },
     createPet,
     async listOrders(query) {
-      return (await db.execute(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
+      const { rows } = await db.execute(pageStatement("orders", ORDER_COLUMNS, query));
+      await db.durable();
+      return rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {
       const [inserted] = await db.write([

@@ -19,7 +19,11 @@ function invalidBody(message: string, details: ErrorDetail[]): ApiError {
   return new ApiError("invalid_body", message, details);
 }
 
-/** Reads at most `MAX_BODY_BYTES`, whatever `Content-Length` claims. */
+/**
+ * The body, refused past `MAX_BODY_BYTES`: at once when `Content-Length` says so, while
+ * streaming when no length is declared, and after reading a declared length (which bounds
+ * what an HTTP server reads).
+ */
 async function readBody(request: Request): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
   const declared = request.headers.get("content-length");

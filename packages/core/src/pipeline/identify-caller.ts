@@ -6,6 +6,8 @@ export type Identity = { caller: ApiKeyRecord } | { caller: undefined; sentKey: 
 
 const BEARER = /^bearer +(\S+) *$/i;
 const CACHE_LIMIT = 10_000;
+/** Longest header kept as a cache key: `Bearer ` and a key are 49 characters; padded variants are not kept. */
+const CACHED_HEADER_LENGTH = 64;
 
 /**
  * Resolves `Authorization: Bearer <key>` to a key record. A key with a bad checksum is
@@ -28,7 +30,7 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
     const record = await keys.findByHash(await hashApiKey(key));
     if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true };
     const identity = { caller: record };
-    if (cacheMs > 0) {
+    if (cacheMs > 0 && header.length <= CACHED_HEADER_LENGTH) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
       cache.delete(header);
