@@ -23,6 +23,55 @@ async function memoryDatabase(): Promise<Client> {
   return client;
 }
 
+const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
+/** Mostly hits within one window, sometimes a jump over a window or a ban. */
+const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
+
+interface Limits {
+  perMinute: number;
+  perShort: number;
+  threshold: number;
+  banSeconds: number;
+}
+
+function limitsArbitrary(maxPerMinute: number, maxPerShort: number, maxThreshold: number, minBanSeconds: number): fc.Arbitrary<Limits> {
+  return fc.record({
+    perMinute: fc.integer({ min: 0, max: maxPerMinute }),
+    perShort: fc.integer({ min: 0, max: maxPerShort }),
+    threshold: fc.integer({ min: 0, max: maxThreshold }),
+    banSeconds: fc.integer({ min: minBanSeconds, max: 200 }),
+  });
+}
+
+/**
+ * A fresh libSQL limiter, fed each burst's hits at once (they may share a statement), decides
+ * exactly as the memory limiter fed the same hits one by one.
+ */
+async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; advanceMs: number }[]): Promise<void> {
+  // A 5-minute second window, so that it too resets within a run.
+  const windows: WindowSpec[] = [
+    { name: "minute", limit: limits.perMinute, seconds: 60 },
+    { name: "five-minutes", limit: limits.perShort, seconds: 300 },
+  ];
+  const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+  const database = await memoryDatabase();
+  try {
+    const sql = libsqlLimiter({ client: database });
+    const memory = memoryLimiter();
+    let now = T0 + 17;
+    for (const { buckets, advanceMs } of bursts) {
+      now += advanceMs;
+      const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
+      const together = await Promise.all(inputs.map((input) => sql.hit(input)));
+      const oneByOne = [];
+      for (const input of inputs) oneByOne.push(await memory.hit(input));
+      expect(together).toStrictEqual(oneByOne);
+    }
+  } finally {
+    database.close();
+  }
+}
+
 describe("libsqlLimiter", () => {
   let client: Client;
   beforeEach(async () => {
@@ -31,80 +80,17 @@ describe("libsqlLimiter", () => {
   afterEach(() => client.close());
 
   it("decides every sequence of hits exactly as the memory limiter does", async () => {
-    const hitArbitrary = fc.record({
-      bucket: fc.constantFrom("key:a", "key:b", "ip:203.0.113.7"),
-      // Mostly hits within one window, sometimes a jump over a window or a ban.
-      advanceMs: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 })),
-    });
+    const hit = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
     await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 0, max: 5 }),
-        fc.integer({ min: 0, max: 12 }),
-        fc.integer({ min: 0, max: 4 }),
-        fc.integer({ min: 1, max: 200 }),
-        fc.array(hitArbitrary, { minLength: 1, maxLength: 60 }),
-        async (perMinute, perShort, threshold, banSeconds, hits) => {
-          // A 5-minute second window, so that it too resets within a run.
-          const windows: WindowSpec[] = [
-            { name: "minute", limit: perMinute, seconds: 60 },
-            { name: "five-minutes", limit: perShort, seconds: 300 },
-          ];
-          const ban = { threshold, seconds: banSeconds };
-          const database = await memoryDatabase();
-          try {
-            const sql = libsqlLimiter({ client: database });
-            const memory = memoryLimiter();
-            let now = T0 + 17;
-            for (const { bucket, advanceMs } of hits) {
-              now += advanceMs;
-              const input = { bucket, windows, ban, now };
-              expect(await sql.hit(input)).toStrictEqual(await memory.hit(input));
-            }
-          } finally {
-            database.close();
-          }
-        },
-      ),
+      fc.asyncProperty(limitsArbitrary(5, 12, 4, 1), fc.array(hit, { minLength: 1, maxLength: 60 }), decidesAsMemory),
       { numRuns: 150 },
     );
   });
 
   it("decides hits fired at once, which share one statement, exactly as the memory limiter decides them one by one", async () => {
-    const burstArbitrary = fc.record({
-      buckets: fc.array(fc.constantFrom("key:a", "key:b", "ip:203.0.113.7"), { minLength: 1, maxLength: 40 }),
-      advanceMs: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 })),
-    });
+    const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 40 }), advanceMs: ADVANCE });
     await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 0, max: 12 }),
-        fc.integer({ min: 0, max: 30 }),
-        fc.integer({ min: 0, max: 6 }),
-        fc.integer({ min: 0, max: 200 }),
-        fc.array(burstArbitrary, { minLength: 1, maxLength: 12 }),
-        async (perMinute, perShort, threshold, banSeconds, bursts) => {
-          const windows: WindowSpec[] = [
-            { name: "minute", limit: perMinute, seconds: 60 },
-            { name: "five-minutes", limit: perShort, seconds: 300 },
-          ];
-          const ban = { threshold, seconds: banSeconds };
-          const database = await memoryDatabase();
-          try {
-            const sql = libsqlLimiter({ client: database });
-            const memory = memoryLimiter();
-            let now = T0 + 17;
-            for (const { buckets, advanceMs } of bursts) {
-              now += advanceMs;
-              const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
-              const together = await Promise.all(inputs.map((input) => sql.hit(input)));
-              const oneByOne = [];
-              for (const input of inputs) oneByOne.push(await memory.hit(input));
-              expect(together).toStrictEqual(oneByOne);
-            }
-          } finally {
-            database.close();
-          }
-        },
-      ),
+      fc.asyncProperty(limitsArbitrary(12, 30, 6, 0), fc.array(burst, { minLength: 1, maxLength: 12 }), decidesAsMemory),
       { numRuns: 150 },
     );
   });
