@@ -25,7 +25,6 @@ const INSERT_PETS = Array.from(
   { length: MAX_PETS_PER_INSERT + 1 },
   (_, rows) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`,
 );
-const insertPets = (rows: number) => INSERT_PETS[rows]!;
 
 /** Creates that wait for the same write batch, inserted by one statement. */
 interface CreateGroup {
@@ -118,10 +117,10 @@ export function libsqlStore(options: { client: Client }): PetStore {
       if (db.inProcess && group?.batch === batch && group.waiting.length < MAX_PETS_PER_INSERT) {
         // Bound when the batch runs (see Database.write): one more row.
         group.statement.args.push(...values);
-        group.statement.sql = insertPets(group.waiting.push({ resolve, reject }));
+        group.statement.sql = INSERT_PETS[group.waiting.push({ resolve, reject })]!;
         return;
       }
-      const created: CreateGroup = { statement: { sql: insertPets(1), args: values }, batch, waiting: [{ resolve, reject }] };
+      const created: CreateGroup = { statement: { sql: INSERT_PETS[1]!, args: values }, batch, waiting: [{ resolve, reject }] };
       openCreates = created;
       db.write([created.statement]).then(
         ([inserted]) => {
