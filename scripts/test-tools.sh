@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The Debian tools the test suites drive (`npm test` runs this first). Missing ones are
+# installed with apt-get when we are root; otherwise one line names the packages and exits 1.
+set -euo pipefail
+
+# command -> Debian package that provides it
+declare -A tools=(
+  [chromium]=chromium              # test/e2e/docs-browser.test.ts
+  [sqlite3]=sqlite3                # the lock and fault suites open the database from outside
+  [python3]=python3                # ... and so does Python's sqlite3 module
+)
+
+missing=()
+for command in "${!tools[@]}"; do
+  command -v "$command" >/dev/null 2>&1 || missing+=("${tools[$command]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test-tools: installing ${missing[*]} (Debian packages the tests need)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "test-tools: the tests need these Debian packages: ${missing[*]} (sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
