@@ -1,3 +1,4 @@
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,50 +6,66 @@ import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { walSyncOf } from "./_wal-sync.js";
 
-describe("walSyncOf", () => {
+/** The POSIX locks this process holds on `path`, from Linux's /proc/locks. */
+function locksOn(path: string): string[] {
+  const inode = statSync(path).ino;
+  return readFileSync("/proc/locks", "utf8")
+    .split("\n")
+    .filter((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields[4] === String(process.pid) && fields[5]?.split(":")[2] === String(inode);
+    });
+}
+
+describe.runIf(process.platform === "linux")("walSyncOf", () => {
   let dir: string;
+  let path: string;
+  let connection: NativeDatabase.Database;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "petstore-wal-"));
+    path = join(dir, "test.db");
+    connection = new NativeDatabase(path);
+    connection.exec("PRAGMA journal_mode = WAL");
+    connection.exec("CREATE TABLE t (x)");
   });
   afterEach(async () => {
+    connection.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("fsyncs the WAL file of a database in WAL mode", async () => {
-    const path = join(dir, "test.db");
-    const connection = new NativeDatabase(path);
+  it("leaves SQLite's lock on the database file in place through fsyncs, reopen and close", async () => {
+    // In WAL mode a connection holds a shared lock on the database file while it is open: it
+    // is how other processes know they are not the last one.
+    const held = locksOn(path);
+    expect(held).toHaveLength(1);
+    const walSync = walSyncOf(path)!;
+    await walSync.sync();
+    walSync.reopen();
+    connection.exec("INSERT INTO t VALUES (1)");
+    await walSync.sync();
+    walSync.close();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(locksOn(path)).toEqual(held);
+  });
+
+  it("opens the WAL at the first fsync when a new database has none yet, and never creates it", async () => {
+    const other = join(dir, "new.db");
+    const fresh = new NativeDatabase(other);
     try {
-      connection.exec("PRAGMA journal_mode = WAL");
-      connection.exec("CREATE TABLE t (x)");
-      const walSync = walSyncOf(path);
-      expect(walSync).toBeDefined();
-      await expect(walSync!.sync()).resolves.toBeUndefined();
-      // A new descriptor after reopen; the old one is closed once its fsync is done.
-      const running = walSync!.sync();
-      walSync!.reopen();
-      await expect(running).resolves.toBeUndefined();
-      await expect(walSync!.sync()).resolves.toBeUndefined();
+      fresh.exec("PRAGMA journal_mode = WAL");
+      const walSync = walSyncOf(other)!;
+      expect(() => statSync(`${other}-wal`)).toThrow(/ENOENT/);
+      fresh.exec("CREATE TABLE t (x)");
+      await walSync.sync();
+      walSync.close();
     } finally {
-      connection.close();
+      fresh.close();
     }
   });
 
-  it("opens the WAL file only at the first fsync: a new database has none before its first commit", async () => {
-    const path = join(dir, "new.db");
-    const connection = new NativeDatabase(path);
-    try {
-      const walSync = walSyncOf(path);
-      expect(walSync).toBeDefined();
-      connection.exec("PRAGMA journal_mode = WAL");
-      connection.exec("CREATE TABLE t (x)");
-      await expect(walSync!.sync()).resolves.toBeUndefined();
-      walSync!.close();
-    } finally {
-      connection.close();
-    }
-  });
-
-  it("is undefined when this process cannot open the database file, so commits fsync themselves", async () => {
-    expect(walSyncOf(join(dir, "missing.db"))).toBeUndefined();
+  it("is undefined when this process cannot open the WAL, so that commits fsync themselves", () => {
+    const other = join(dir, "odd.db");
+    mkdirSync(`${other}-wal`);
+    expect(walSyncOf(other)).toBeUndefined();
   });
 });

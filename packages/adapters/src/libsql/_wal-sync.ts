@@ -11,21 +11,31 @@ function closeQuietly(fd: number): void {
 
 /**
  * fsync of a database's WAL file on a worker thread (see `WalSync`), through one descriptor
- * kept open (opening the file for each fsync cost more than the fsync), or undefined when this
- * process cannot open the database's files itself: under Deno the native addon opens the
- * database outside the permission sandbox, but this would need `--allow-read` and
- * `--allow-write`. The commits then fsync on the event loop instead, as durable and slower.
- * The WAL file is opened at the first fsync: a new database has none until its first commit.
+ * kept open (opening the file for each fsync cost more than the fsync).
+ *
+ * Only the WAL file is ever opened here, never the database file: POSIX advisory locks
+ * belong to the process, and closing ANY descriptor of a file drops all of them ("How To
+ * Corrupt An SQLite Database File", 2.2). Without its lock on the database file, the driver
+ * looks absent to other processes: the next one to close the database thinks it was the last,
+ * checkpoints and deletes the WAL this process still writes to. SQLite locks the database
+ * and `-shm` files, never the WAL, so a descriptor of ours on the WAL releases nothing.
+ *
+ * For a database in WAL mode (the caller's to ensure); a new one has no WAL file before its
+ * first commit, so the file is opened at the first fsync. Undefined when this process may not
+ * open the WAL itself (under Deno the native addon opens the database outside the permission
+ * sandbox, but this would need `--allow-read` and `--allow-write`): the commits then fsync on
+ * the event loop, as durable and slower.
  */
 export function walSyncOf(databasePath: string): WalSync | undefined {
   const wal = `${databasePath}-wal`;
-  try {
-    // Read and write, as the WAL will be opened: Windows flushes only a writable handle.
-    closeSync(openSync(databasePath, "r+"));
-  } catch {
-    return undefined;
-  }
   let fd: number | undefined;
+  try {
+    // Read and write, as SQLite opens it: Windows flushes only a writable handle. "r+" never
+    // creates the file.
+    fd = openSync(wal, "r+");
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ENOENT") return undefined;
+  }
   /** The fsync running, if any: a descriptor is closed only once it is done with. */
   let running: Promise<void> = Promise.resolve();
   const retire = () => {
@@ -36,6 +46,7 @@ export function walSyncOf(databasePath: string): WalSync | undefined {
   return {
     sync() {
       running = new Promise<void>((resolve, reject) => {
+        // After `reopen`, the WAL at the path is the one the new connection writes to.
         fd ??= openSync(wal, "r+");
         fsync(fd, (error) => (error ? reject(error) : resolve()));
       });

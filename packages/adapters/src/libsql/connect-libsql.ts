@@ -37,13 +37,15 @@ export async function connectLibsql(options: {
       // WAL lets readers work while one process writes, and is stored in the file, so one
       // statement covers every connection. `synchronous` stays FULL (the default): a 201 is
       // only sent for a write that survives a power cut (see WriteOptions for the one exception).
-      await database(client).execute("PRAGMA journal_mode = WAL");
+      const mode = (await database(client).execute("PRAGMA journal_mode = WAL")).rows[0]?.journal_mode;
       // The file exactly as the client resolved the URL (relative paths, `file:///`, escapes);
       // none for a temporary database (`file:`), which no second connection could share.
       const { rows } = await client.execute("PRAGMA database_list");
       const path = rows.find((row) => row.name === "main")?.file;
       if (typeof path === "string" && path !== "") {
-        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), walSyncOf(path));
+        // A database SQLite could not put in WAL mode (a file system without shared memory)
+        // has no WAL to fsync: its commits fsync themselves.
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), mode === "wal" ? walSyncOf(path) : undefined);
       }
     } catch (error) {
       client.close();
