@@ -8,6 +8,8 @@ declare -A tools=(
   [chromium]=chromium              # test/e2e/docs-browser.test.ts
   [sqlite3]=sqlite3                # the lock and fault suites open the database from outside
   [python3]=python3                # ... and so does Python's sqlite3 module
+  [chattr]=e2fsprogs               # test/faults: read-only database files
+  [mount]=mount                    # test/faults: a small tmpfs for the full disk
 )
 
 missing=()

@@ -110,11 +110,31 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     expect(body.message).not.toContain("locked");
   });
 
-  it("answers 503 when the limiter's storage is unavailable", async () => {
+  it("answers 503 when the limiter's storage is unavailable, with the caller's limit, nothing remaining and a reset after Retry-After", async () => {
     world.adapters.limiter.hit = async () => {
       throw new StorageUnavailableError();
     };
-    await errorBody(await world.call("GET", "/v1/pets", { key }), 503, "service_unavailable");
+    const limited = await world.key({ plan: "pro" });
+    const response = await world.call("GET", "/v1/pets", { key: limited });
+    await errorBody(response, 503, "service_unavailable");
+    const retryAfter = Number(response.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(response.headers.get("x-ratelimit-limit")).toBe("300");
+    expect(response.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(Number(response.headers.get("x-ratelimit-reset"))).toBeGreaterThanOrEqual(Math.ceil(world.clock.now / 1000) + retryAfter);
+    expect(response.headers.get("ratelimit")).toBe(`"minute";r=0;t=${retryAfter}`);
+    expect(response.headers.get("ratelimit-policy")).toBe('"minute";q=300;w=60, "day";q=10000;w=86400');
+  });
+
+  it("answers 503 when the key lookup's storage is unavailable, with the anonymous bucket's limit", async () => {
+    world.adapters.keys.findByHash = async () => {
+      throw new StorageUnavailableError();
+    };
+    const response = await world.call("GET", "/v1/pets", { key });
+    await errorBody(response, 503, "service_unavailable");
+    expect(response.headers.get("x-ratelimit-limit")).toBe("60");
+    expect(response.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(Number(response.headers.get("x-ratelimit-reset"))).toBeGreaterThan(world.clock.now / 1000);
   });
 
   it("reports every answer to onResponse with its request id and, for an authenticated caller, the key's id only", async () => {

@@ -19,6 +19,7 @@ describe("public API", () => {
 
   it("@petstore/adapters/libsql exports exactly these names", async () => {
     expect(await exportedNames("@petstore/adapters/libsql")).toEqual([
+      "checkLibsql",
       "connectLibsql",
       "libsqlAdapters",
       "libsqlIdempotency",

@@ -3,8 +3,8 @@ import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUN
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
-import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, addRateLimitHeaders } from "./pipeline/rate-limit.js";
-import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+import { addRateLimitHeaders, addUndecidedRateLimitHeaders, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./pipeline/rate-limit.js";
+import type { ApiKeyRecord, ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 import { allowedMethods, routeMatcher } from "./routes.js";
 
 export interface PetstoreOptions {
@@ -135,14 +135,15 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const now = clock();
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
-      // Every answer's headers. The rate-limit ones are missing only when storage failed
-      // before the limiter decided (the key lookup or the limiter itself): no numbers to report.
+      // Every answer's headers, the rate-limit ones once the limiter decided.
       const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
       let response: Response;
       let keyId: string | undefined;
       let client: string | undefined;
+      let caller: ApiKeyRecord | undefined;
       try {
         const identity = await identify(request, now);
+        caller = identity.caller;
         keyId = identity.caller?.id;
         let bucket: string;
         if (identity.caller) bucket = `key:${identity.caller.id}`;
@@ -157,6 +158,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       } catch (thrown) {
         const error = toApiError(thrown);
         if (error.code === "internal_error") onError(thrown, requestId);
+        // Storage failed before the limiter decided (the key lookup or the limiter itself).
+        if (!("X-RateLimit-Limit" in headers)) addUndecidedRateLimitHeaders(headers, limitsOf(caller), now, ietf, error.headers?.["Retry-After"]);
         response = toErrorResponse(error, headers);
       }
       if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });

@@ -1,13 +1,13 @@
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import type { DbConfig } from "./commands/_options.js";
 
-/** The four ports over one database, a liveness check, and the way to close it. */
+/** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
-  /** Resolves when the database answers. */
-  ping(): Promise<void>;
+  /** Resolves when the database takes reads and writes now; rejects with the reason. */
+  check(): Promise<void>;
   close(): void;
 }
 
@@ -18,7 +18,7 @@ export interface Storage {
  * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig): Promise<Storage> {
-  if (db.url === ":memory:") return { adapters: memoryAdapters(), ping: async () => {}, close: () => {} };
+  if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
   const client = await connectLibsql(db);
   try {
     await migrate(client);
@@ -28,11 +28,7 @@ export async function openStorage(db: DbConfig): Promise<Storage> {
   }
   return {
     adapters: libsqlAdapters({ client }),
-    // Reads the schema page, so a database file that is gone or unreadable fails the check
-    // (`SELECT 1` alone never touches the file).
-    ping: async () => {
-      await client.execute("SELECT count(*) FROM sqlite_master");
-    },
+    check: () => checkLibsql(client),
     close: () => client.close(),
   };
 }

@@ -1,12 +1,13 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { issueApiKey } from "@petstore/core";
+import { issueApiKey, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { health } from "./health.js";
 import { serverFetch } from "./server-fetch.js";
 
-async function setup(ping: () => Promise<void> = async () => {}) {
+async function setup(check: () => Promise<void> = async () => {}, clock = { now: 1_000_000 }) {
   const adapters = memoryAdapters();
   const lines: Record<string, unknown>[] = [];
-  const fetch = serverFetch({ api: adapters, basePath: "/v1", ping, log: (line) => lines.push(JSON.parse(line)) });
+  const fetch = serverFetch({ api: adapters, basePath: "/v1", health: health(check, () => clock.now), log: (line) => lines.push(JSON.parse(line)) });
   const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
   const call = (path: string, init: RequestInit = {}, client: string | undefined = "127.0.0.1") =>
     fetch(new Request(`http://petstore.test${path}`, init), () => client);
@@ -29,14 +30,30 @@ describe("the server's request path", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("answers /healthz with 503 when storage fails", async () => {
+  it("answers /healthz with 503 and the reason when the storage check fails", async () => {
     const { call } = await setup(async () => {
-      throw new Error("SQLITE_CANTOPEN");
+      throw new StorageUnavailableError("the database is read-only");
     });
     const response = await call("/healthz");
     expect(response.status).toBe(503);
-    expect(await response.json()).toEqual({ code: "service_unavailable", message: "Storage is not answering", status: 503 });
+    expect(await response.json()).toEqual({ status: "unavailable", reason: "the database is read-only" });
     expect(response.headers.get("retry-after")).toBe("1");
+    expect(response.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("answers /healthz with 503 for 5 s after a request met a storage failure, though the check passes", async () => {
+    const clock = { now: 1_000_000 };
+    const { adapters, call, key } = await setup(async () => {}, clock);
+    adapters.store.listPets = async () => {
+      throw new StorageUnavailableError("the disk is full");
+    };
+    expect((await call("/v1/pets", { headers: { authorization: `Bearer ${key}` } })).status).toBe(503);
+    clock.now += 4_900;
+    const during = await call("/healthz");
+    expect(during.status).toBe(503);
+    expect(await during.json()).toEqual({ status: "unavailable", reason: "a request met a storage failure 4.9 s ago" });
+    clock.now += 100;
+    expect((await call("/healthz")).status).toBe(200);
   });
 
   it("answers /healthz with 503 after 2 s when storage hangs", async () => {
@@ -49,7 +66,9 @@ describe("the server's request path", () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(settled).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
-    expect((await pending).status).toBe(503);
+    const answer = await pending;
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toEqual({ status: "unavailable", reason: "storage did not answer within 2 s" });
   });
 
   it("refuses other methods on /healthz with 405 and Allow", async () => {

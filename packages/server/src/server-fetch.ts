@@ -1,6 +1,6 @@
 import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
-import { outcomeWithin } from "./_outcome-within.js";
 import { docs } from "./docs.js";
+import type { Health } from "./health.js";
 import type { ServerFetch } from "./serve.js";
 
 export interface ServerFetchOptions {
@@ -8,21 +8,19 @@ export interface ServerFetchOptions {
   api: Omit<PetstoreOptions, "basePath" | "onResponse">;
   /** Where the API is mounted; every other path but `/healthz` and `/docs` is a 404. */
   basePath: string;
-  /** Resolves when storage answers a trivial query, rejects (or hangs) when it does not. */
-  ping: () => Promise<void>;
+  /** What `/healthz` answers; told of every storage failure a request meets. */
+  health: Health;
   /** Receives one JSON access-log line per request. */
   log: (line: string) => void;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-/** A health check that has not answered by then reports the storage as down. */
-const PING_TIMEOUT_MS = 2_000;
 
 /** `/healthz`, `/docs` and the 404 for paths outside the API: the same headers as the API's answers. */
 async function answerOutside(
   request: Request,
   pathname: string,
-  ping: () => Promise<void>,
+  health: Health,
   reference: (pathname: string) => Response | undefined,
 ): Promise<Response> {
   let response: Response;
@@ -35,12 +33,10 @@ async function answerOutside(
     );
   } else if (page !== undefined) {
     response = page;
-  } else if ((await outcomeWithin(ping(), PING_TIMEOUT_MS)) === "fulfilled") {
-    response = new Response(JSON.stringify({ status: "ok" }), { headers: { "Content-Type": "application/json" } });
   } else {
-    response = toErrorResponse(
-      new ApiError("service_unavailable", "Storage is not answering", undefined, { "Retry-After": "1" }),
-    );
+    const problem = await health.problem();
+    const [status, body] = problem === undefined ? [200, { status: "ok" }] : [503, { status: "unavailable", reason: problem }];
+    response = new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...(problem && { "Retry-After": "1" }) } });
   }
   const incomingId = request.headers.get("x-request-id");
   response.headers.set("Cache-Control", "no-store");
@@ -63,12 +59,12 @@ function isoClock(): () => string {
 
 /**
  * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
- * (no auth: 200 when storage answers, else 503), the API reference at `GET /docs` (no auth),
+ * (no auth: 200 when the API can serve reads and writes now, else 503 with the reason), the API reference at `GET /docs` (no auth),
  * a 404 elsewhere, and one access-log line per request (never key material: the key's id at
  * most).
  */
 export function serverFetch(options: ServerFetchOptions): ServerFetch {
-  const { basePath, ping, log } = options;
+  const { basePath, health, log } = options;
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
   const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
@@ -86,10 +82,17 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     log(JSON.stringify(line));
   };
   // The API's answers are logged from its own hook, which knows the key's id and the request id.
-  const petstore = createPetstore({ ...options.api, basePath, onResponse: (event) => logAnswer(event.request, pathnameOf(event.request.url), event) });
+  const petstore = createPetstore({
+    ...options.api,
+    basePath,
+    onResponse: (event) => {
+      if (event.response.status === 503) health.storageFailed();
+      logAnswer(event.request, pathnameOf(event.request.url), event);
+    },
+  });
   async function outside(request: Request, pathname: string, socketAddress: () => string | undefined): Promise<Response> {
     const started = performance.now();
-    const response = await answerOutside(request, pathname, ping, reference);
+    const response = await answerOutside(request, pathname, health, reference);
     const requestId = response.headers.get("x-request-id")!;
     const clientAddress = socketAddress();
     logAnswer(request, pathname, { response, requestId, durationMs: performance.now() - started, ...(clientAddress === undefined ? {} : { clientAddress }) });

@@ -41,17 +41,34 @@ const UNAVAILABLE_CODES = new Set([
 /** Socket errors a remote client can surface without wrapping them in a `LibsqlError`. */
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
 
-function isUnavailable(error: unknown): boolean {
+/** What an operator reads (in `/healthz`, in logs) for the codes that say why. */
+const REASONS: Record<string, string> = {
+  SQLITE_BUSY: "the database is locked by another connection",
+  SQLITE_LOCKED: "the database is locked by another connection",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_FULL: "the disk is full",
+  SQLITE_IOERR: "the database file could not be read or written",
+  SQLITE_CANTOPEN: "the database file cannot be opened",
+  SQLITE_PERM: "the database file may not be written",
+};
+
+/**
+ * Why storage cannot be used right now, in a few words, when `error` means that rather than
+ * "this statement is wrong"; undefined otherwise.
+ */
+function unavailableReason(error: unknown): string | undefined {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    // TimeoutError: `connectLibsql`'s deadline on a remote answer ran out mid-response.
-    if (cause instanceof StorageUnavailableError || cause.name === "TimeoutError") return true;
+    if (cause instanceof StorageUnavailableError) return cause.message;
+    // `connectLibsql`'s deadline on a remote answer ran out mid-response.
+    if (cause.name === "TimeoutError") return "the libSQL server did not answer in time";
     const code = (cause as { code?: unknown }).code;
     if (typeof code !== "string") continue;
     // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT...) share their base code's meaning.
     const base = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
-    if (UNAVAILABLE_CODES.has(base) || NETWORK_CODES.has(code)) return true;
+    if (UNAVAILABLE_CODES.has(base)) return REASONS[base] ?? `the database is unavailable (${code})`;
+    if (NETWORK_CODES.has(code)) return `the libSQL server is unreachable (${code})`;
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -108,11 +125,13 @@ export function database(client: Client): Database {
     try {
       return await run();
     } catch (error) {
-      if (!isUnavailable(error)) throw error;
+      if (error instanceof StorageUnavailableError) throw error;
+      const reason = unavailableReason(error);
+      if (reason === undefined) throw error;
       // A local connection opened while the file was read-only stays read-only after the file
       // becomes writable again: reopening the connections lets the next request recover.
       if (client.protocol === "file" && /^SQLITE_READONLY/.test(String((error as { code?: unknown }).code))) await client.reconnect();
-      throw new StorageUnavailableError("The database is unavailable", { cause: error });
+      throw new StorageUnavailableError(reason, { cause: error });
     }
   }
   if (local) {

@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { StorageUnavailableError } from "@petstore/core";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fileIdentityOf } from "./_file-identity.js";
 import { localDatabase } from "./_local-database.js";
 
 /** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
@@ -245,5 +247,19 @@ describe("localDatabase", () => {
     db.close();
     await expect(db.execute("SELECT 1")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
     await expect(db.write([insert("late")])).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+  });
+
+  it("answers no write into a database file, WAL or shm that is no longer at its path, and serves again once it is back", async () => {
+    const db = localDatabase(() => open(), { files: fileIdentityOf(path)! });
+    await db.write([insert("before")]);
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+      await rename(file, `${file}.moved`);
+      await expect(db.write([insert(`while ${file} is away`)])).rejects.toThrow(/removed or replaced while open/);
+      await rename(`${file}.moved`, file);
+      await db.write([insert(`after ${file} is back`)]);
+    }
+    await writeFile(`${path}.other`, "");
+    await rename(`${path}.other`, path);
+    await expect(db.write([insert("into a replaced file")])).rejects.toBeInstanceOf(StorageUnavailableError);
   });
 });

@@ -1,4 +1,6 @@
+import { StorageUnavailableError } from "@petstore/core";
 import type NativeDatabase from "libsql";
+import type { FileIdentity } from "./_file-identity.js";
 import type { Database, Result, Row, Statement, WriteOptions } from "./_database.js";
 
 type Connection = NativeDatabase.Database;
@@ -40,6 +42,8 @@ export interface LocalDatabaseOptions {
   clock?: () => number;
   /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
   walSync?: WalSync;
+  /** Checked after every commit: a write into a file that is no longer at its path fails (a 503). */
+  files?: FileIdentity;
 }
 
 /** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
@@ -83,6 +87,7 @@ function closedError(): Error {
 export function localDatabase(connect: () => Connection, options: LocalDatabaseOptions = {}): LocalDatabase {
   const clock = options.clock ?? Date.now;
   const walSync = options.walSync;
+  const files = options.files;
   let connection: Connection | undefined;
   let prepared = new Map<string, Prepared>();
   let queue: Unit[] = [];
@@ -136,6 +141,8 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
   function open(): Connection {
     if (closed) throw closedError();
     if (!connection?.open) {
+      const moved = files?.reopening();
+      if (moved !== undefined) throw new StorageUnavailableError(moved);
       connection = connect();
       walSync?.reopen();
       prepared = new Map();
@@ -257,9 +264,12 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
       for (const unit of units) outcomes.push(runUnit(db, unit));
       control("COMMIT");
       if (fsync) syncedAt = now;
+      // Committed, but into a file nobody will open again: not a write to acknowledge.
+      const moved = files?.changed();
+      if (moved !== undefined) throw new StorageUnavailableError(moved);
     } catch (error) {
-      // Nothing of this batch was committed: every caller hears the error (a 503 when the
-      // database is locked, full or unwritable), none a result.
+      // Nothing of this batch was committed, or only into a removed file: every caller hears
+      // the error (a 503 when the database is locked, full, unwritable or gone), none a result.
       rollback();
       for (const unit of units) unit.reject(error);
       return;

@@ -3,7 +3,8 @@ import { ConnectionPool, Sqlite3Client } from "@libsql/client/sqlite3";
 import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { attachLocalDatabase, database } from "./_database.js";
-import { localDatabase, type WalSync } from "./_local-database.js";
+import { fileIdentityOf } from "./_file-identity.js";
+import { type LocalDatabaseOptions, localDatabase } from "./_local-database.js";
 import { walSyncOf } from "./_wal-sync.js";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -45,7 +46,9 @@ export async function connectLibsql(options: {
       if (typeof path === "string" && path !== "") {
         // A database SQLite could not put in WAL mode (a file system without shared memory)
         // has no WAL to fsync: its commits fsync themselves.
-        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), mode === "wal" ? walSyncOf(path) : undefined);
+        const files = fileIdentityOf(path);
+        const walSync = mode === "wal" ? walSyncOf(path) : undefined;
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), { ...(walSync && { walSync }), ...(files && { files }) });
       }
     } catch (error) {
       client.close();
@@ -65,8 +68,8 @@ export async function connectLibsql(options: {
 }
 
 /** Makes `client.close` and `client.reconnect` act on the adapters' connection as well. */
-function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database, walSync?: WalSync): void {
-  const local = localDatabase(connect, walSync ? { walSync } : {});
+function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database, options: LocalDatabaseOptions = {}): void {
+  const local = localDatabase(connect, options);
   const close = client.close.bind(client);
   const reconnect = client.reconnect.bind(client);
   client.close = () => {

@@ -13,7 +13,7 @@ describe("migrate", () => {
       await store.createPet({ name: "Rex", categoryId: 1 });
       await migrate(database.client);
       await migrate(database.client);
-      expect(await versions(database.client)).toEqual([1, 2, 3]);
+      expect(await versions(database.client)).toEqual([1, 2, 3, 4]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
       await database.close();
@@ -28,7 +28,7 @@ describe("migrate", () => {
       const clients = await Promise.all(Array.from({ length: 4 }, () => connectLibsql({ url })));
       try {
         await Promise.all(clients.map((client) => migrate(client)));
-        expect(await versions(clients[0]!)).toEqual([1, 2, 3]);
+        expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4]);
         const created = await libsqlStore({ client: clients[1]! }).createPet({ name: "Rex", categoryId: 1 });
         expect(created.id).toBe(1);
       } finally {

@@ -85,6 +85,14 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE rate_limits DROP COLUMN outcome",
     ],
   },
+  {
+    version: 4,
+    name: "health probe",
+    statements: [
+      // One row that `checkLibsql` rewrites: a write that proves the database takes writes now.
+      "CREATE TABLE health_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at INTEGER NOT NULL)",
+    ],
+  },
 ];
 
 /**

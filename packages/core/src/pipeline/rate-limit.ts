@@ -94,3 +94,21 @@ export function addRateLimitHeaders(headers: Record<string, string>, decision: D
     headers["Retry-After"] = String(Math.max(1, ceilSeconds(until - now)));
   }
 }
+
+/**
+ * The rate-limit headers when the limiter could not decide (storage failed first, a 503):
+ * honest values, not invented counts. The caller's limit of the first window (the anonymous
+ * one's when no key was identified), nothing remaining, and a reset no earlier than the
+ * answer's `Retry-After` (one second when it has none).
+ */
+export function addUndecidedRateLimitHeaders(headers: Record<string, string>, limits: CallerLimits, now: number, ietf: boolean, retryAfter = "1"): void {
+  const window = limits.windows[0]!;
+  const waitSeconds = Math.max(1, Number(retryAfter) || 1);
+  headers["X-RateLimit-Limit"] = String(window.limit);
+  headers["X-RateLimit-Remaining"] = "0";
+  headers["X-RateLimit-Reset"] = String(ceilSeconds(now) + waitSeconds);
+  if (ietf) {
+    headers["RateLimit-Policy"] = limits.policy;
+    headers.RateLimit = `"${window.name}";r=0;t=${waitSeconds}`;
+  }
+}

@@ -6,6 +6,7 @@ import type { Env } from "./_command.js";
 export interface DbConfig {
   url: string;
   authToken?: string;
+  busyTimeoutMs?: number;
 }
 
 const DEFAULT_DB = "file:petstore.db";
@@ -26,8 +27,18 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (!DB_URL.test(db.value)) {
     throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST or http(s)://HOST, not '${db.value}'`);
   }
+  const config: DbConfig = { url: db.value };
   const authToken = env.PETSTORE_DB_AUTH_TOKEN;
-  return authToken ? { url: db.value, authToken } : { url: db.value };
+  if (authToken) config.authToken = authToken;
+  // How long a request waits for another process's write lock (or a remote answer) before a 503.
+  let busyTimeout: string | undefined;
+  try {
+    busyTimeout = env.PETSTORE_DB_BUSY_TIMEOUT_MS;
+  } catch {
+    // Deno throws on a variable its --allow-env does not list: then it was not given.
+  }
+  if (busyTimeout) config.busyTimeoutMs = integerSetting(busyTimeout, "PETSTORE_DB_BUSY_TIMEOUT_MS", 1, 600_000);
+  return config;
 }
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */

@@ -12,6 +12,7 @@ import {
 import { openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { serve } from "../serve.js";
+import { health } from "../health.js";
 import { serverFetch } from "../server-fetch.js";
 import { UsageError } from "../usage-error.js";
 import { VERSION } from "../version.js";
@@ -185,8 +186,8 @@ function stopRequested(): Promise<string> {
 export const serveCommand: Command = {
   spec: { name: "serve", flags: { port: "value", host: "value", db: "value", "trust-proxy": "value", dev: "switch" }, positionals: [] },
   usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--trust-proxy CIDRS] [--dev]",
-  help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database answers, else
-503). Runs the database migrations first. Logs one JSON line per request on stdout. On SIGTERM
+  help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database takes reads
+and writes now, else 503 with the reason). Refuses to start on a database it cannot write. Runs the database migrations first. Logs one JSON line per request on stdout. On SIGTERM
 or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
 the database and exits 0.
 
@@ -211,10 +212,14 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     const config = serveConfig(args, env);
     const storage = await openStorage(config.db);
     try {
+      // A server that cannot write would answer every create with a 503: refuse to start.
+      await storage.check().catch((error: unknown) => {
+        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${error instanceof Error ? error.message : String(error)}`);
+      });
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
       const api = { ...storage.adapters, trustProxy: config.trustProxy };
-      const fetch = serverFetch({ api, basePath: BASE_PATH, ping: storage.ping, log: io.out });
+      const fetch = serverFetch({ api, basePath: BASE_PATH, health: health(storage.check), log: io.out });
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch((error: unknown) => {
         throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
       });

@@ -1,0 +1,44 @@
+/** How long a storage failure that a request met keeps `/healthz` at 503. */
+const FAILURE_MEMORY_MS = 5_000;
+/** A check that has not answered by then reports storage as down. */
+const CHECK_TIMEOUT_MS = 2_000;
+
+/** Whether the API can serve reads and writes now: what `/healthz` answers. */
+export interface Health {
+  /** A request met a storage failure (the API answered 503). */
+  storageFailed(): void;
+  /** Undefined when the API can serve now; else the reason, in a few words. */
+  problem(): Promise<string | undefined>;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error && error.message !== "" ? error.message : "storage is unavailable";
+}
+
+/**
+ * Healthy when `check` (a write through the same path as the API's, see `Storage.check`)
+ * succeeds within 2 s and no request met a storage failure in the last 5 s: a disk that is
+ * full for creates but not for the check's one small row still shows.
+ */
+export function health(check: () => Promise<void>, clock: () => number = Date.now): Health {
+  let failedAt = Number.NEGATIVE_INFINITY;
+  return {
+    storageFailed() {
+      failedAt = clock();
+    },
+    async problem() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<string>((resolve) => (timer = setTimeout(resolve, CHECK_TIMEOUT_MS, `storage did not answer within ${CHECK_TIMEOUT_MS / 1000} s`)));
+      const checked = check().then(() => undefined, reasonOf);
+      try {
+        const problem = await Promise.race([checked, timeout]);
+        if (problem !== undefined) return problem;
+      } finally {
+        clearTimeout(timer);
+      }
+      const since = clock() - failedAt;
+      if (since < FAILURE_MEMORY_MS) return `a request met a storage failure ${(since / 1000).toFixed(1)} s ago`;
+      return undefined;
+    },
+  };
+}
