@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Client, createClient } from "@libsql/client";
 import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import {
@@ -33,11 +34,22 @@ export interface AdapterKit {
 
 export const ADAPTER_KITS: AdapterKit[] = [
   { name: "memory", open: async () => ({ adapters: memoryAdapters(), close: async () => {} }) },
-  {
-    name: "libsql file",
+  libsqlKit("libsql file", (url) => connectLibsql({ url })),
+  // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
+  libsqlKit("libsql plain client", async (url) => {
+    const client = createClient({ url, timeout: 5_000 });
+    await client.execute("PRAGMA journal_mode = WAL");
+    return client;
+  }),
+];
+
+/** A migrated libSQL database file in its own temporary directory, through `connect`. */
+function libsqlKit(name: string, connect: (url: string) => Promise<Client>): AdapterKit {
+  return {
+    name,
     open: async () => {
       const dir = await mkdtemp(join(tmpdir(), "petstore-conformance-"));
-      const client = await connectLibsql({ url: `file:${join(dir, "petstore.db")}` });
+      const client = await connect(`file:${join(dir, "petstore.db")}`);
       await migrate(client);
       return {
         adapters: libsqlAdapters({ client }),
@@ -47,8 +59,8 @@ export const ADAPTER_KITS: AdapterKit[] = [
         },
       };
     },
-  },
-];
+  };
+}
 
 /** 2026-11-21 12:00:10 UTC: 50 s before the minute window resets. */
 export const T0 = Date.UTC(2026, 10, 21, 12, 0, 10);

@@ -4,13 +4,15 @@
  * start file, then fires all its creates at once and prints what came back as one JSON line.
  */
 import { existsSync } from "node:fs";
+import { createClient } from "@libsql/client";
 import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { createPetstore } from "@petstore/core";
 
-const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE } = process.env;
+const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE, PLAIN_CLIENT } = process.env;
 if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
 
-const client = await connectLibsql({ url: DB_URL });
+// PLAIN_CLIENT: as a remote URL gets it, a plain client without the local fast path.
+const client = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : await connectLibsql({ url: DB_URL });
 await migrate(client);
 process.stdout.write("ready\n");
 

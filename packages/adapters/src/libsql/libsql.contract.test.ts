@@ -3,9 +3,13 @@ import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterCont
 import { tempDatabase } from "./_temp-database.js";
 import { connectLibsql, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
 
-/** A fresh migrated database per test: a file in its own temporary directory, or `:memory:`. */
+/**
+ * A fresh migrated database per test: a file in its own temporary directory (through
+ * `connectLibsql`'s local fast path, or a plain client as a remote URL gets), or `:memory:`.
+ */
 const databases = {
-  file: tempDatabase,
+  file: () => tempDatabase(),
+  "plain client": () => tempDatabase({ plain: true }),
   memory: async () => {
     const client = await connectLibsql({ url: ":memory:" });
     await migrate(client);
