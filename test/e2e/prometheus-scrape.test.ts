@@ -91,6 +91,9 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     expect(await totals(base, 'petstore_unauthorized_total{job="petstore"}', "job")).toEqual({ petstore: 2 });
     expect(await totals(base, 'sum by (route) (petstore_http_request_duration_seconds_count{job="petstore"})', "route")).toEqual({ "/v1/pets": 10, other: 1 });
     expect(await totals(base, 'up{job="petstore"}', "job")).toEqual({ petstore: 1 });
+    // Every admitted or refused request was counted by a limiter write: at least one batch committed.
+    const batches = await totals(base, 'petstore_libsql_commit_seconds_count{job="petstore"}', "job");
+    expect(batches.petstore).toBeGreaterThanOrEqual(1);
     expect(await totals(base, 'petstore_build_info{job="petstore"}', "version")).toEqual({ "1.0.0": 1 });
 
     expect(await stopProcess(prometheus, "SIGTERM")).toEqual({ code: 0, signal: null });

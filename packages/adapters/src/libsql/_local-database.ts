@@ -40,6 +40,14 @@ export interface LocalDatabaseOptions {
   clock?: () => number;
   /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
   walSync?: WalSync;
+  /** Told of every committed batch and every WAL fsync, for metrics; must not throw. */
+  observer?: StorageObserver;
+}
+
+/** What a local database reports for metrics: batch sizes, commit and fsync times (ms). */
+export interface StorageObserver {
+  onBatch?(batch: { units: number; commitMs: number }): void;
+  onFsync?(ms: number): void;
 }
 
 /** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
@@ -108,9 +116,11 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     const waiting = awaitingSync;
     awaitingSync = [];
     const started = clock();
+    const began = performance.now();
     walSync.sync().then(
       () => {
         syncedAt = started;
+        options.observer?.onFsync?.(performance.now() - began);
         for (const settle of waiting) settle(syncFailure);
       },
       (error: unknown) => {
@@ -246,6 +256,7 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     const due = units.some((unit) => unit.fsync) || now - syncedAt >= MAX_UNSYNCED_MS;
     // With walSync the fsync runs after the commit, beside the event loop.
     const fsync = due && !walSync;
+    const began = performance.now();
     try {
       const db = open();
       const wanted = fsync ? "FULL" : "NORMAL";
@@ -257,6 +268,7 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
       for (const unit of units) outcomes.push(runUnit(db, unit));
       control("COMMIT");
       if (fsync) syncedAt = now;
+      options.observer?.onBatch?.({ units: units.length, commitMs: performance.now() - began });
     } catch (error) {
       // Nothing of this batch was committed: every caller hears the error (a 503 when the
       // database is locked, full or unwritable), none a result.

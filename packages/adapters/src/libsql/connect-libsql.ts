@@ -3,7 +3,7 @@ import { ConnectionPool, Sqlite3Client } from "@libsql/client/sqlite3";
 import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { attachLocalDatabase, database } from "./_database.js";
-import { localDatabase, type WalSync } from "./_local-database.js";
+import { localDatabase, type StorageObserver, type WalSync } from "./_local-database.js";
 import { walSyncOf } from "./_wal-sync.js";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -25,6 +25,8 @@ export async function connectLibsql(options: {
    * file, for another connection's write lock; on a remote server, for the answer. Default 5000.
    */
   busyTimeoutMs?: number;
+  /** A local file's group commits and WAL fsyncs, reported for metrics (`onBatch`, `onFsync`). */
+  observer?: StorageObserver;
 }): Promise<Client> {
   const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (options.url === ":memory:") return memoryClient(timeout);
@@ -43,7 +45,7 @@ export async function connectLibsql(options: {
       const { rows } = await client.execute("PRAGMA database_list");
       const path = rows.find((row) => row.name === "main")?.file;
       if (typeof path === "string" && path !== "") {
-        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), walSyncOf(path));
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), walSyncOf(path), options.observer);
       }
     } catch (error) {
       client.close();
@@ -63,8 +65,8 @@ export async function connectLibsql(options: {
 }
 
 /** Makes `client.close` and `client.reconnect` act on the adapters' connection as well. */
-function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database, walSync?: WalSync): void {
-  const local = localDatabase(connect, walSync ? { walSync } : {});
+function withLocalDatabase(client: Client, connect: () => NativeDatabase.Database, walSync?: WalSync, observer?: StorageObserver): void {
+  const local = localDatabase(connect, { ...(walSync ? { walSync } : {}), ...(observer ? { observer } : {}) });
   const close = client.close.bind(client);
   const reconnect = client.reconnect.bind(client);
   client.close = () => {

@@ -5,6 +5,7 @@ import { libsqlKeys } from "./keys.js";
 import { libsqlLimiter } from "./limiter.js";
 import { libsqlStore } from "./store.js";
 
+export type { StorageObserver } from "./_local-database.js";
 export { connectLibsql } from "./connect-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlKeys } from "./keys.js";

@@ -253,12 +253,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   Under Deno, list these in --allow-env, else they are not seen.`,
   run: async (args, env, io) => {
     const config = serveConfig(args, env);
-    const storage = await openStorage(config.db);
+    const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
+    const storage = await openStorage(config.db, metrics?.storage);
     try {
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
       const api = { ...storage.adapters, trustProxy: config.trustProxy };
-      const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
       const fetch = counted(serverFetch({ api, basePath: BASE_PATH, ping: storage.ping, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
       const metricsServer = await startMetrics(config, metrics, io);
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {

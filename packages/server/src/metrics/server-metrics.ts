@@ -53,7 +53,7 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   const unauthorized = new Series("petstore_unauthorized_total", "401 answers: no key, or a malformed, unknown or revoked one.", "counter");
   const storageFailures = new Series("petstore_storage_failures_total", "503 answers: storage busy, unreachable or failing (health checks included).", "counter");
   const keyCache = new Series("petstore_key_cache_lookups_total", "API key verifications by outcome: hit (cached) or miss (storage asked).", "counter", ["result"]);
-  const batchUnits = new Histogram("petstore_libsql_write_batch_units", "Writes per group-committed libSQL batch (local files).", BATCH_BUCKETS);
+  const batchUnits = new Histogram("petstore_libsql_write_batch_units", "Atomic writes per group-committed libSQL batch (local files); the creates of one batch are one multi-row INSERT, counted once.", BATCH_BUCKETS);
   const commit = new Histogram("petstore_libsql_commit_seconds", "Time to run and commit one libSQL write batch (local files).", LATENCY_BUCKETS);
   const fsync = new Histogram("petstore_libsql_fsync_seconds", "Time of one fsync of the libSQL write-ahead log (local files).", LATENCY_BUCKETS);
   const build = new Series("petstore_build_info", "The running build: version, git commit, compile target. Always 1.", "gauge", ["version", "commit", "target"]);
