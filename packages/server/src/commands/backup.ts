@@ -89,7 +89,7 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
       rmSync(temp);
     }
     syncPath(dirname(out), "r");
-    return { out, ...summary, bytes: statSync(out).size };
+    return { out, pets: summary.pets, orders: summary.orders, keys: summary.keys, bytes: statSync(out).size, integrity: summary.integrity };
   } catch (error) {
     removeTemp();
     if ((error as { code?: unknown }).code === "EEXIST") throw new Error(`${out} already exists (--force replaces it)`);
