@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import NativeDatabase from "libsql";
@@ -83,6 +83,19 @@ describe("petstore backup", () => {
     expect(err[0]).toMatch(message);
     expect(existsSync(out)).toBe(false);
     expect(existsSync(join(dir, "missing.db"))).toBe(false);
+  });
+
+  it("refuses to write over the live database or its WAL, even with --force", async () => {
+    // By stat: this process never opens the database's file other than through SQLite.
+    const fingerprint = () => ({ size: statSync(source).size, mtime: statSync(source).mtimeMs, ino: statSync(source).ino });
+    const before = fingerprint();
+    symlinkSync(source, join(dir, "link-to-live.db"));
+    for (const out of [source, `${source}-wal`, join(dir, "link-to-live.db")]) {
+      const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", out, "--force"]);
+      expect(code).toBe(1);
+      expect(err).toEqual([expect.stringMatching(/is the database itself \(or one of its files\): write the copy elsewhere$/)]);
+    }
+    expect(fingerprint()).toEqual(before);
   });
 
   it("exits 1 when the destination's directory does not exist", async () => {

@@ -133,6 +133,10 @@ with the copy, delete the database's -wal and -shm files, start the servers.
       return 1;
     }
     const destination = resolve(out);
+    if (sameFile(source, destination) || [`${source}-wal`, `${source}-shm`].includes(destination)) {
+      io.err(`petstore: --out ${destination} is the database itself (or one of its files): write the copy elsewhere`);
+      return 1;
+    }
     if (!args.switches.has("force") && exists(destination)) {
       io.err(`petstore: ${destination} already exists (--force replaces it)`);
       return 1;
@@ -145,6 +149,17 @@ with the copy, delete the database's -wal and -shm files, start the servers.
     return 0;
   },
 };
+
+/** Both paths name one file (also through a link): compared by stat, never by opening. */
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const [first, second] = [statSync(a), statSync(b)];
+    return first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
+}
 
 function exists(path: string): boolean {
   try {
