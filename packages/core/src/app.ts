@@ -200,8 +200,10 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         if (client !== undefined) event.clientAddress = client;
         if (errorCode !== undefined) event.errorCode = errorCode;
         if (banStarted) event.banStarted = true;
-        // Remembered per path by `routeOf`: the API's own paths cost a lookup in a Map.
-        const route = pathname === openApiPath ? "/openapi.json" : (await routeOf(pathname))?.route.path;
+        // Remembered per path by `routeOf`: a path seen before costs a lookup in a Map, and no await.
+        let match = pathname === openApiPath ? undefined : routeOf(pathname);
+        if (match instanceof Promise) match = await match;
+        const route = pathname === openApiPath ? "/openapi.json" : match?.route.path;
         if (route !== undefined) event.route = route;
         options.onResponse(event);
       }
