@@ -9,7 +9,10 @@ declare -A tools=(
   [sqlite3]=sqlite3                # the lock and fault suites open the database from outside
   [python3]=python3                # ... and so does Python's sqlite3 module
   [chattr]=e2fsprogs               # test/faults: read-only database files
-  [mount]=mount                    # test/faults: a small tmpfs for the full disk
+  [prometheus]=prometheus          # test/e2e/prometheus-scrape.test.ts scrapes the binary
+  [promtool]=prometheus            # checks the exposition; unit-tests deploy/prometheus rules
+  [systemd-analyze]=systemd        # test/deploy/systemd.test.ts verifies deploy/systemd units
+  [mount]=mount                    # test/faults and backup.test.ts: small tmpfs mounts (as root)
 )
 
 missing=()
@@ -21,6 +24,8 @@ done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "test-tools: installing ${missing[*]} (Debian packages the tests need)" >&2
   apt-get update -qq
+  # One package may provide several commands (prometheus: prometheus and promtool).
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   echo "test-tools: the tests need these Debian packages: ${missing[*]} (sudo apt-get install ${missing[*]})" >&2

@@ -8,6 +8,7 @@
  * static require of the addon's absolute path, which `--compile` embeds in the executable.
  * Types are not checked here (Bun strips them): `npm run build` runs `tsc -b` first.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -52,6 +53,17 @@ const embedLibsqlAddon: BunPlugin = {
   },
 };
 
+/** The commit built from, for `petstore_build_info`; "unknown" outside a git checkout. */
+function gitCommit(): string {
+  try {
+    const commit = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: import.meta.dir, encoding: "utf8" }).trim() !== "";
+    return dirty ? `${commit}-dirty` : commit;
+  } catch {
+    return "unknown";
+  }
+}
+
 // Build beside the target and rename, so a reader never sees a half-written executable.
 const partial = `${outfile}.${process.pid}.partial`;
 mkdirSync(dirname(outfile), { recursive: true });
@@ -61,6 +73,8 @@ const result = await Bun.build({
   conditions: ["@petstore/source"],
   minify: true,
   plugins: [embedLibsqlAddon],
+  // Read by src/build-info.ts.
+  define: { PETSTORE_BUILD: JSON.stringify({ commit: gitCommit(), target }) },
 });
 if (!result.success) {
   rmSync(partial, { force: true });

@@ -152,6 +152,32 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     await observed.close();
   });
 
+  it("tells onResponse the route template, plan, error code, key cache outcome and the refusal that began a ban", async () => {
+    const events: Record<string, unknown>[] = [];
+    const observed = await openWorld(kit, {
+      ban: { threshold: 2, seconds: 60 },
+      onResponse: ({ response, route, plan, errorCode, keyCache, banStarted }) =>
+        events.push({ status: response.status, route, plan, errorCode, keyCache, banStarted }),
+    });
+    const proKey = await observed.key({ plan: "pro", perMinute: 1, perDay: 100 });
+    await observed.call("GET", "/v1/pets/12", { key: proKey });
+    for (let i = 0; i < 4; i++) await observed.call("GET", "/v1/pets", { key: proKey });
+    await observed.call("GET", "/v1/cats", { key: `${proKey.slice(0, -1)}x` });
+    await observed.call("GET", "/v1/openapi.json");
+    const none = { route: undefined, plan: undefined, errorCode: undefined, keyCache: undefined, banStarted: undefined };
+    expect(events).toEqual([
+      { ...none, status: 404, route: "/pets/:petId", plan: "pro", errorCode: "not_found", keyCache: "miss" },
+      { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "rate_limited", keyCache: "hit" },
+      { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "rate_limited", keyCache: "hit" },
+      { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "temporarily_banned", keyCache: "hit", banStarted: true },
+      { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "temporarily_banned", keyCache: "hit" },
+      // A mistyped key fails its checksum: refused without asking storage, so no cache outcome.
+      { ...none, status: 401, errorCode: "unauthorized" },
+      { ...none, status: 200, route: "/openapi.json" },
+    ]);
+    await observed.close();
+  });
+
   it("serves under a configured base path", async () => {
     const mounted = await openWorld(kit, { basePath: "/api/petstore/" });
     const mountedKey = await mounted.key();

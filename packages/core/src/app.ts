@@ -1,4 +1,4 @@
-import { ApiError, toApiError, toErrorResponse } from "./errors.js";
+import { ApiError, type ErrorCode, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
@@ -45,6 +45,24 @@ export interface ResponseEvent {
   clientAddress?: string;
   /** Milliseconds from `fetch` being called to the answer. */
   durationMs: number;
+  /**
+   * For metrics, bounded values only. `route`: the pattern of `ROUTES` the path matches
+   * (`/pets/:petId`), or `/openapi.json`, whatever the answer (a 401 or 429 too); absent for
+   * a path no route serves.
+   */
+  route?: string;
+  /** The identified caller's plan; absent for callers without a valid key (limited as Free). */
+  plan?: PlanName;
+  /** The error code, when the answer is an error (`rate_limited`, `unauthorized`, ...). */
+  errorCode?: ErrorCode;
+  /** `hit`: the key was verified from the key cache; `miss`: storage was asked. Absent when no well-formed key was sent. */
+  keyCache?: "hit" | "miss";
+  /**
+   * True on the refusal that began a ban: its ban lasts exactly `ban.seconds` from now, and it
+   * is the first such refusal of that bucket this process answered (several refusals within
+   * the same millisecond report one ban).
+   */
+  banStarted?: true;
 }
 
 /** What the host knows about the connection. */
@@ -95,15 +113,23 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const openApiBody = JSON.stringify(openApiDocument({ basePath }));
 
   const routeOf = routeMatcher(basePath);
+  /** The end of the latest ban each bucket began, so a ban is reported once (bounded: the oldest go first). */
+  const bansSeen = new Map<string, number>();
+  /** A ban began at this refusal: it lasts exactly `ban.seconds` from now, and this process has not reported it yet. */
+  function isNewBan(bucket: string, bannedUntil: number, now: number): boolean {
+    if (bannedUntil !== now + ban.seconds * 1000 || bansSeen.get(bucket) === bannedUntil) return false;
+    if (bansSeen.size >= 1_000) bansSeen.delete(bansSeen.keys().next().value!);
+    bansSeen.set(bucket, bannedUntil);
+    return true;
+  }
 
   /** Steps 3 to 6 of the contract's order of checks, for an identified and counted request. */
-  async function respond(request: Request, identity: Identity, decision: Decision, headers: Record<string, string>, now: number): Promise<Response> {
+  async function respond(request: Request, pathname: string, identity: Identity, decision: Decision, headers: Record<string, string>, now: number): Promise<Response> {
     const retryAfter = headers["Retry-After"];
     if (decision.bannedUntil !== undefined) {
       throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfter} s`);
     }
     if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfter} s`);
-    const pathname = pathnameOf(request.url);
     if (pathname === openApiPath) {
       if (request.method !== "GET" && request.method !== "HEAD") {
         throw new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" });
@@ -137,14 +163,14 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
       // Every answer's headers, the rate-limit ones once the limiter decided.
       const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
+      const pathname = pathnameOf(request.url);
       let response: Response;
-      let keyId: string | undefined;
+      let identity: Identity | undefined;
       let client: string | undefined;
-      let caller: ApiKeyRecord | undefined;
+      let errorCode: ErrorCode | undefined;
+      let banStarted = false;
       try {
-        const identity = await identify(request, now);
-        caller = identity.caller;
-        keyId = identity.caller?.id;
+        identity = await identify(request, now);
         let bucket: string;
         if (identity.caller) bucket = `key:${identity.caller.id}`;
         else {
@@ -154,19 +180,32 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         const limits = limitsOf(identity.caller);
         const decision = await options.limiter.hit({ bucket, windows: limits.windows, ban, now });
         addRateLimitHeaders(headers, decision, limits, now, ietf);
-        response = await respond(request, identity, decision, headers, now);
+        if (decision.bannedUntil !== undefined) banStarted = isNewBan(bucket, decision.bannedUntil, now);
+        response = await respond(request, pathname, identity, decision, headers, now);
       } catch (thrown) {
         const error = toApiError(thrown);
+        errorCode = error.code;
         if (error.code === "internal_error") onError(thrown, requestId);
         // Storage failed before the limiter decided (the key lookup or the limiter itself).
-        if (!("X-RateLimit-Limit" in headers)) addUndecidedRateLimitHeaders(headers, limitsOf(caller), now, ietf, error.headers?.["Retry-After"]);
+        if (!("X-RateLimit-Limit" in headers)) addUndecidedRateLimitHeaders(headers, limitsOf(identity?.caller), now, ietf, error.headers?.["Retry-After"]);
         response = toErrorResponse(error, headers);
       }
       if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
       if (options.onResponse) {
         const event: ResponseEvent = { request, response, requestId, durationMs: performance.now() - started };
-        if (keyId !== undefined) event.keyId = keyId;
+        if (identity?.caller) {
+          event.keyId = identity.caller.id;
+          event.plan = identity.caller.plan;
+        }
+        if (identity?.keyCache) event.keyCache = identity.keyCache;
         if (client !== undefined) event.clientAddress = client;
+        if (errorCode !== undefined) event.errorCode = errorCode;
+        if (banStarted) event.banStarted = true;
+        // Remembered per path by `routeOf`: a path seen before costs a lookup in a Map, and no await.
+        let match = pathname === openApiPath ? undefined : routeOf(pathname);
+        if (match instanceof Promise) match = await match;
+        const route = pathname === openApiPath ? "/openapi.json" : match?.route.path;
+        if (route !== undefined) event.route = route;
         options.onResponse(event);
       }
       return response;

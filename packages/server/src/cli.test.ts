@@ -23,7 +23,7 @@ describe("petstore command line", () => {
   it("lists every command in --help, and explains each flag in <command> --help", async () => {
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const command of ["petstore serve", "petstore keys create", "petstore keys list", "petstore keys revoke"]) {
+    for (const command of ["petstore serve", "petstore keys create", "petstore keys list", "petstore keys revoke", "petstore backup"]) {
       expect(help.out).toContain(command);
     }
     const create = await cli(["keys", "create", "--help"]);
@@ -36,6 +36,10 @@ describe("petstore command line", () => {
     [["serve", "--port", "http"], "petstore: --port must be a whole number from 0 to 65535, not 'http'", "Usage: petstore serve "],
     [["serve", "--port", "65536"], "petstore: --port must be a whole number from 0 to 65535, not '65536'", "Usage: petstore serve "],
     [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST or http(s)://HOST, not 'petstore.db'", "Usage: petstore serve "],
+    [["serve", "--metrics-listen", "9464"], "petstore: --metrics-listen must be HOST:PORT (e.g. 127.0.0.1:9464), not '9464'", "Usage: petstore serve "],
+    [["serve", "--metrics-listen", "127.0.0.1:99999"], "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'", "Usage: petstore serve "],
+    [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],
+    [["backup", "--out", "x.db", "--compress"], "petstore: unknown flag --compress for 'petstore backup'", "Usage: petstore backup "],
     [["serve", "--trust-proxy", "10.0.0.0/33"], "petstore: --trust-proxy: Not an IP address or CIDR range: '10.0.0.0/33'", "Usage: petstore serve "],
     [["keys", "create"], "petstore: --plan is required (free, pro, business or enterprise)", "Usage: petstore keys create "],
     [["keys", "create", "--plan", "gold"], "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'", "Usage: petstore keys create "],

@@ -1,4 +1,5 @@
 import type { Command, Env, Io } from "./commands/_command.js";
+import { backupCommand } from "./commands/backup.js";
 import { keysCreateCommand } from "./commands/keys-create.js";
 import { keysListCommand } from "./commands/keys-list.js";
 import { keysRevokeCommand } from "./commands/keys-revoke.js";
@@ -7,7 +8,7 @@ import { parseArgs } from "./parse-args.js";
 import { UsageError } from "./usage-error.js";
 import { VERSION } from "./version.js";
 
-const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand];
+const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand, backupCommand];
 
 const HELP = `petstore ${VERSION}: the Pet Store API server and its API key management.
 
@@ -56,7 +57,7 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
   const found = findCommand(argv);
   if (!found) {
     const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, first === "keys" ? 2 : 1).join(" ")}'`;
-    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id>  (see 'petstore --help')");
+    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id> | backup  (see 'petstore --help')");
   }
   const { command, rest } = found;
   try {

@@ -1,4 +1,4 @@
-import { checkLibsql, connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, connectLibsql, libsqlAdapters, migrate, type StorageObserver } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import type { DbConfig } from "./commands/_options.js";
@@ -17,9 +17,10 @@ export interface Storage {
  * gone at exit, so it is served by the memory adapters: the same contract, exactly as
  * exact, without a SQL engine on every request.
  */
-export async function openStorage(db: DbConfig): Promise<Storage> {
+export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
   if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
-  const client = await connectLibsql(db);
+  // The observer (metrics) hears a local file's group commits and fsyncs.
+  const client = await connectLibsql(observer ? { ...db, observer } : db);
   try {
     await migrate(client);
   } catch (error) {

@@ -52,7 +52,13 @@ describe("parseArgs", () => {
     expect(failure(["a", "b"])).toBe("unexpected argument 'b' for 'petstore demo'");
   });
 
-  it("accepts --help on its own, whatever else is missing", () => {
+  it("accepts --help and -h on its own, whatever else is missing", () => {
     expect(parseArgs(["--help"], spec).switches.has("help")).toBe(true);
+    expect(parseArgs(["-h"], spec).switches.has("help")).toBe(true);
+  });
+
+  it("takes a value that starts with a single dash, and a value given with = that starts with two", () => {
+    expect(parseArgs(["abc", "--port", "-5"], spec).values).toEqual({ port: "-5" });
+    expect(parseArgs(["abc", "--port=--x"], spec).values).toEqual({ port: "--x" });
   });
 });

@@ -1,6 +1,7 @@
 import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
+import type { ServerMetrics } from "./metrics/server-metrics.js";
 import type { ServerFetch } from "./serve.js";
 
 export interface ServerFetchOptions {
@@ -12,6 +13,8 @@ export interface ServerFetchOptions {
   health: Health;
   /** Receives one JSON access-log line per request. */
   log: (line: string) => void;
+  /** Counts every answer (`--metrics-listen`); none by default. */
+  metrics?: ServerMetrics;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -64,7 +67,7 @@ function isoClock(): () => string {
  * most).
  */
 export function serverFetch(options: ServerFetchOptions): ServerFetch {
-  const { basePath, health, log } = options;
+  const { basePath, health, log, metrics } = options;
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
   const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
@@ -80,6 +83,13 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
     if (event.clientAddress !== undefined) line.client = event.clientAddress;
     log(JSON.stringify(line));
+    if (metrics) metrics.observe({ ...event, method: request.method, route: routeLabel(pathname, event.route) });
+  };
+  /** A bounded label: the API's route patterns, the server's own paths, or `other` (never the raw path). */
+  const routeLabel = (pathname: string, route: string | undefined) => {
+    if (route !== undefined) return `${basePath}${route}`;
+    if (pathname === "/healthz") return "/healthz";
+    return pathname === "/docs" || pathname.startsWith("/docs/") ? "/docs" : "other";
   };
   // The API's answers are logged from its own hook, which knows the key's id and the request id.
   const petstore = createPetstore({

@@ -44,6 +44,14 @@ export interface LocalDatabaseOptions {
   walSync?: WalSync;
   /** Checked after every commit: a write into a file that is no longer at its path fails (a 503). */
   files?: FileIdentity;
+  /** Told of every committed batch and every WAL fsync, for metrics; must not throw. */
+  observer?: StorageObserver;
+}
+
+/** What a local database reports for metrics: batch sizes, commit and fsync times (ms). */
+export interface StorageObserver {
+  onBatch?(batch: { units: number; commitMs: number }): void;
+  onFsync?(ms: number): void;
 }
 
 /** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
@@ -113,9 +121,11 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     const waiting = awaitingSync;
     awaitingSync = [];
     const started = clock();
+    const began = performance.now();
     walSync.sync().then(
       () => {
         syncedAt = started;
+        options.observer?.onFsync?.(performance.now() - began);
         for (const settle of waiting) settle(syncFailure);
       },
       (error: unknown) => {
@@ -253,6 +263,7 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
     const due = units.some((unit) => unit.fsync) || now - syncedAt >= MAX_UNSYNCED_MS;
     // With walSync the fsync runs after the commit, beside the event loop.
     const fsync = due && !walSync;
+    const began = performance.now();
     try {
       const db = open();
       const wanted = fsync ? "FULL" : "NORMAL";
@@ -267,6 +278,7 @@ export function localDatabase(connect: () => Connection, options: LocalDatabaseO
       // Committed, but into a file nobody will open again: not a write to acknowledge.
       const moved = files?.changed();
       if (moved !== undefined) throw new StorageUnavailableError(moved);
+      options.observer?.onBatch?.({ units: units.length, commitMs: performance.now() - began });
     } catch (error) {
       // Nothing of this batch was committed, or only into a removed file: every caller hears
       // the error (a 503 when the database is locked, full, unwritable or gone), none a result.

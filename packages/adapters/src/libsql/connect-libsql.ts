@@ -4,7 +4,7 @@ import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { attachLocalDatabase, database } from "./_database.js";
 import { fileIdentityOf } from "./_file-identity.js";
-import { type LocalDatabaseOptions, localDatabase } from "./_local-database.js";
+import { type LocalDatabaseOptions, localDatabase, type StorageObserver } from "./_local-database.js";
 import { walSyncOf } from "./_wal-sync.js";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -26,6 +26,8 @@ export async function connectLibsql(options: {
    * file, for another connection's write lock; on a remote server, for the answer. Default 5000.
    */
   busyTimeoutMs?: number;
+  /** A local file's group commits and WAL fsyncs, reported for metrics (`onBatch`, `onFsync`). */
+  observer?: StorageObserver;
 }): Promise<Client> {
   const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (options.url === ":memory:") return memoryClient(timeout);
@@ -48,7 +50,8 @@ export async function connectLibsql(options: {
         // has no WAL to fsync: its commits fsync themselves.
         const files = fileIdentityOf(path);
         const walSync = mode === "wal" ? walSyncOf(path) : undefined;
-        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), { ...(walSync && { walSync }), ...(files && { files }) });
+        const observer = options.observer;
+        withLocalDatabase(client, () => new NativeDatabase(path, { timeout }), { ...(walSync && { walSync }), ...(files && { files }), ...(observer && { observer }) });
       }
     } catch (error) {
       client.close();

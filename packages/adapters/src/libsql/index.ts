@@ -6,6 +6,7 @@ import { libsqlLimiter } from "./limiter.js";
 import { libsqlStore } from "./store.js";
 
 export { checkLibsql } from "./check-libsql.js";
+export type { StorageObserver } from "./_local-database.js";
 export { connectLibsql } from "./connect-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlKeys } from "./keys.js";

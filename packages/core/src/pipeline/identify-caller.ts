@@ -1,8 +1,12 @@
 import { hashApiKey, isWellFormedApiKey } from "../api-keys.js";
 import type { ApiKeyRecord, ApiKeys } from "../ports.js";
 
-/** Who is calling: a valid key's record, or nobody (and whether a key was sent at all). */
-export type Identity = { caller: ApiKeyRecord } | { caller: undefined; sentKey: boolean };
+/**
+ * Who is calling: a valid key's record, or nobody (and whether a key was sent at all).
+ * `keyCache`: the key was verified from the cache ("hit") or looked up in storage ("miss");
+ * absent when no well-formed key was sent (nothing to look up).
+ */
+export type Identity = { caller: ApiKeyRecord; keyCache: "hit" | "miss" } | { caller: undefined; sentKey: boolean; keyCache?: "miss" };
 
 const BEARER = /^bearer +(\S+) *$/i;
 const CACHE_LIMIT = 10_000;
@@ -28,13 +32,14 @@ export function keyIdentifier(keys: ApiKeys, cacheMs: number) {
     if (key === undefined) return { caller: undefined, sentKey: /^bearer\b/i.test(header) };
     if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
     const record = await keys.findByHash(await hashApiKey(key));
-    if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true };
-    const identity = { caller: record };
+    if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true, keyCache: "miss" };
+    const identity = { caller: record, keyCache: "miss" as const };
     if (cacheMs > 0 && header.length <= CACHED_HEADER_LENGTH) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
       cache.delete(header);
-      cache.set(header, { identity, until: now + cacheMs });
+      // The cached object says so itself: a hit costs no object of its own.
+      cache.set(header, { identity: { caller: record, keyCache: "hit" }, until: now + cacheMs });
     }
     return identity;
   };

@@ -9,10 +9,13 @@ import {
   randomBase62,
   trustedProxies,
 } from "@petstore/core";
+import { BUILD_INFO } from "../build-info.js";
+import { metricsFetch } from "../metrics/metrics-fetch.js";
+import { type ServerMetrics, serverMetrics } from "../metrics/server-metrics.js";
 import { openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
-import { serve } from "../serve.js";
 import { health } from "../health.js";
+import { type RunningServer, type ServerFetch, serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import { UsageError } from "../usage-error.js";
 import { VERSION } from "../version.js";
@@ -40,6 +43,15 @@ interface ServeConfig {
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
   bootstrap: BootstrapKey | undefined;
+  /** Where `GET /metrics` is served; undefined: nowhere (the default). */
+  metricsListen: { host: string; port: number } | undefined;
+}
+
+/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
+function listenAddress(text: string, flag: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
+  if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
+  return { host: (match[1] ?? match[2])!, port: integerSetting(match[3]!, `${flag}'s port`, 0, 65_535) };
 }
 
 /**
@@ -98,7 +110,32 @@ function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
+    metricsListen: args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen"),
   };
+}
+
+/** Counts the requests being answered; only when metrics are on (it adds a promise per request). */
+function counted(fetch: ServerFetch, metrics: ServerMetrics | undefined): ServerFetch {
+  if (!metrics) return fetch;
+  return async (request, clientAddress) => {
+    metrics.requestStarted();
+    try {
+      return await fetch(request, clientAddress);
+    } finally {
+      metrics.requestFinished();
+    }
+  };
+}
+
+/** The metrics listener, when asked for: started before the API's, so it is there for the first request. */
+async function startMetrics(config: ServeConfig, metrics: ServerMetrics | undefined, io: Io): Promise<RunningServer | undefined> {
+  if (!config.metricsListen || !metrics) return undefined;
+  const { host, port } = config.metricsListen;
+  const server = await serve({ fetch: metricsFetch(metrics), hostname: host, port }).catch((error: unknown) => {
+    throw new Error(`cannot listen for metrics on ${host} port ${port}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  logLine(io, "metrics listening", { url: `${localUrl(server.hostname, server.port)}/metrics`, host: server.hostname, port: server.port });
+  return server;
 }
 
 function logLine(io: Io, event: string, fields: Record<string, unknown> = {}): void {
@@ -184,10 +221,15 @@ function stopRequested(): Promise<string> {
 
 /** `petstore serve`: migrations, then the API on Bun or Deno until SIGTERM or SIGINT. */
 export const serveCommand: Command = {
-  spec: { name: "serve", flags: { port: "value", host: "value", db: "value", "trust-proxy": "value", dev: "switch" }, positionals: [] },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--trust-proxy CIDRS] [--dev]",
+  spec: {
+    name: "serve",
+    flags: { port: "value", host: "value", db: "value", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
+    positionals: [],
+  },
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database takes reads
-and writes now, else 503 with the reason). Refuses to start on a database it cannot write. Runs the database migrations first. Logs one JSON line per request on stdout. On SIGTERM
+and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
+start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
 or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
 the database and exits 0.
 
@@ -197,6 +239,9 @@ the database and exits 0.
                        http(s)://HOST (env PETSTORE_DB; token in PETSTORE_DB_AUTH_TOKEN)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
                        (default: none, the socket address is the client)
+  --metrics-listen HOST:PORT
+                       serve Prometheus metrics at GET /metrics on this address, its own
+                       listener apart from the API (default: off), e.g. 127.0.0.1:9464
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -210,7 +255,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   Under Deno, list these in --allow-env, else they are not seen.`,
   run: async (args, env, io) => {
     const config = serveConfig(args, env);
-    const storage = await openStorage(config.db);
+    const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
+    const storage = await openStorage(config.db, metrics?.storage);
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
@@ -219,8 +265,10 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
       const api = { ...storage.adapters, trustProxy: config.trustProxy };
-      const fetch = serverFetch({ api, basePath: BASE_PATH, health: health(storage.check), log: io.out });
-      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch((error: unknown) => {
+      const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: health(storage.check), log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
+      const metricsServer = await startMetrics(config, metrics, io);
+      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+        await metricsServer?.stop(0);
         throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
       });
       const stop = stopRequested();
@@ -230,6 +278,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const signal = await stop;
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
       await server.stop(GRACE_MS);
+      await metricsServer?.stop(0);
       logLine(io, "stopped");
       return 0;
     } finally {

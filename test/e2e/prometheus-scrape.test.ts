@@ -1,0 +1,103 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBinary } from "./_binary.js";
+import { client } from "./_http.js";
+import { binaryServe, cleanUp, createKey, freePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+
+beforeAll(() => void ensureBinary(), 120_000);
+
+/** Prometheus, killed by its PID whatever happens. */
+let prometheus: ChildProcess | undefined;
+afterAll(async () => {
+  if (prometheus) await stopProcess(prometheus, "SIGKILL");
+  await cleanUp();
+});
+
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** One PromQL instant query through Prometheus's HTTP API. */
+async function query(base: string, promql: string): Promise<Sample[]> {
+  const response = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(promql)}`);
+  const body = (await response.json()) as { status: string; data: { result: Sample[] } };
+  if (body.status !== "success") throw new Error(`${promql}: ${JSON.stringify(body)}`);
+  return body.data.result;
+}
+
+/** The query's samples as { labels-of-interest: value }, for comparing with what was sent. */
+async function totals(base: string, promql: string, label: string): Promise<Record<string, number>> {
+  return Object.fromEntries((await query(base, promql)).map((sample) => [sample.metric[label] ?? "", Number(sample.value[1])]));
+}
+
+/** Polls until `read` returns `expected` (deep-equal), at most `ms`; returns the last value read. */
+async function eventually<T>(read: () => Promise<T>, expected: T, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: T = await read();
+  while (JSON.stringify(last) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    last = await read();
+  }
+  return last;
+}
+
+describe("Prometheus scraping the binary's metrics listener", () => {
+  it("sees exactly the requests made: admitted, refused with 429 and refused with 401", async () => {
+    const dir = tempDir();
+    const db = `file:${join(dir, "scraped.db")}`;
+    // Five requests a day: the sixth and later are refused however the minute falls.
+    const { key } = await createKey(db, ["--plan", "free", "--per-minute", "5", "--per-day", "5"]);
+    const server = await startServer([...binaryServe(db), "--metrics-listen", "127.0.0.1:0"]);
+    const metricsLine = server.stdout.map((line) => JSON.parse(line) as { event?: string; url?: string }).find((entry) => entry.event === "metrics listening");
+    expect(metricsLine?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const target = new URL(metricsLine!.url!).host;
+
+    // The exposition as served is valid for Prometheus's own checker.
+    const exposition = await (await fetch(metricsLine!.url!)).text();
+    const checked = spawnSync("promtool", ["check", "metrics"], { input: exposition, encoding: "utf8", timeout: 10_000 });
+    expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: "" });
+    // The API's port does not serve them (that 404 is counted as route="other").
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+
+    const port = await freePort();
+    writeFileSync(
+      join(dir, "prometheus.yml"),
+      ["global:", "  scrape_interval: 1s", "scrape_configs:", "  - job_name: petstore", "    static_configs:", `      - targets: ["${target}"]`, ""].join("\n"),
+    );
+    prometheus = spawn(
+      "prometheus",
+      [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "tsdb")}`, `--web.listen-address=127.0.0.1:${port}`],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    const log: string[] = [];
+    prometheus.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000).catch(() => {
+      throw new Error(`prometheus did not start:\n${log.join("")}`);
+    });
+
+    const api = client(server.url, key);
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await api("/v1/pets")).status);
+    for (let i = 0; i < 2; i++) statuses.push((await client(server.url)("/v1/pets")).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 401, 401]);
+
+    const byStatus = 'sum by (status) (petstore_http_requests_total{job="petstore",route="/v1/pets",method="GET"})';
+    expect(await eventually(() => totals(base, byStatus, "status"), { "200": 5, "401": 2, "429": 3 }, 20_000)).toEqual({ "200": 5, "401": 2, "429": 3 });
+    expect(await totals(base, 'petstore_rate_limit_refusals_total{job="petstore"}', "plan")).toEqual({ free: 3 });
+    expect(await totals(base, 'petstore_unauthorized_total{job="petstore"}', "job")).toEqual({ petstore: 2 });
+    expect(await totals(base, 'sum by (route) (petstore_http_request_duration_seconds_count{job="petstore"})', "route")).toEqual({ "/v1/pets": 10, other: 1 });
+    expect(await totals(base, 'up{job="petstore"}', "job")).toEqual({ petstore: 1 });
+    // Every admitted or refused request was counted by a limiter write: at least one batch committed.
+    const batches = await totals(base, 'petstore_libsql_commit_seconds_count{job="petstore"}', "job");
+    expect(batches.petstore).toBeGreaterThanOrEqual(1);
+    expect(await totals(base, 'petstore_build_info{job="petstore"}', "version")).toEqual({ "1.0.0": 1 });
+
+    expect(await stopProcess(prometheus, "SIGTERM")).toEqual({ code: 0, signal: null });
+    prometheus = undefined;
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
