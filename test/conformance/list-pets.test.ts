@@ -81,6 +81,16 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
     expect(body.message).toContain("status");
   });
 
+  it("lists every query problem in details, the first one named in the message", async () => {
+    const body = await errorBody(await world.call("GET", "/v1/pets?limit=abc&status=dead&cursor=x&cursor=y", { key }), 400, "invalid_parameter");
+    expect(body.message).toMatch(/^Query parameter 'limit' .*; 2 more in details$/);
+    expect(body.details).toEqual([
+      { path: "limit", message: "must be an integer from 1 to 100 (got 'abc')" },
+      { path: "status", message: "must be one of available, pending, sold (got 'dead')" },
+      { path: "cursor", message: "must not be repeated" },
+    ]);
+  });
+
   it("ignores unknown query parameters", async () => {
     await seed(2);
     const response = await world.call("GET", "/v1/pets?foo=bar&page=3", { key });
