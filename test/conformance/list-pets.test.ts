@@ -142,5 +142,8 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
     expect(response.headers.get("link")).toContain('rel="next"');
     expect(response.headers.get("x-ratelimit-limit")).toBe("1000");
     expect(await response.text()).toBe("");
+    // RFC 9110 section 9.3.2: the length GET would send, not 0.
+    const get = await world.call("GET", "/v1/pets?limit=2", { key });
+    expect(response.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
   });
 });

@@ -2,6 +2,7 @@ import { ApiError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
+import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
 import { DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits, addRateLimitHeaders } from "./pipeline/rate-limit.js";
 import type { ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
@@ -159,7 +160,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         if (error.code === "internal_error") onError(thrown, requestId);
         response = toErrorResponse(error, headers);
       }
-      if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
+      if (request.method === "HEAD") response = await headResponse(response);
       if (options.onResponse) {
         const event: ResponseEvent = { request, response, requestId, durationMs: performance.now() - started };
         if (keyId !== undefined) event.keyId = keyId;

@@ -26,6 +26,8 @@ describe("the server's request path", () => {
     expect(response.headers.get("x-request-id")).toBeTruthy();
     const head = await call("/healthz", { method: "HEAD" });
     expect(head.status).toBe(200);
+    const get = await call("/healthz");
+    expect(head.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
     expect(await head.text()).toBe("");
   });
 
@@ -84,6 +86,8 @@ describe("the server's request path", () => {
     const head = await call("/docs/swagger-ui.css", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    const css = await call("/docs/swagger-ui.css");
+    expect(head.headers.get("content-length")).toBe(String((await css.arrayBuffer()).byteLength));
     expect(await head.text()).toBe("");
   });
 

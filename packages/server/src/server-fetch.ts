@@ -1,4 +1,4 @@
-import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
+import { ApiError, type ClientInfo, createPetstore, headResponse, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
 import { outcomeWithin } from "./_outcome-within.js";
 import { docs } from "./docs.js";
 import type { ServerFetch } from "./serve.js";
@@ -46,7 +46,7 @@ async function answerOutside(
   response.headers.set("Cache-Control", "no-store");
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("X-Request-Id", incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID());
-  if (request.method === "HEAD") return new Response(null, { status: response.status, headers: response.headers });
+  if (request.method === "HEAD") return headResponse(response);
   return response;
 }
 
