@@ -1,3 +1,4 @@
+import type { ResponseEvent } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
 
@@ -175,6 +176,34 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
       duplex: "half",
     } as RequestInit);
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 413, "payload_too_large");
+  });
+
+  it("writes nothing and reports no internal error when the client goes away mid-body", async () => {
+    const events: ResponseEvent[] = [];
+    await world.close();
+    world = await openWorld(kit, { onResponse: (event) => events.push(event) });
+    key = await world.key({ plan: "pro" });
+    // What Bun hands over when the socket closes before the declared length arrived.
+    const client = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
+      pull: (controller) => {
+        client.abort();
+        controller.error(new DOMException("The connection was closed.", "AbortError"));
+      },
+    });
+    const request = new Request("http://petstore.test/v1/pets", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
+      body,
+      duplex: "half",
+      signal: client.signal,
+    } as RequestInit);
+    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
+    expect(world.internalErrors).toEqual([]);
+    expect(events.map((event) => event.aborted)).toEqual([true]);
+    expect(await (await world.call("GET", "/v1/pets", { key })).json()).toEqual([]);
+    expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
   });
 
   it("writes nothing when a create is rejected", async () => {

@@ -1,4 +1,4 @@
-import { ApiError, toApiError, toErrorResponse } from "./errors.js";
+import { ApiError, RequestAbortedError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
@@ -46,6 +46,8 @@ export interface ResponseEvent {
   clientAddress?: string;
   /** Milliseconds from `fetch` being called to the answer. */
   durationMs: number;
+  /** The client closed the connection before its request body arrived: the answer goes nowhere. */
+  aborted?: true;
 }
 
 /** What the host knows about the connection. */
@@ -142,6 +144,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       let response: Response;
       let keyId: string | undefined;
       let client: string | undefined;
+      let aborted = false;
       try {
         const identity = await identify(request, now);
         keyId = identity.caller?.id;
@@ -156,6 +159,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         addRateLimitHeaders(headers, decision, limits, now, ietf);
         response = await respond(request, identity, decision, headers, now);
       } catch (thrown) {
+        aborted = thrown instanceof RequestAbortedError;
         const error = toApiError(thrown);
         if (error.code === "internal_error") onError(thrown, requestId);
         response = toErrorResponse(error, headers);
@@ -165,6 +169,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         const event: ResponseEvent = { request, response, requestId, durationMs: performance.now() - started };
         if (keyId !== undefined) event.keyId = keyId;
         if (client !== undefined) event.clientAddress = client;
+        if (aborted) event.aborted = true;
         options.onResponse(event);
       }
       return response;

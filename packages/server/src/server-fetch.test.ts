@@ -128,6 +128,22 @@ describe("the server's request path", () => {
     expect(JSON.stringify(lines)).not.toContain(key);
   });
 
+  it("logs a body the client never finished as 499 aborted, not as a server error", async () => {
+    const { call, lines, key, keyId } = await setup();
+    const client = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        client.abort();
+        controller.error(new DOMException("The connection was closed.", "AbortError"));
+      },
+    });
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    await call("/v1/pets", { method: "POST", headers, body, duplex: "half", signal: client.signal } as RequestInit);
+    expect(lines).toEqual([
+      { time: expect.any(String), requestId: expect.any(String), method: "POST", path: "/v1/pets", status: 499, aborted: true, durationMs: expect.any(Number), keyId },
+    ]);
+  });
+
   it("writes valid JSON lines whatever the client sent as request id or path", async () => {
     const { call, lines } = await setup();
     const requestId = String.raw`quote"back\slash{"x":1}`;

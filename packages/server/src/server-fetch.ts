@@ -72,14 +72,16 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
   const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
-    const line: Record<string, string | number> = {
+    const line: Record<string, string | number | boolean> = {
       time: time(),
       requestId: event.requestId,
       method: request.method,
       path: pathname,
-      status: event.response.status,
+      // nginx's 499 "client closed request": no answer was sent, and no server error happened.
+      status: event.aborted ? 499 : event.response.status,
       durationMs: Math.round(event.durationMs * 100) / 100,
     };
+    if (event.aborted) line.aborted = true;
     if (event.keyId !== undefined) line.keyId = event.keyId;
     // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
     if (event.clientAddress !== undefined) line.client = event.clientAddress;

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Context, Handler } from "../context.js";
-import { ApiError } from "../errors.js";
+import { ApiError, RequestAbortedError } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { sha256Hex } from "../_sha256.js";
@@ -25,6 +25,17 @@ function invalidBody(message: string, details: ErrorDetail[]): ApiError {
  * what an HTTP server reads).
  */
 async function readBody(request: Request): Promise<Uint8Array> {
+  try {
+    return await readBodyUpTo(request);
+  } catch (error) {
+    // Bun and Deno abort the request's signal when the client goes away mid-body (closed
+    // socket, idle timeout): the client's doing, not a server error.
+    if (request.signal.aborted && !(error instanceof ApiError)) throw new RequestAbortedError({ cause: error });
+    throw error;
+  }
+}
+
+async function readBodyUpTo(request: Request): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
   const declared = request.headers.get("content-length");
   if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
