@@ -75,3 +75,15 @@ describe("a client that never finishes its body", () => {
     expect((await listAllPets(api)).filter((pet) => pet.name === "Cut")).toEqual([]);
   }, 30_000);
 });
+
+describe("bodies that are not well-formed text", () => {
+  it.each([
+    ["invalid UTF-8 bytes", Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x2c, 0x22, 0x63, 0x61, 0x74, 0x65, 0x67, 0x6f, 0x72, 0x79, 0x49, 0x64, 0x22, 0x3a, 0x31, 0x7d])],
+    ["an unpaired surrogate as a JSON escape", '{"name":"\\ud800","categoryId":1}'],
+  ])("answers a name of %s with 400 invalid_body", async (_what, body) => {
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/pets", { ...json("text"), Connection: "close" }, body), { after: "wait", deadlineMs: 5_000 });
+    const answer = parseResponse(exchange.received);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: "invalid_body", status: 400 });
+  });
+});
