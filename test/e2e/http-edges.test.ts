@@ -52,7 +52,7 @@ describe("HEAD over a real socket", () => {
 });
 
 describe("a client that never finishes its body", () => {
-  // Declares 100 bytes, sends 27: a valid NewPet cut short, so only the missing rest keeps it from being created.
+  // Declares 100 bytes, sends 28: a valid NewPet cut short, so only the missing rest keeps it from being created.
   const partial = (requestId: string) => rawRequest("POST", "/v1/pets", { ...json(requestId), "Content-Length": "100" }, '{"name":"Cut","categoryId":1');
 
   /**
@@ -74,6 +74,16 @@ describe("a client that never finishes its body", () => {
     expect(server.stderr.filter((line) => line.includes('"level":"error"'))).toEqual([]);
     expect((await listAllPets(api)).filter((pet) => pet.name === "Cut")).toEqual([]);
   }, 30_000);
+
+  it("is logged as aborted when a chunked body is cut before its last chunk", async () => {
+    const head = rawRequest("POST", "/v1/pets", { ...json("abort-chunked"), "Transfer-Encoding": "chunked" });
+    const chunk = '{"name":"Cut","categoryId":1}';
+    const exchange = await rawExchange(port, Buffer.concat([head, Buffer.from(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)]), { after: "destroy", deadlineMs: 5_000 });
+    expect(exchange.received).toBe("");
+    expect(await logLine("abort-chunked")).toMatchObject({ status: 499, aborted: true });
+    expect(server.stderr.filter((line) => line.includes('"level":"error"'))).toEqual([]);
+    expect((await listAllPets(api)).filter((pet) => pet.name === "Cut")).toEqual([]);
+  });
 });
 
 describe("bodies that are not well-formed text", () => {
