@@ -178,19 +178,24 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 413, "payload_too_large");
   });
 
-  it("writes nothing and reports no internal error when the client goes away mid-body", async () => {
+  // What the runtimes hand over when the socket closes before the declared length arrived.
+  const hostsOnAbort = {
+    Bun: (client: AbortController) => {
+      client.abort();
+      return new DOMException("The connection was closed.", "AbortError");
+    },
+    Deno: () => Object.assign(new Error("Cannot read body as underlying resource unavailable"), { name: "BadResource" }),
+  };
+
+  it.each(Object.entries(hostsOnAbort))("writes nothing and reports no internal error when the client goes away mid-body (as %s says it)", async (_host, abort) => {
     const events: ResponseEvent[] = [];
     await world.close();
     world = await openWorld(kit, { onResponse: (event) => events.push(event) });
     key = await world.key({ plan: "pro" });
-    // What Bun hands over when the socket closes before the declared length arrived.
     const client = new AbortController();
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
-      pull: (controller) => {
-        client.abort();
-        controller.error(new DOMException("The connection was closed.", "AbortError"));
-      },
+      pull: (controller) => controller.error(abort(client)),
     });
     const request = new Request("http://petstore.test/v1/pets", {
       method: "POST",
@@ -204,6 +209,17 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     expect(events.map((event) => event.aborted)).toEqual([true]);
     expect(await (await world.call("GET", "/v1/pets", { key })).json()).toEqual([]);
     expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
+  });
+
+  it("reports a body read before createPet as an internal error: the host's bug, not an abort", async () => {
+    const request = new Request("http://petstore.test/v1/pets", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+    await request.text();
+    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 500, "internal_error");
+    expect(world.internalErrors.splice(0).map(String)).toEqual(["TypeError: The request body was read before createPet"]);
   });
 
   it("writes nothing when a create is rejected", async () => {
