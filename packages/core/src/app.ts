@@ -46,7 +46,7 @@ export interface ResponseEvent {
   clientAddress?: string;
   /** Milliseconds from `fetch` being called to the answer. */
   durationMs: number;
-  /** The client closed the connection before its request body arrived: the answer goes nowhere. */
+  /** The client closed the connection before its request body arrived: it is unlikely to read the answer. */
   aborted?: true;
 }
 

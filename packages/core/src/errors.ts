@@ -55,7 +55,7 @@ export class StorageUnavailableError extends Error {
 /**
  * Thrown when the client closed the connection before its request body arrived in full: a
  * client abort, not a server failure. `onError` is not called and nothing is written; the
- * answer (a 400) goes nowhere.
+ * answer (a 400) rarely reaches anyone.
  */
 export class RequestAbortedError extends Error {
   constructor(options?: { cause?: unknown }) {

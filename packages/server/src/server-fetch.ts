@@ -77,7 +77,7 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
       requestId: event.requestId,
       method: request.method,
       path: pathname,
-      // nginx's 499 "client closed request": no answer was sent, and no server error happened.
+      // nginx's 499 "client closed request": the client left mid-request; no server error happened.
       status: event.aborted ? 499 : event.response.status,
       durationMs: Math.round(event.durationMs * 100) / 100,
     };
