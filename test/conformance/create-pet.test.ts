@@ -1,3 +1,4 @@
+import type { ResponseEvent } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
 
@@ -104,6 +105,19 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     expect(body.details?.length).toBeGreaterThan(0);
   });
 
+  // JSON escapes can spell half a UTF-16 pair, which no UTF-8 store can hold: it would come
+  // back as U+FFFD, another name than the one acknowledged.
+  it.each(['"\\ud800"', '"Rex\\udc15"', '"\\udc15\\ud83d"'])("returns 400 invalid_body for a name with an unpaired surrogate, %s", async (name) => {
+    const body = await errorBody(await postRaw(`{"name":${name},"categoryId":1}`), 400, "invalid_body");
+    expect(body.details).toEqual([{ path: "name", message: "must be well-formed Unicode (no unpaired surrogate)" }]);
+  });
+
+  it("accepts a surrogate pair written as JSON escapes", async () => {
+    const response = await postRaw('{"name":"\\ud83d\\udc15","categoryId":1}');
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ name: "🐕" });
+  });
+
   it("returns 400 invalid_body for a body that is not UTF-8", async () => {
     const bytes = new Uint8Array([0x7b, 0x22, 0x6e, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
     const request = new Request("http://petstore.test/v1/pets", {
@@ -162,6 +176,50 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
       duplex: "half",
     } as RequestInit);
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 413, "payload_too_large");
+  });
+
+  // What the runtimes hand over when the socket closes before the declared length arrived.
+  const hostsOnAbort = {
+    Bun: (client: AbortController) => {
+      client.abort();
+      return new DOMException("The connection was closed.", "AbortError");
+    },
+    Deno: () => Object.assign(new Error("Cannot read body as underlying resource unavailable"), { name: "BadResource" }),
+  };
+
+  it.each(Object.entries(hostsOnAbort))("writes nothing and reports no internal error when the client goes away mid-body (as %s says it)", async (_host, abort) => {
+    const events: ResponseEvent[] = [];
+    await world.close();
+    world = await openWorld(kit, { onResponse: (event) => events.push(event) });
+    key = await world.key({ plan: "pro" });
+    const client = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
+      pull: (controller) => controller.error(abort(client)),
+    });
+    const request = new Request("http://petstore.test/v1/pets", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
+      body,
+      duplex: "half",
+      signal: client.signal,
+    } as RequestInit);
+    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
+    expect(world.internalErrors).toEqual([]);
+    expect(events.map((event) => event.aborted)).toEqual([true]);
+    expect(await (await world.call("GET", "/v1/pets", { key })).json()).toEqual([]);
+    expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
+  });
+
+  it("reports a body read before createPet as an internal error: the host's bug, not an abort", async () => {
+    const request = new Request("http://petstore.test/v1/pets", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+    await request.text();
+    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 500, "internal_error");
+    expect(world.internalErrors.splice(0).map(String)).toEqual(["TypeError: The request body was read before createPet"]);
   });
 
   it("writes nothing when a create is rejected", async () => {

@@ -51,6 +51,16 @@ describe.each(ADAPTER_KITS)("getPet (deprecated) on $name", (kit) => {
     expect(response.status).toBe(200);
     expectDeprecationHeaders(response);
     expect(await response.text()).toBe("");
+    const get = await world.call("GET", `/v1/pets/${pet.id}`, { key });
+    expect(response.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
+  });
+
+  it("answers HEAD of a missing pet with the length of the 404's Error body", async () => {
+    const response = await world.call("HEAD", "/v1/pets/999", { key });
+    expect(response.status).toBe(404);
+    const get = await world.call("GET", "/v1/pets/999", { key });
+    expect(response.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
+    expect(await response.text()).toBe("");
   });
 
   it("still answers one millisecond before the sunset instant", async () => {

@@ -81,6 +81,16 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
     expect(body.message).toContain("status");
   });
 
+  it("lists every query problem in details, the first one named in the message", async () => {
+    const body = await errorBody(await world.call("GET", "/v1/pets?limit=abc&status=dead&cursor=x&cursor=y", { key }), 400, "invalid_parameter");
+    expect(body.message).toMatch(/^Query parameter 'limit' .*; 2 more in details$/);
+    expect(body.details).toEqual([
+      { path: "limit", message: "must be an integer from 1 to 100 (got 'abc')" },
+      { path: "status", message: "must be one of available, pending, sold (got 'dead')" },
+      { path: "cursor", message: "must not be repeated" },
+    ]);
+  });
+
   it("ignores unknown query parameters", async () => {
     await seed(2);
     const response = await world.call("GET", "/v1/pets?foo=bar&page=3", { key });
@@ -132,5 +142,8 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
     expect(response.headers.get("link")).toContain('rel="next"');
     expect(response.headers.get("x-ratelimit-limit")).toBe("1000");
     expect(await response.text()).toBe("");
+    // RFC 9110 section 9.3.2: the length GET would send, not 0.
+    const get = await world.call("GET", "/v1/pets?limit=2", { key });
+    expect(response.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
   });
 });

@@ -1,7 +1,8 @@
-import { ApiError, type ErrorCode, toApiError, toErrorResponse } from "./errors.js";
+import { ApiError, type ErrorCode, RequestAbortedError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
+import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
 import { addRateLimitHeaders, addUndecidedRateLimitHeaders, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./pipeline/rate-limit.js";
 import type { ApiKeyRecord, ApiKeys, BanPolicy, Decision, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
@@ -63,6 +64,8 @@ export interface ResponseEvent {
    * the same millisecond report one ban).
    */
   banStarted?: true;
+  /** The client closed the connection before its request body arrived: it is unlikely to read the answer. */
+  aborted?: true;
 }
 
 /** What the host knows about the connection. */
@@ -169,6 +172,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       let client: string | undefined;
       let errorCode: ErrorCode | undefined;
       let banStarted = false;
+      let aborted = false;
       try {
         identity = await identify(request, now);
         let bucket: string;
@@ -183,6 +187,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         if (decision.bannedUntil !== undefined) banStarted = isNewBan(bucket, decision.bannedUntil, now);
         response = await respond(request, pathname, identity, decision, headers, now);
       } catch (thrown) {
+        aborted = thrown instanceof RequestAbortedError;
         const error = toApiError(thrown);
         errorCode = error.code;
         if (error.code === "internal_error") onError(thrown, requestId);
@@ -190,7 +195,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         if (!("X-RateLimit-Limit" in headers)) addUndecidedRateLimitHeaders(headers, limitsOf(identity?.caller), now, ietf, error.headers?.["Retry-After"]);
         response = toErrorResponse(error, headers);
       }
-      if (request.method === "HEAD") response = new Response(null, { status: response.status, headers: response.headers });
+      if (request.method === "HEAD") response = await headResponse(response);
       if (options.onResponse) {
         const event: ResponseEvent = { request, response, requestId, durationMs: performance.now() - started };
         if (identity?.caller) {
@@ -206,6 +211,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         if (match instanceof Promise) match = await match;
         const route = pathname === openApiPath ? "/openapi.json" : match?.route.path;
         if (route !== undefined) event.route = route;
+        if (aborted) event.aborted = true;
         options.onResponse(event);
       }
       return response;

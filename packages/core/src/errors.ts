@@ -52,12 +52,25 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/**
+ * Thrown when the client closed the connection before its request body arrived in full: a
+ * client abort, not a server failure. `onError` is not called and nothing is written; the
+ * answer (a 400) rarely reaches anyone.
+ */
+export class RequestAbortedError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("The client closed the connection before sending the whole request body", options);
+    this.name = "RequestAbortedError";
+  }
+}
+
 /** Seconds a client waits before retrying after a 503. */
 export const UNAVAILABLE_RETRY_SECONDS = 1;
 
 /** Turns anything thrown into an `ApiError`; unknown errors become `internal_error`. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof RequestAbortedError) return new ApiError("invalid_body", "The request body ended before it arrived in full");
   if (error instanceof StorageUnavailableError) {
     return new ApiError("service_unavailable", "Storage is temporarily unavailable; retry later", undefined, {
       "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),

@@ -12,6 +12,7 @@ export { listOrders } from "./handlers/list-orders.js";
 export { listPets } from "./handlers/list-pets.js";
 export { openApiDocument } from "./openapi.js";
 export { trustedProxies } from "./pipeline/client-address.js";
+export { headResponse } from "./pipeline/head-response.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./pipeline/rate-limit.js";
 export type { PlanLimits } from "./pipeline/rate-limit.js";
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";

@@ -93,7 +93,7 @@ const nearlyNewPet = fc
       {
         name: mostly(
           fc.oneof(fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }), fc.constantFrom("  Rex  ", "\u00a0Rex\t", "🐕".repeat(100))),
-          fc.oneof(fc.string({ unit: "binary", maxLength: 120 }), fc.constantFrom("", " ", "a\u0000b", "a\u0085b", "x".repeat(101), "🐕".repeat(101)), fc.jsonValue()),
+          fc.oneof(fc.string({ unit: "binary", maxLength: 120 }), fc.constantFrom("", " ", "a\u0000b", "a\u0085b", "a\ud800b", "\udc15", "x".repeat(101), "🐕".repeat(101)), fc.jsonValue()),
         ),
         categoryId: mostly(
           fc.oneof(fc.integer({ min: 1, max: MAX_ID }), fc.constantFrom(1, MAX_ID)),
@@ -310,6 +310,8 @@ function validNewPet(value: unknown): Record<string, unknown> | undefined {
   if (typeof name !== "string") return undefined;
   const trimmed = name.trim();
   if (trimmed.length === 0 || [...trimmed].length > 100 || /\p{Cc}/u.test(trimmed)) return undefined;
+  // Not well-formed Unicode (an unpaired surrogate): UTF-8 cannot carry it there and back.
+  if (new TextDecoder().decode(new TextEncoder().encode(trimmed)) !== trimmed) return undefined;
   if (typeof categoryId !== "number" || !Number.isInteger(categoryId) || categoryId < 1 || categoryId > MAX_ID) return undefined;
   if ("status" in (value as object) && !(PET_STATUSES as readonly unknown[]).includes(status)) return undefined;
   return status === undefined ? { name: trimmed, categoryId } : { name: trimmed, categoryId, status };

@@ -33,6 +33,7 @@ describe("public API", () => {
       "formatApiKey",
       "getPet",
       "hashApiKey",
+      "headResponse",
       "isWellFormedApiKey",
       "issueApiKey",
       "listOrders",

@@ -22,13 +22,16 @@ export const IdSchema = v.pipe(
 
 const NAME_MAX = 100;
 
-/** Name of a pet: trimmed, 1..100 characters (code points), no control characters. */
+/** Name of a pet: trimmed, 1..100 characters (code points), no control characters, well-formed Unicode. */
 export const PetNameSchema = v.pipe(
   v.string("must be a string"),
   v.trim(),
   v.minLength(1, "must not be empty or only whitespace"),
   v.check((name) => [...name].length <= NAME_MAX, `must be at most ${NAME_MAX} characters`),
   v.regex(/^\P{Cc}*$/u, "must not contain control characters"),
+  // JSON escapes can spell half a UTF-16 pair ("\ud800"): a UTF-8 store would keep U+FFFD,
+  // not the name acknowledged. (A u-mode regex sees an unpaired half as a Cs code point.)
+  v.regex(/^\P{Cs}*$/u, "must be well-formed Unicode (no unpaired surrogate)"),
   v.metadata({ maxLength: NAME_MAX }),
 );
 

@@ -27,6 +27,8 @@ describe("the server's request path", () => {
     expect(response.headers.get("x-request-id")).toBeTruthy();
     const head = await call("/healthz", { method: "HEAD" });
     expect(head.status).toBe(200);
+    const get = await call("/healthz");
+    expect(head.headers.get("content-length")).toBe(String((await get.arrayBuffer()).byteLength));
     expect(await head.text()).toBe("");
   });
 
@@ -103,6 +105,8 @@ describe("the server's request path", () => {
     const head = await call("/docs/swagger-ui.css", { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    const css = await call("/docs/swagger-ui.css");
+    expect(head.headers.get("content-length")).toBe(String((await css.arrayBuffer()).byteLength));
     expect(await head.text()).toBe("");
   });
 
@@ -141,6 +145,22 @@ describe("the server's request path", () => {
       { time: expect.any(String), requestId: expect.any(String), method: "GET", path: "/healthz", status: 200, durationMs: expect.any(Number), client: "127.0.0.1" },
     ]);
     expect(JSON.stringify(lines)).not.toContain(key);
+  });
+
+  it("logs a body the client never finished as 499 aborted, not as a server error", async () => {
+    const { call, lines, key, keyId } = await setup();
+    const client = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        client.abort();
+        controller.error(new DOMException("The connection was closed.", "AbortError"));
+      },
+    });
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    await call("/v1/pets", { method: "POST", headers, body, duplex: "half", signal: client.signal } as RequestInit);
+    expect(lines).toEqual([
+      { time: expect.any(String), requestId: expect.any(String), method: "POST", path: "/v1/pets", status: 499, aborted: true, durationMs: expect.any(Number), keyId },
+    ]);
   });
 
   it("writes valid JSON lines whatever the client sent as request id or path", async () => {

@@ -1,4 +1,4 @@
-import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
+import { ApiError, type ClientInfo, createPetstore, headResponse, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";
@@ -45,7 +45,7 @@ async function answerOutside(
   response.headers.set("Cache-Control", "no-store");
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("X-Request-Id", incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID());
-  if (request.method === "HEAD") return new Response(null, { status: response.status, headers: response.headers });
+  if (request.method === "HEAD") return headResponse(response);
   return response;
 }
 
@@ -71,14 +71,16 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
   const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
-    const line: Record<string, string | number> = {
+    const line: Record<string, string | number | boolean> = {
       time: time(),
       requestId: event.requestId,
       method: request.method,
       path: pathname,
-      status: event.response.status,
+      // nginx's 499 "client closed request": the client left mid-request; no server error happened.
+      status: event.aborted ? 499 : event.response.status,
       durationMs: Math.round(event.durationMs * 100) / 100,
     };
+    if (event.aborted) line.aborted = true;
     if (event.keyId !== undefined) line.keyId = event.keyId;
     // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
     if (event.clientAddress !== undefined) line.client = event.clientAddress;

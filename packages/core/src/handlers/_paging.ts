@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { ApiError } from "../errors.js";
 import type { PageQuery } from "../ports.js";
-import { DEFAULT_LIMIT, IdSchema, LimitSchema } from "../schemas.js";
+import { DEFAULT_LIMIT, type ErrorDetail, IdSchema, LimitSchema } from "../schemas.js";
 import type { Context } from "../context.js";
 import { serialized } from "./_respond.js";
 
@@ -29,10 +29,6 @@ function decodeCursor(cursor: string): number | undefined {
   return v.is(IdSchema, id) ? id : undefined;
 }
 
-function invalid(name: string, message: string): ApiError {
-  return new ApiError("invalid_parameter", `Query parameter '${name}' ${message}`, [{ path: name, message }]);
-}
-
 /**
  * The query string of a request URL, without parsing the whole URL (this runs on every list
  * request, and most carry no query at all).
@@ -44,45 +40,49 @@ function searchParamsOf(url: string): URLSearchParams | undefined {
   return new URLSearchParams(end === -1 ? url.slice(start + 1) : url.slice(start + 1, end));
 }
 
-/** The single value of a query parameter; repeated or empty values are errors. */
-function single(params: URLSearchParams, name: string): string | undefined {
+/** The single value of a query parameter; repeated or empty values are problems. */
+function single(params: URLSearchParams, name: string, problems: ErrorDetail[]): string | undefined {
   const values = params.getAll(name);
   if (values.length === 0) return undefined;
-  if (values.length > 1) throw invalid(name, "must not be repeated");
-  if (values[0] === "") throw invalid(name, "must not be empty");
-  return values[0];
+  if (values.length > 1) problems.push({ path: name, message: "must not be repeated" });
+  else if (values[0] === "") problems.push({ path: name, message: "must not be empty" });
+  else return values[0];
+  return undefined;
 }
 
-function readLimit(params: URLSearchParams): number {
-  const raw = single(params, "limit");
-  if (raw === undefined) return DEFAULT_LIMIT;
-  const value = /^-?[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
-  const result = v.safeParse(LimitSchema, value);
-  if (!result.success) throw invalid("limit", `must be an integer from 1 to 100 (got '${raw}')`);
-  return result.output;
-}
-
-/** Parses `limit`, `status` and `cursor` of a request URL; unknown parameters are ignored. */
+/**
+ * Parses `limit`, `status` and `cursor` of a request URL; unknown parameters are ignored.
+ * Every problem is listed in `details`, as for a body; the message names the first.
+ */
 export function readPageQuery<S extends string>(
   url: string,
   statusSchema: v.PicklistSchema<readonly S[], string>,
 ): PageQuery<S> {
   const params = searchParamsOf(url);
   if (params === undefined || params.size === 0) return { limit: DEFAULT_LIMIT };
-  const query: PageQuery<S> = { limit: readLimit(params) };
-  const status = single(params, "status");
-  if (status !== undefined) {
-    const result = v.safeParse(statusSchema, status);
-    if (!result.success) throw invalid("status", `must be one of ${statusSchema.options.join(", ")} (got '${status}')`);
-    query.status = result.output;
+  const problems: ErrorDetail[] = [];
+  const query: PageQuery<S> = { limit: DEFAULT_LIMIT };
+  const limit = single(params, "limit", problems);
+  if (limit !== undefined) {
+    const value = /^-?[0-9]{1,16}$/.test(limit) ? Number(limit) : Number.NaN;
+    if (v.is(LimitSchema, value)) query.limit = value;
+    else problems.push({ path: "limit", message: `must be an integer from 1 to 100 (got '${limit}')` });
   }
-  const cursor = single(params, "cursor");
+  const status = single(params, "status", problems);
+  if (status !== undefined) {
+    if (v.is(statusSchema, status)) query.status = status;
+    else problems.push({ path: "status", message: `must be one of ${statusSchema.options.join(", ")} (got '${status}')` });
+  }
+  const cursor = single(params, "cursor", problems);
   if (cursor !== undefined) {
     const afterId = decodeCursor(cursor);
-    if (afterId === undefined) throw invalid("cursor", "is not a cursor this service issued");
-    query.afterId = afterId;
+    if (afterId === undefined) problems.push({ path: "cursor", message: "is not a cursor this service issued" });
+    else query.afterId = afterId;
   }
-  return query;
+  const [first] = problems;
+  if (first === undefined) return query;
+  const more = problems.length > 1 ? `; ${problems.length - 1} more in details` : "";
+  throw new ApiError("invalid_parameter", `Query parameter '${first.path}' ${first.message}${more}`, problems);
 }
 
 /**

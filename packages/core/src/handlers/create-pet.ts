@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Context, Handler } from "../context.js";
-import { ApiError } from "../errors.js";
+import { ApiError, RequestAbortedError } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { sha256Hex } from "../_sha256.js";
@@ -25,6 +25,20 @@ function invalidBody(message: string, details: ErrorDetail[]): ApiError {
  * what an HTTP server reads).
  */
 async function readBody(request: Request): Promise<Uint8Array> {
+  // Read before the handler: a bug of the host's pipeline, not the client's doing.
+  if (request.bodyUsed) throw new TypeError("The request body was read before createPet");
+  try {
+    return await readBodyUpTo(request);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    // Past that, reading fails only when the sender does: the client closed the connection
+    // or stalled until the idle timeout (Bun rejects with an AbortError and aborts the
+    // request's signal, Deno with BadResource). Not a server error.
+    throw new RequestAbortedError({ cause: error });
+  }
+}
+
+async function readBodyUpTo(request: Request): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
   const declared = request.headers.get("content-length");
   if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
