@@ -8,11 +8,24 @@ declare -A tools=(
   [chromium]=chromium              # test/e2e/docs-browser.test.ts
   [sqlite3]=sqlite3                # the lock and fault suites open the database from outside
   [python3]=python3                # ... and so does Python's sqlite3 module
+  [qemu-aarch64-static]=qemu-user-static  # test/release runs the linux-arm64 binary
+  [file]=file                      # ... and checks every binary's format and architecture
+  [sha256sum]=coreutils            # ... and its SHA256SUMS
+)
+
+# file -> Debian package that provides it: arm64 libraries the emulated binary loads, from
+# Debian's cross packages (architecture "all", so no `dpkg --add-architecture` is needed).
+declare -A files=(
+  [/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1]=libc6-arm64-cross
+  [/usr/aarch64-linux-gnu/lib/libgcc_s.so.1]=libgcc-s1-arm64-cross
 )
 
 missing=()
 for command in "${!tools[@]}"; do
   command -v "$command" >/dev/null 2>&1 || missing+=("${tools[$command]}")
+done
+for file in "${!files[@]}"; do
+  [ -e "$file" ] || missing+=("${files[$file]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
