@@ -1,7 +1,7 @@
 /**
  * Builds the release binaries (`npm run release`): dist/release/petstore-<os>-<arch>[-musl][.exe]
  * for every platform below, each with its own libSQL addon embedded, and SHA256SUMS.
- * Usage: bun release.ts [--out DIR] [--only linux-x64,darwin-arm64,...]
+ * Usage: bun release.ts [--out DIR] [--only linux-x64,darwin-arm64,...]  (SHA256SUMS lists what this run built)
  *
  * Each addon is the `@libsql/<platform>` package at the version the installed `libsql` pins,
  * fetched with `npm pack` into a cache beside the temporary directory (nothing is committed);
