@@ -50,15 +50,19 @@ describe.each(["core", "adapters"])("the @petstore/%s tarball", (name) => {
 });
 
 describe.each([
-  ["node", "node"],
-  ["bun", join(BIN, "bun")],
-  ["deno", join(BIN, "deno")],
-])("under %s, in a project that installed the tarballs", (runtime, command) => {
+  ["node", "node:http"],
+  ["bun", "node:http"],
+  ["bun", "native"],
+  ["deno", "node:http"],
+  ["deno", "native"],
+])("under %s, on %s, in a project that installed the tarballs", (runtime, mount) => {
   it("serves authenticated requests with rate-limit headers, in memory and on a libSQL file", async () => {
-    const args = runtime === "deno" ? ["run", "--allow-net=127.0.0.1", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-read=.", "--allow-write=.", "serve.mjs"] : ["serve.mjs"];
+    const command = runtime === "node" ? "node" : join(BIN, runtime);
+    const permissions = ["--allow-net=127.0.0.1", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-read=.", "--allow-write=."];
+    const args = [...(runtime === "deno" ? ["run", ...permissions] : []), "serve.mjs", mount];
     const { stdout } = await run(command, args, { cwd: project, timeout: 60_000 });
     const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
-    expect(result.runtime).toBe(runtime);
+    expect([result.runtime, result.mount]).toEqual([runtime, mount]);
     const now = Date.now() / 1000;
     for (const adapter of ["memory", "libsql"]) {
       const [anonymous, created, listed] = result[adapter];

@@ -1,6 +1,8 @@
 // Runs in a project that installed the packed tarballs (see ../packages.test.ts), under Node,
-// Bun or Deno: mounts the Pet Store on the runtime's server, in memory and on a libSQL file,
-// makes authenticated requests over the socket and prints what it saw as one JSON line.
+// Bun or Deno: mounts the Pet Store on node:http through @hono/node-server (argument
+// "node:http", Node's default) or the runtime's own server ("native": Bun.serve, Deno.serve),
+// in memory and on a libSQL file, makes authenticated requests over the socket and prints
+// what it saw as one JSON line.
 import { createServer } from "node:http";
 import process from "node:process";
 import { getRequestListener } from "@hono/node-server";
@@ -8,15 +10,18 @@ import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsq
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey } from "@petstore/core";
 
-/** Listens on 127.0.0.1 with a free port: node:http through the bridge on Node, else the runtime's own. */
+const runtime = globalThis.Deno ? "deno" : globalThis.Bun ? "bun" : "node";
+const mount = process.argv[2] ?? (runtime === "node" ? "node:http" : "native");
+
+/** Listens on 127.0.0.1 with a free port. */
 async function listen(petstore) {
-  if (globalThis.Deno) {
+  if (mount === "native" && runtime === "deno") {
     const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request, info) =>
       petstore.fetch(request, { clientAddress: info.remoteAddr.hostname }),
     );
     return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
   }
-  if (globalThis.Bun) {
+  if (mount === "native" && runtime === "bun") {
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request, s) => petstore.fetch(request, { clientAddress: s.requestIP(request)?.address }) });
     return { url: `http://127.0.0.1:${server.port}`, close: () => server.stop(true) };
   }
@@ -44,10 +49,9 @@ async function exercise(adapters) {
   return seen;
 }
 
-const runtime = globalThis.Deno ? "deno" : globalThis.Bun ? "bun" : "node";
-const client = await connectLibsql({ url: `file:${runtime}.db` });
+const client = await connectLibsql({ url: `file:${runtime}-${mount.replace(":", "-")}.db` });
 await migrate(client);
-const result = { runtime, memory: await exercise(memoryAdapters()), libsql: await exercise(libsqlAdapters({ client })) };
+const result = { runtime, mount, memory: await exercise(memoryAdapters()), libsql: await exercise(libsqlAdapters({ client })) };
 client.close();
 console.log(JSON.stringify(result));
 process.exit(0);
