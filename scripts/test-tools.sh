@@ -13,11 +13,24 @@ declare -A tools=(
   [promtool]=prometheus            # checks the exposition; unit-tests deploy/prometheus rules
   [systemd-analyze]=systemd        # test/deploy/systemd.test.ts verifies deploy/systemd units
   [mount]=mount                    # test/faults and backup.test.ts: small tmpfs mounts (as root)
+  [qemu-aarch64-static]=qemu-user-static  # test/release runs the linux-arm64 binary
+  [file]=file                      # ... and checks every binary's format and architecture
+  [sha256sum]=coreutils            # ... and its SHA256SUMS
+)
+
+# file -> Debian package that provides it: arm64 libraries the emulated binary loads, from
+# Debian's cross packages (architecture "all", so no `dpkg --add-architecture` is needed).
+declare -A files=(
+  [/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1]=libc6-arm64-cross
+  [/usr/aarch64-linux-gnu/lib/libgcc_s.so.1]=libgcc-s1-arm64-cross
 )
 
 missing=()
 for command in "${!tools[@]}"; do
   command -v "$command" >/dev/null 2>&1 || missing+=("${tools[$command]}")
+done
+for file in "${!files[@]}"; do
+  [ -e "$file" ] || missing+=("${files[$file]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

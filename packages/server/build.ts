@@ -1,21 +1,23 @@
 /**
  * Compiles the petstore CLI into one executable, dist/petstore, with `bun build --compile`.
- * Usage: bun build.ts [--target bun-linux-x64|bun-linux-x64-musl|bun-linux-arm64|...] [--outfile PATH]
+ * Usage: bun build.ts [--target bun-linux-x64|bun-linux-x64-musl|bun-linux-arm64|...] [--outfile PATH] [--addon PATH]
  *
  * libsql/index.js loads its native addon with a computed `require(\`@libsql/${target}\`)`,
  * which the bundler cannot follow: the binary would fail away from node_modules with
  * "Cannot find module '@libsql/linux-x64-gnu'". The plugin below replaces that lookup with a
  * static require of the addon's absolute path, which `--compile` embeds in the executable.
+ * `--addon` names the addon file to embed instead (release.ts fetches each platform's from the
+ * registry). The git commit and the target are compiled in for `petstore --version`.
  * Types are not checked here (Bun strips them): `npm run build` runs `tsc -b` first.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin, Build } from "bun";
 
-const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" } } });
+const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" }, addon: { type: "string" } } });
 const target = (values.target ?? `bun-${process.platform}-${process.arch}`) as Build.CompileTarget;
 const outfile = resolve(import.meta.dir, values.outfile ?? "dist/petstore");
 
@@ -28,13 +30,25 @@ function nativePackage(target: string): string {
 
 // Resolved from the libsql package, as its own require() would at run time.
 const requireFromLibsql = createRequire(createRequire(import.meta.path).resolve("libsql/package.json"));
-let addon: string;
-try {
-  addon = join(dirname(requireFromLibsql.resolve(`${nativePackage(target)}/package.json`)), "index.node");
-} catch {
-  throw new Error(`No libSQL native addon for ${target}: install ${nativePackage(target)} (npm install --os/--cpu) to build for it`);
+function installedAddon(): string {
+  try {
+    return join(dirname(requireFromLibsql.resolve(`${nativePackage(target)}/package.json`)), "index.node");
+  } catch {
+    throw new Error(`No libSQL native addon for ${target}: install ${nativePackage(target)} or pass --addon (npm run release fetches it)`);
+  }
 }
+const addon = values.addon === undefined ? installedAddon() : resolve(values.addon);
 if (!existsSync(addon)) throw new Error(`The libSQL native addon is missing: ${addon}`);
+
+/** The commit built from, "-dirty" when tracked files differ from it; "unknown" outside a git checkout. */
+function gitCommit(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: import.meta.dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  try {
+    return git("rev-parse", "--short=12", "HEAD") + (git("status", "--porcelain", "--untracked-files=no") === "" ? "" : "-dirty");
+  } catch {
+    return "unknown";
+  }
+}
 
 let embedded = false;
 const embedLibsqlAddon: BunPlugin = {
@@ -53,28 +67,17 @@ const embedLibsqlAddon: BunPlugin = {
   },
 };
 
-/** The commit built from, for `petstore_build_info`; "unknown" outside a git checkout. */
-function gitCommit(): string {
-  try {
-    const commit = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: import.meta.dir, encoding: "utf8" }).trim() !== "";
-    return dirty ? `${commit}-dirty` : commit;
-  } catch {
-    return "unknown";
-  }
-}
-
-// Build beside the target and rename, so a reader never sees a half-written executable.
-const partial = `${outfile}.${process.pid}.partial`;
+// Build beside the target and rename, so a reader never sees a half-written executable. The
+// name ends like the target's, as Bun appends ".exe" to a Windows outfile that does not.
+const partial = join(dirname(outfile), `.partial-${process.pid}-${basename(outfile)}`);
 mkdirSync(dirname(outfile), { recursive: true });
 const result = await Bun.build({
   entrypoints: [join(import.meta.dir, "src/main.ts")],
   compile: { target, outfile: partial },
   conditions: ["@petstore/source"],
   minify: true,
+  define: { PETSTORE_COMMIT: JSON.stringify(gitCommit()), PETSTORE_TARGET: JSON.stringify(target) },
   plugins: [embedLibsqlAddon],
-  // Read by src/build-info.ts.
-  define: { PETSTORE_BUILD: JSON.stringify({ commit: gitCommit(), target }) },
 });
 if (!result.success) {
   rmSync(partial, { force: true });

@@ -17,7 +17,7 @@ async function cli(argv: string[], env: Env = {}) {
 
 describe("petstore command line", () => {
   it("prints the version", async () => {
-    expect(await cli(["--version"])).toEqual({ code: 0, out: "1.0.0", err: [] });
+    expect(await cli(["--version"])).toEqual({ code: 0, out: `petstore 1.0.0 (run from source: commit unknown, node ${process.versions.node}, ${process.platform}-${process.arch})`, err: [] });
   });
 
   it("lists every command in --help, and explains each flag in <command> --help", async () => {

@@ -6,7 +6,7 @@ import { keysRevokeCommand } from "./commands/keys-revoke.js";
 import { serveCommand } from "./commands/serve.js";
 import { parseArgs } from "./parse-args.js";
 import { UsageError } from "./usage-error.js";
-import { VERSION } from "./version.js";
+import { VERSION, versionLine } from "./version.js";
 
 const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand, backupCommand];
 
@@ -47,7 +47,7 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
     return 0;
   }
   if (first === "--version" || first === "-v") {
-    io.out(VERSION);
+    io.out(versionLine());
     return 0;
   }
   if (first === "keys" && (argv[1] === "--help" || argv[1] === "-h")) {

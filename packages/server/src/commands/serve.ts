@@ -9,7 +9,7 @@ import {
   randomBase62,
   trustedProxies,
 } from "@petstore/core";
-import { BUILD_INFO } from "../build-info.js";
+import { BUILD_INFO, VERSION } from "../version.js";
 import { metricsFetch } from "../metrics/metrics-fetch.js";
 import { type ServerMetrics, serverMetrics } from "../metrics/server-metrics.js";
 import { openStorage, type Storage } from "../open-storage.js";
@@ -18,7 +18,6 @@ import { health } from "../health.js";
 import { type RunningServer, type ServerFetch, serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import { UsageError } from "../usage-error.js";
-import { VERSION } from "../version.js";
 import type { Command, Env, Io } from "./_command.js";
 import { type DbConfig, dbConfig, displayDb, integerSetting, setting } from "./_options.js";
 

@@ -1,0 +1,50 @@
+// Type-checked by ../packages.test.ts in a project that installed the packed tarballs, under
+// "moduleResolution" bundler, node16 and node10: the public API as a consumer writes it.
+import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { memoryAdapters, memoryLimiter } from "@petstore/adapters/memory";
+import { createPetstore, issueApiKey, StorageUnavailableError } from "@petstore/core";
+import type { Decision, HitInput, Petstore, PetstoreOptions, RateLimiter } from "@petstore/core";
+import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+
+/** A custom adapter: a limiter that refuses to decide while its switch is off. */
+function switchableLimiter(inner: RateLimiter, isOn: () => boolean): RateLimiter {
+  return {
+    hit(input: HitInput): Promise<Decision> {
+      if (!isOn()) throw new StorageUnavailableError("limiter switched off");
+      return inner.hit(input);
+    },
+  };
+}
+
+const options: PetstoreOptions = {
+  ...memoryAdapters(),
+  limiter: switchableLimiter(memoryLimiter(), () => true),
+  basePath: "/api",
+  plans: { free: { perMinute: 30, perDay: 500 } },
+  ban: { threshold: 10 },
+  clock: () => 1_767_225_600_000,
+  trustProxy: ["10.0.0.0/8"],
+  ietfRateLimitHeaders: false,
+  onResponse: ({ response, durationMs }) => console.log(response.status, durationMs),
+};
+const petstore: Petstore = createPetstore(options);
+const { key } = await issueApiKey(options.keys, { plan: "pro", label: "shop" });
+const response: Response = await petstore.fetch(new Request("http://localhost/api/pets", { headers: { authorization: `Bearer ${key}` } }), {
+  clientAddress: "127.0.0.1",
+});
+console.log(response.status);
+
+// @ts-expect-error: basePath is a string (this line fails the check if the types were `any`)
+createPetstore({ ...memoryAdapters(), basePath: 42 });
+
+const client = await connectLibsql({ url: "file:consumer.db" });
+await migrate(client);
+createPetstore(libsqlAdapters({ client }));
+
+rateLimiterContract("switchable", async () => ({ limiter: switchableLimiter(memoryLimiter(), () => true) }));
+petStoreContract("memory", async () => {
+  const { store, idempotency } = memoryAdapters();
+  return { store, idempotency };
+});
+apiKeysContract("memory", async () => ({ keys: memoryAdapters().keys }));
+idempotencyContract("memory", async () => memoryAdapters());

@@ -1,0 +1,89 @@
+/**
+ * The packages as a user gets them: `npm run pack` builds and packs @petstore/core and
+ * @petstore/adapters, one `npm install` puts both tarballs into a fresh project outside the
+ * workspace (registry dependencies resolved normally, no export condition of ours), and
+ * there the library serves real requests under Node, Bun and Deno and type-checks under
+ * three module resolutions.
+ */
+import { execFile } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, "../..");
+const BIN = join(ROOT, "node_modules/.bin");
+const TARBALLS = join(ROOT, "dist/packages");
+const project = mkdtempSync(join(tmpdir(), "petstore-consumer-"));
+const versionOf = (name: string): string => JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
+
+beforeAll(async () => {
+  expect(relative(ROOT, project).startsWith("..")).toBe(true);
+  await run("npm", ["run", "-s", "pack"], { cwd: ROOT, timeout: 120_000 });
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  for (const file of ["serve.mjs", "consumer.ts"]) copyFileSync(join(import.meta.dirname, "consumer", file), join(project, file));
+  // The bridge at the versions the workspace locks, so the npm cache answers without a download.
+  const bridge = [`@hono/node-server@${versionOf("@hono/node-server")}`, `hono@${versionOf("hono")}`];
+  const started = performance.now();
+  await run("npm", ["install", join(TARBALLS, "petstore-core-1.0.0.tgz"), join(TARBALLS, "petstore-adapters-1.0.0.tgz"), ...bridge, "--no-audit", "--no-fund", "--prefer-offline"], {
+    cwd: project,
+    timeout: 180_000,
+  });
+  console.log(`packaging: npm install of both tarballs took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}, 300_000);
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+/** What the environment adds to npm's output whatever the package: the machine's own npmrc, and no login for a dry run. */
+const environmental = /Unknown (user|env) config "nodedir"|requires you to be logged in/;
+
+describe.each(["core", "adapters"])("the @petstore/%s tarball", (name) => {
+  it("holds the build, a README and a LICENSE, and publishes without a warning", async () => {
+    const { stdout, stderr } = await run("npm", ["publish", "--dry-run", "--json", join(TARBALLS, `petstore-${name}-1.0.0.tgz`)], { cwd: project, timeout: 60_000 });
+    const files: string[] = JSON.parse(stdout)[`@petstore/${name}`].files.map((file: { path: string }) => file.path);
+    expect(files.filter((path) => !/^dist\/[\w/-]+\.(js|d\.ts)$/.test(path)).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    const entries = name === "core" ? ["index", "testing/index"] : ["memory/index", "libsql/index"];
+    for (const entry of entries) expect(files).toEqual(expect.arrayContaining([`dist/${entry}.js`, `dist/${entry}.d.ts`]));
+    expect(stderr.split("\n").filter((line) => /warn/i.test(line) && !environmental.test(line))).toEqual([]);
+  });
+});
+
+describe.each([
+  ["node", "node:http"],
+  ["bun", "node:http"],
+  ["bun", "native"],
+  ["deno", "node:http"],
+  ["deno", "native"],
+])("under %s, on %s, in a project that installed the tarballs", (runtime, mount) => {
+  it("serves authenticated requests with rate-limit headers, in memory and on a libSQL file", async () => {
+    const command = runtime === "node" ? "node" : join(BIN, runtime);
+    const permissions = ["--allow-net=127.0.0.1", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-read=.", "--allow-write=."];
+    const args = [...(runtime === "deno" ? ["run", ...permissions] : []), "serve.mjs", mount];
+    const { stdout } = await run(command, args, { cwd: project, timeout: 60_000 });
+    const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
+    expect([result.runtime, result.mount]).toEqual([runtime, mount]);
+    const now = Date.now() / 1000;
+    for (const adapter of ["memory", "libsql"]) {
+      const [anonymous, created, listed] = result[adapter];
+      expect(anonymous).toMatchObject({ status: 401, body: { code: "unauthorized", status: 401 }, limit: "60", remaining: "59" });
+      expect(created).toMatchObject({ status: 201, body: { id: 1, name: "Rex", categoryId: 1 }, limit: "60", remaining: "59" });
+      expect(listed).toMatchObject({ status: 200, body: [{ id: 1, name: "Rex", categoryId: 1 }], limit: "60", remaining: "58" });
+      expect(listed.reset).toBeGreaterThan(now);
+      expect(listed.reset).toBeLessThanOrEqual(Math.ceil(now) + 60);
+    }
+  });
+});
+
+describe.each([
+  ["bundler", "esnext"],
+  ["node16", "node16"],
+  ["node10", "es2022"],
+])('with "moduleResolution": "%s"', (moduleResolution, module) => {
+  it("type-checks a consumer of the public API", async () => {
+    const compilerOptions = { strict: true, noEmit: true, target: "es2022", lib: ["es2023", "dom"], types: [], module, moduleResolution, exactOptionalPropertyTypes: true };
+    writeFileSync(join(project, `tsconfig.${moduleResolution}.json`), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+    const check = run(join(BIN, "tsc"), ["-p", `tsconfig.${moduleResolution}.json`], { cwd: project, timeout: 60_000 });
+    await expect(check.catch((error: { stdout: string }) => Promise.reject(new Error(error.stdout)))).resolves.toBeDefined();
+  });
+});
