@@ -1,7 +1,7 @@
 /**
  * Whether the WAL fsync off the event loop earns its place: `POST /v1/pets` through
- * `petstore.fetch` in one process on a libSQL file, 64 in flight, with the adapter's two ways
- * of making a create durable before its 201, alternating in one run:
+ * `petstore.fetch` in one process on a libSQL file, 64 in flight, with the local engine's two
+ * ways of making a create durable before its 201, alternating in one run:
  *   - "wal fsync":  batches commit with synchronous NORMAL, the WAL is fsynced on a worker
  *                   thread (what `connectLibsql` does where it can open the WAL);
  *   - "FULL":       SQLite's own synchronous FULL inside the same group commit, on the loop.
@@ -14,10 +14,8 @@ import { join } from "node:path";
 import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { createPetstore, issueApiKey } from "@petstore/core";
 import NativeDatabase from "libsql";
-import { createClient } from "@libsql/client";
-import { attachLocalDatabase } from "../packages/adapters/src/libsql/_database.js";
-import { localDatabase } from "../packages/adapters/src/libsql/_local-database.js";
-import { walSyncOf } from "../packages/adapters/src/libsql/_wal-sync.js";
+import { walSyncOf } from "../packages/adapters/src/libsql/local/_wal-sync.js";
+import { localEngine } from "../packages/adapters/src/libsql/local/local-engine.js";
 
 const REQUESTS = Number(process.argv[2] ?? 20_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -26,13 +24,14 @@ const IN_FLIGHT = 64;
 async function postsPerSecond(withWalSync: boolean): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "petstore-durability-"));
   const path = join(dir, "bench.db");
-  const client = createClient({ url: `file:${path}`, timeout: 5_000 });
+  const connection = new NativeDatabase(path, { timeout: 5_000 });
+  connection.exec("PRAGMA journal_mode = WAL");
+  const walSync = withWalSync ? walSyncOf(path) : undefined;
+  const engine = localEngine(() => connection, walSync ? { walSync } : {});
+  const db = { engine, execute: async () => [], close: () => engine.close() };
   try {
-    await client.execute("PRAGMA journal_mode = WAL");
-    const walSync = withWalSync ? walSyncOf(path) : undefined;
-    attachLocalDatabase(client, localDatabase(() => new NativeDatabase(path, { timeout: 5_000 }), walSync ? { walSync } : {}));
-    await migrate(client);
-    const adapters = libsqlAdapters({ client });
+    await migrate(db);
+    const adapters = libsqlAdapters(db);
     const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
     const petstore = createPetstore(adapters);
     const post = async () => {
@@ -48,12 +47,14 @@ async function postsPerSecond(withWalSync: boolean): Promise<number> {
     };
     let next = 0;
     const started = performance.now();
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next++ < REQUESTS) await post();
-    }));
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next++ < REQUESTS) await post();
+      }),
+    );
     return REQUESTS / ((performance.now() - started) / 1000);
   } finally {
-    client.close();
+    db.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

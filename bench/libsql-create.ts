@@ -13,8 +13,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Client, createClient } from "@libsql/client";
-import { connectLibsql, libsqlAdapters, libsqlLimiter, libsqlStore, migrate } from "@petstore/adapters/libsql";
+import { createClient } from "@libsql/client";
+import { type LibsqlSource, libsqlAdapters, libsqlLimiter, libsqlStore, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, DEFAULT_BAN, issueApiKey } from "@petstore/core";
 
 const REQUESTS = Number(process.argv[2] ?? 3_000);
@@ -34,12 +35,21 @@ async function measure(label: string, count: number, run: (i: number) => Promise
   return perSecond;
 }
 
-async function bench(settings: string, open: (url: string) => Promise<Client>): Promise<void> {
+/** A source, a statement of the bench's own, and how to close it. */
+interface Opened {
+  source: LibsqlSource;
+  pragma(name: string): Promise<unknown>;
+  selectOne(): Promise<unknown>;
+  close(): void;
+}
+
+async function bench(settings: string, open: (url: string) => Promise<Opened>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
-  const client = await open(`file:${join(dir, "bench.db")}`);
+  const opened = await open(`file:${join(dir, "bench.db")}`);
+  const client = opened.source;
   try {
     await migrate(client);
-    const adapters = libsqlAdapters({ client });
+    const adapters = libsqlAdapters(client);
     // Limits far above what the bench sends: every request is admitted and counted.
     const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
     const petstore = createPetstore({ ...adapters });
@@ -54,34 +64,47 @@ async function bench(settings: string, open: (url: string) => Promise<Client>): 
       );
       if (response.status !== 201) throw new Error(`POST /v1/pets answered ${response.status}`);
     };
-    const synchronous = (await client.execute("PRAGMA synchronous")).rows[0]![0];
-    const journal = (await client.execute("PRAGMA journal_mode")).rows[0]![0];
+    const synchronous = await opened.pragma("synchronous");
+    const journal = await opened.pragma("journal_mode");
     console.log(`\n${settings} (journal_mode=${journal}, synchronous=${synchronous}, ${REQUESTS} requests)`);
 
     await measure("warm-up", 200, post);
     await measure("POST /v1/pets, one at a time", REQUESTS, post);
     await measure(`POST /v1/pets, ${IN_FLIGHT} in flight`, REQUESTS, post, IN_FLIGHT);
 
-    const limiter = libsqlLimiter({ client });
-    const store = libsqlStore({ client });
+    const limiter = libsqlLimiter(client);
+    const store = libsqlStore(client);
     const windows = [
       { name: "minute", limit: 1e9, seconds: 60 },
       { name: "day", limit: 1e9, seconds: 86_400 },
     ];
     await measure("  of which: limiter hit (one upsert)", REQUESTS, () => limiter.hit({ bucket: "key:bench", windows, ban: DEFAULT_BAN, now: Date.now() }));
     await measure("  of which: createPet (one INSERT ... RETURNING)", REQUESTS, () => store.createPet({ name: "Rex", categoryId: 1 }));
-    await measure("  for scale: client.execute('SELECT 1')", REQUESTS, () => client.execute("SELECT 1"));
+    await measure("  for scale: one SELECT 1", REQUESTS, () => opened.selectOne());
   } finally {
-    client.close();
+    opened.close();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-await bench("connectLibsql defaults", (url) => connectLibsql({ url }));
+await bench("connectLibsql defaults", async (url) => {
+  const db = await connectLibsql({ url });
+  return {
+    source: db,
+    pragma: async (name) => Object.values((await db.execute(`PRAGMA ${name}`))[0]!)[0],
+    selectOne: () => db.execute("SELECT 1"),
+    close: () => db.close(),
+  };
+});
 await bench("a plain @libsql/client with synchronous NORMAL, for comparison", async (url) => {
   // One connection, so that the per-connection PRAGMA covers every statement.
   const client = createClient({ url, timeout: 5_000, concurrency: 1 });
   await client.execute("PRAGMA journal_mode = WAL");
   await client.execute("PRAGMA synchronous = NORMAL");
-  return client;
+  return {
+    source: { client },
+    pragma: async (name) => (await client.execute(`PRAGMA ${name}`)).rows[0]![0],
+    selectOne: () => client.execute("SELECT 1"),
+    close: () => client.close(),
+  };
 });

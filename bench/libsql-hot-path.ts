@@ -16,7 +16,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, issueApiKey, type Petstore, type PetstoreOptions } from "@petstore/core";
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -76,9 +77,9 @@ const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
 const client = await connectLibsql({ url: `file:${join(dir, "bench.db")}` });
 try {
   await migrate(client);
-  const settings = ["journal_mode", "busy_timeout"].map(async (pragma) => `${pragma}=${(await client.execute(`PRAGMA ${pragma}`)).rows[0]![0]}`);
+  const settings = ["journal_mode", "busy_timeout"].map(async (pragma) => `${pragma}=${Object.values((await client.execute(`PRAGMA ${pragma}`))[0]!)[0]}`);
   console.log(`${typeof Bun === "undefined" ? `node ${process.version}` : `bun ${Bun.version}`}, ${SECONDS} s per case`);
-  await bench(`libSQL file (${(await Promise.all(settings)).join(", ")})`, libsqlAdapters({ client }));
+  await bench(`libSQL file (${(await Promise.all(settings)).join(", ")})`, libsqlAdapters(client));
   await bench("memory adapters, for scale", memoryAdapters());
 } finally {
   client.close();

@@ -1,9 +1,10 @@
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, issueApiKey } from "@petstore/core";
 
-const client = await connectLibsql({ url: Deno.env.get("PETSTORE_DB") ?? "file:petstore.db" });
-await migrate(client);
-const adapters = libsqlAdapters({ client });
+const db = await connectLibsql({ url: Deno.env.get("PETSTORE_DB") ?? "file:petstore.db" });
+await migrate(db);
+const adapters = libsqlAdapters(db);
 const petstore = createPetstore(adapters);
 // A new key at every start, for trying it out: only its hash is stored in the file.
 const { key } = await issueApiKey(adapters.keys, { plan: "free", label: "deno-serve example" });

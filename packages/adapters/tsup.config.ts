@@ -1,9 +1,10 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { "memory/index": "src/memory/index.ts", "libsql/index": "src/libsql/index.ts" },
+  // libsql/index loads anywhere (no native code); libsql/connect is for Node, Bun and Deno.
+  entry: { "memory/index": "src/memory/index.ts", "libsql/index": "src/libsql/index.ts", "libsql/connect": "src/libsql/local/index.ts" },
   format: ["esm"],
   dts: true,
   clean: true,
-  external: ["@petstore/core", "@libsql/client"],
+  external: ["@petstore/core", "@libsql/client", "libsql"],
 });

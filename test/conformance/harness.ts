@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Client, createClient } from "@libsql/client";
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { createClient } from "@libsql/client";
+import { type LibsqlSource, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import {
   type ApiKeys,
@@ -39,22 +40,22 @@ export const ADAPTER_KITS: AdapterKit[] = [
   libsqlKit("libsql plain client", async (url) => {
     const client = createClient({ url, timeout: 5_000 });
     await client.execute("PRAGMA journal_mode = WAL");
-    return client;
+    return { client, close: () => client.close() };
   }),
 ];
 
 /** A migrated libSQL database file in its own temporary directory, through `connect`. */
-function libsqlKit(name: string, connect: (url: string) => Promise<Client>): AdapterKit {
+function libsqlKit(name: string, connect: (url: string) => Promise<LibsqlSource & { close(): void }>): AdapterKit {
   return {
     name,
     open: async () => {
       const dir = await mkdtemp(join(tmpdir(), "petstore-conformance-"));
-      const client = await connect(`file:${join(dir, "petstore.db")}`);
-      await migrate(client);
+      const db = await connect(`file:${join(dir, "petstore.db")}`);
+      await migrate(db);
       return {
-        adapters: libsqlAdapters({ client }),
+        adapters: libsqlAdapters(db),
         close: async () => {
-          client.close();
+          db.close();
           await rm(dir, { recursive: true, force: true });
         },
       };

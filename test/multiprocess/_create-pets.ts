@@ -5,15 +5,17 @@
  */
 import { existsSync } from "node:fs";
 import { createClient } from "@libsql/client";
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore } from "@petstore/core";
 
 const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE, PLAIN_CLIENT } = process.env;
 if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
 
 // PLAIN_CLIENT: as a remote URL gets it, a plain client without the local fast path.
-const client = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : await connectLibsql({ url: DB_URL });
-await migrate(client);
+const plain = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : undefined;
+const db = plain ? { client: plain, close: () => plain.close() } : await connectLibsql({ url: DB_URL });
+await migrate(db);
 process.stdout.write("ready\n");
 
 const deadline = Date.now() + 30_000;
@@ -25,7 +27,7 @@ while (!existsSync(START_FILE)) {
 // A real clock, shifted so that every process counts within the same minute window however
 // late in a minute the test happens to start.
 const startedAt = Date.now();
-const petstore = createPetstore({ ...libsqlAdapters({ client }), clock: () => Number(CLOCK_BASE) + (Date.now() - startedAt) });
+const petstore = createPetstore({ ...libsqlAdapters(db), clock: () => Number(CLOCK_BASE) + (Date.now() - startedAt) });
 const responses = await Promise.all(
   Array.from({ length: Number(REQUESTS) }, async (_, i) => {
     const response = await petstore.fetch(
@@ -40,5 +42,5 @@ const responses = await Promise.all(
     return { status: response.status, id: body.id, code: body.code };
   }),
 );
-client.close();
+db.close();
 process.stdout.write(`${JSON.stringify({ pid: process.pid, responses })}\n`);

@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { DEFAULT_BAN, issueApiKey } from "@petstore/core";
 import { describe, expect, it } from "vitest";
 
@@ -59,9 +60,9 @@ describe.each([
       const children: ChildProcess[] = [];
       const timer = setTimeout(() => children.forEach((child) => child.kill("SIGKILL")), 50_000);
       try {
-        const client = await connectLibsql({ url });
-        await migrate(client);
-        const { key } = await issueApiKey(libsqlAdapters({ client }).keys, { plan: "free", perMinute: LIMIT });
+        const db = await connectLibsql({ url });
+        await migrate(db);
+        const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
 
         // 15 s into the current minute: the burst stays inside one minute window.
         const clockBase = Math.floor(Date.now() / 60_000) * 60_000 + 15_000;
@@ -99,8 +100,8 @@ describe.each([
         expect(limited).toHaveLength(DEFAULT_BAN.threshold);
         expect(banned).toHaveLength(2 * LIMIT - DEFAULT_BAN.threshold);
         expect(new Set(ids).size).toBe(LIMIT);
-        expect(Number((await client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n)).toBe(LIMIT);
-        client.close();
+        expect(Number((await db.execute("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(LIMIT);
+        db.close();
       } finally {
         clearTimeout(timer);
         for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

@@ -20,7 +20,6 @@ describe("public API", () => {
   it("@petstore/adapters/libsql exports exactly these names", async () => {
     expect(await exportedNames("@petstore/adapters/libsql")).toEqual([
       "checkLibsql",
-      "connectLibsql",
       "libsqlAdapters",
       "libsqlIdempotency",
       "libsqlKeys",
@@ -28,5 +27,9 @@ describe("public API", () => {
       "libsqlStore",
       "migrate",
     ]);
+  });
+
+  it("@petstore/adapters/libsql/connect exports exactly these names", async () => {
+    expect(await exportedNames("@petstore/adapters/libsql/connect")).toEqual(["connectLibsql"]);
   });
 });

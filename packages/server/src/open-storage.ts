@@ -1,4 +1,5 @@
-import { checkLibsql, connectLibsql, libsqlAdapters, migrate, type StorageObserver } from "@petstore/adapters/libsql";
+import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import type { DbConfig } from "./commands/_options.js";
@@ -20,16 +21,16 @@ export interface Storage {
 export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
   if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
   // The observer (metrics) hears a local file's group commits and fsyncs.
-  const client = await connectLibsql(observer ? { ...db, observer } : db);
+  const connection = await connectLibsql(observer ? { ...db, observer } : db);
   try {
-    await migrate(client);
+    await migrate(connection);
   } catch (error) {
-    client.close();
+    connection.close();
     throw error;
   }
   return {
-    adapters: libsqlAdapters({ client }),
-    check: () => checkLibsql(client),
-    close: () => client.close(),
+    adapters: libsqlAdapters(connection),
+    check: () => checkLibsql(connection),
+    close: () => connection.close(),
   };
 }

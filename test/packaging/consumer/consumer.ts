@@ -1,6 +1,7 @@
 // Type-checked by ../packages.test.ts in a project that installed the packed tarballs, under
 // "moduleResolution" bundler, node16 and node10: the public API as a consumer writes it.
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryLimiter } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey, StorageUnavailableError } from "@petstore/core";
 import type { Decision, HitInput, Petstore, PetstoreOptions, RateLimiter } from "@petstore/core";
@@ -37,9 +38,10 @@ console.log(response.status);
 // @ts-expect-error: basePath is a string (this line fails the check if the types were `any`)
 createPetstore({ ...memoryAdapters(), basePath: 42 });
 
-const client = await connectLibsql({ url: "file:consumer.db" });
-await migrate(client);
-createPetstore(libsqlAdapters({ client }));
+const db = await connectLibsql({ url: "file:consumer.db" });
+await migrate(db);
+createPetstore(libsqlAdapters(db));
+db.close();
 
 rateLimiterContract("switchable", async () => ({ limiter: switchableLimiter(memoryLimiter(), () => true) }));
 petStoreContract("memory", async () => {

@@ -6,7 +6,8 @@
 import { createServer } from "node:http";
 import process from "node:process";
 import { getRequestListener } from "@hono/node-server";
-import { connectLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey } from "@petstore/core";
 
@@ -49,9 +50,9 @@ async function exercise(adapters) {
   return seen;
 }
 
-const client = await connectLibsql({ url: `file:${runtime}-${mount.replace(":", "-")}.db` });
-await migrate(client);
-const result = { runtime, mount, memory: await exercise(memoryAdapters()), libsql: await exercise(libsqlAdapters({ client })) };
-client.close();
+const db = await connectLibsql({ url: `file:${runtime}-${mount.replace(":", "-")}.db` });
+await migrate(db);
+const result = { runtime, mount, memory: await exercise(memoryAdapters()), libsql: await exercise(libsqlAdapters(db)) };
+db.close();
 console.log(JSON.stringify(result));
 process.exit(0);

@@ -2,13 +2,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
-import { connectLibsql } from "./connect-libsql.js";
+import type { LibsqlSource } from "./_source.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 import { migrate } from "./migrations.js";
 
 /**
- * A plain `@libsql/client` client on a file, as the adapters get for a remote URL: every
- * statement through `execute`/`batch`, none of `connectLibsql`'s local fast path. The same
- * SQL a libSQL server would receive. WAL (which a server has) is set here.
+ * A plain `@libsql/client` client on a file, as a remote URL would be served: every statement
+ * through `execute`/`batch`, none of `connectLibsql`'s local fast path. The same SQL a libSQL
+ * server would receive. WAL (which a server has) is set here.
  */
 export async function plainClient(url: string, busyTimeoutMs = 5_000): Promise<Client> {
   const client = createClient({ url, timeout: busyTimeoutMs });
@@ -16,31 +17,50 @@ export async function plainClient(url: string, busyTimeoutMs = 5_000): Promise<C
   return client;
 }
 
+/** A database the adapters run on, and how to close it. */
+type Opened = LibsqlSource & { close(): void };
+
 /**
  * For tests: a migrated database file in a fresh temporary directory. `connect` opens more
- * clients on it (as other processes would); `close` closes them all and removes the directory.
- * `plain`: the clients are plain ones (see `plainClient`), not `connectLibsql`'s.
+ * sources on it (as other processes would); `close` closes them all and removes the directory.
+ * `plain`: the sources are plain clients (see `plainClient`), not `connectLibsql`'s connections.
  */
 export async function tempDatabase(options: { plain?: boolean } = {}) {
   const dir = await mkdtemp(join(tmpdir(), "petstore-libsql-"));
   const path = join(dir, "petstore.db");
   const url = `file:${path}`;
-  const clients: Client[] = [];
-  const connect = async (busy: { busyTimeoutMs?: number } = {}) => {
-    const client = options.plain ? await plainClient(url, busy.busyTimeoutMs) : await connectLibsql({ url, ...busy });
-    clients.push(client);
-    return client;
+  const opened: Opened[] = [];
+  const connect = async (busy: { busyTimeoutMs?: number } = {}): Promise<Opened> => {
+    let source: Opened;
+    if (options.plain) {
+      const client = await plainClient(url, busy.busyTimeoutMs);
+      source = { client, close: () => client.close() };
+    } else {
+      source = await connectLibsql({ url, ...busy });
+    }
+    opened.push(source);
+    return source;
   };
-  const client = await connect();
-  await migrate(client);
+  const db = await connect();
+  await migrate(db);
+  /** Rows of one statement of the test's own, on a connection of its own. */
+  const query = async (sql: string): Promise<Record<string, unknown>[]> => {
+    const own = await connectLibsql({ url });
+    try {
+      return await own.execute(sql);
+    } finally {
+      own.close();
+    }
+  };
   return {
     dir,
     path,
     url,
-    client,
+    db,
     connect,
+    query,
     close: async () => {
-      for (const each of clients) each.close();
+      for (const each of opened) each.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

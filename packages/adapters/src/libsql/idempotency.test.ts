@@ -16,9 +16,9 @@ describe("libsqlIdempotency", () => {
   });
 
   it("deletes dead records on every 1000th claim and keeps live ones", async () => {
-    const idempotency = libsqlIdempotency({ client: database.client });
-    const store = libsqlStore({ client: database.client });
-    const rows = async () => Number((await database.client.execute("SELECT count(*) AS n FROM idempotency_keys")).rows[0]!.n);
+    const idempotency = libsqlIdempotency(database.db);
+    const store = libsqlStore(database.db);
+    const rows = async () => Number((await database.query("SELECT count(*) AS n FROM idempotency_keys"))[0]!.n);
     await idempotency.claim(claimOf("completed"), T0);
     const pet = await store.createPet({ name: "Rex", categoryId: 1 }, claimOf("completed"));
     // Unfinished claims, abandoned: dead once the lease has run out.

@@ -1,6 +1,6 @@
-import type { Client } from "@libsql/client";
 import { type ClaimResult, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, type IdempotencyStore } from "@petstore/core";
-import { database, type Statement } from "./_database.js";
+import type { Statement } from "./_engine.js";
+import { engineOf, type LibsqlSource } from "./_source.js";
 
 /** Every this many claims, one claim also deletes a bounded number of dead records. */
 const SWEEP_EVERY = 1_000;
@@ -15,8 +15,8 @@ const DEAD = "claimed_at <= :now - CASE WHEN pet_id IS NULL THEN :lease ELSE :tt
  * concurrent claims exactly one wins; `libsqlStore` completes the claim in its insert's
  * transaction.
  */
-export function libsqlIdempotency(options: { client: Client }): IdempotencyStore {
-  const db = database(options.client);
+export function libsqlIdempotency(source: LibsqlSource): IdempotencyStore {
+  const db = engineOf(source);
   let claims = 0;
 
   async function claim({ scope, key, fingerprint }: IdempotencyClaim, now: number): Promise<ClaimResult> {

@@ -1,13 +1,16 @@
-import type { Client } from "@libsql/client";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { LibsqlSource } from "./_source.js";
 import { libsqlIdempotency } from "./idempotency.js";
 import { libsqlKeys } from "./keys.js";
 import { libsqlLimiter } from "./limiter.js";
 import { libsqlStore } from "./store.js";
 
+// No native code and no `node:` import: this entry bundles for browsers and Workers-style
+// platforms, with a `Client` of `@libsql/client/web`. `connectLibsql` (Node, Bun, Deno) is in
+// `@petstore/adapters/libsql/connect`.
+export type { LibsqlEngine } from "./_engine.js";
+export type { LibsqlConnection, LibsqlSource } from "./_source.js";
 export { checkLibsql } from "./check-libsql.js";
-export type { StorageObserver } from "./_local-database.js";
-export { connectLibsql } from "./connect-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlKeys } from "./keys.js";
 export { libsqlLimiter } from "./limiter.js";
@@ -15,23 +18,23 @@ export { migrate } from "./migrations.js";
 export { libsqlStore } from "./store.js";
 
 /**
- * All four on one client, wired: spread into createPetstore. The store completes the claims of
- * the idempotency store through the shared tables, so any two of them on one database agree.
+ * All four on one database, wired: spread into createPetstore. The store completes the claims
+ * of the idempotency store through the shared tables, so any two of them on one database agree.
  * @example
- * const client = await connectLibsql({ url: "file:petstore.db" });
- * await migrate(client);
- * const petstore = createPetstore({ ...libsqlAdapters({ client }) });
+ * const db = await connectLibsql({ url: "file:petstore.db" }); // or { client } of any @libsql/client
+ * await migrate(db);
+ * const petstore = createPetstore({ ...libsqlAdapters(db) });
  */
-export function libsqlAdapters(options: { client: Client }): {
+export function libsqlAdapters(source: LibsqlSource): {
   store: PetStore;
   keys: ApiKeys;
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
 } {
   return {
-    store: libsqlStore(options),
-    keys: libsqlKeys(options),
-    limiter: libsqlLimiter(options),
-    idempotency: libsqlIdempotency(options),
+    store: libsqlStore(source),
+    keys: libsqlKeys(source),
+    limiter: libsqlLimiter(source),
+    idempotency: libsqlIdempotency(source),
   };
 }

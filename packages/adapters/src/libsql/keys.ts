@@ -1,6 +1,6 @@
-import type { Client } from "@libsql/client";
 import type { ApiKeyRecord, ApiKeys, PlanName } from "@petstore/core";
-import { database, type Row } from "./_database.js";
+import type { Row } from "./_engine.js";
+import { engineOf, type LibsqlSource } from "./_source.js";
 
 const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at";
 
@@ -17,8 +17,8 @@ function toRecord(row: Row): ApiKeyRecord {
  * API key records in a libSQL database (run `migrate` first), shared by every process on it.
  * Core caches verified keys for at most 5 s, so a revocation here reaches every process within that.
  */
-export function libsqlKeys(options: { client: Client }): ApiKeys {
-  const db = database(options.client);
+export function libsqlKeys(source: LibsqlSource): ApiKeys {
+  const db = engineOf(source);
   return {
     async insert(record) {
       try {

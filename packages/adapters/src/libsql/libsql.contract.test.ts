@@ -1,7 +1,8 @@
-import type { Client } from "@libsql/client";
 import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
+import { libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 
 /**
  * A fresh migrated database per test: a file in its own temporary directory (through
@@ -11,21 +12,21 @@ const databases = {
   file: () => tempDatabase(),
   "plain client": () => tempDatabase({ plain: true }),
   memory: async () => {
-    const client = await connectLibsql({ url: ":memory:" });
-    await migrate(client);
-    return { client, close: async () => client.close() };
+    const db = await connectLibsql({ url: ":memory:" });
+    await migrate(db);
+    return { db, close: async () => db.close() };
   },
 };
 
 for (const [kind, open] of Object.entries(databases)) {
-  const fixture = <T extends object>(adapters: (client: Client) => T) => async () => {
+  const fixture = <T extends object>(adapters: (source: LibsqlSource) => T) => async () => {
     const database = await open();
-    return { ...adapters(database.client), close: database.close };
+    return { ...adapters(database.db), close: database.close };
   };
-  const storeFixture = fixture((client) => ({ store: libsqlStore({ client }), idempotency: libsqlIdempotency({ client }) }));
+  const storeFixture = fixture((db) => ({ store: libsqlStore(db), idempotency: libsqlIdempotency(db) }));
 
   petStoreContract(`libsql ${kind}`, storeFixture);
   idempotencyContract(`libsql ${kind}`, storeFixture);
-  rateLimiterContract(`libsql ${kind}`, fixture((client) => ({ limiter: libsqlLimiter({ client }) })));
-  apiKeysContract(`libsql ${kind}`, fixture((client) => ({ keys: libsqlKeys({ client }) })));
+  rateLimiterContract(`libsql ${kind}`, fixture((db) => ({ limiter: libsqlLimiter(db) })));
+  apiKeysContract(`libsql ${kind}`, fixture((db) => ({ keys: libsqlKeys(db) })));
 }

@@ -1,10 +1,10 @@
-import type { Client } from "@libsql/client";
 import type { BanPolicy, WindowSpec } from "@petstore/core";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLimiter } from "../memory/index.js";
 import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql } from "./connect-libsql.js";
+import type { LibsqlConnection } from "./_source.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";
 import { migrate } from "./migrations.js";
 
@@ -17,10 +17,10 @@ const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
 ];
 const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
 
-async function memoryDatabase(): Promise<Client> {
-  const client = await connectLibsql({ url: ":memory:" });
-  await migrate(client);
-  return client;
+async function memoryDatabase(): Promise<LibsqlConnection> {
+  const db = await connectLibsql({ url: ":memory:" });
+  await migrate(db);
+  return db;
 }
 
 const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
@@ -56,7 +56,7 @@ async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; adva
   const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
   const database = await memoryDatabase();
   try {
-    const sql = libsqlLimiter({ client: database });
+    const sql = libsqlLimiter(database);
     const memory = memoryLimiter();
     let now = T0 + 17;
     for (const { buckets, advanceMs } of bursts) {
@@ -73,7 +73,7 @@ async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; adva
 }
 
 describe("libsqlLimiter", () => {
-  let client: Client;
+  let client: LibsqlConnection;
   beforeEach(async () => {
     client = await memoryDatabase();
   });
@@ -97,9 +97,9 @@ describe("libsqlLimiter", () => {
 
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const windows = windowsOf(1_000, 10_000);
-    const limiter = libsqlLimiter({ client });
+    const limiter = libsqlLimiter(client);
     await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 });
-    const changes = async () => Number((await client.execute("SELECT total_changes() AS n")).rows[0]!.n);
+    const changes = async () => Number((await client.execute("SELECT total_changes() AS n"))[0]!.n);
     const before = await changes();
     const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 })));
     expect(await changes()).toBe(before + 1);
@@ -107,7 +107,7 @@ describe("libsqlLimiter", () => {
   });
 
   it("keeps counting in the newer window when a process with a late clock hits", async () => {
-    const limiter = libsqlLimiter({ client });
+    const limiter = libsqlLimiter(client);
     const windows = windowsOf(5, 100);
     await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE + 500 });
     // Two seconds late: this clock still sees the previous minute.
@@ -120,7 +120,7 @@ describe("libsqlLimiter", () => {
   it("admits exactly the limit of hits fired at once on two connections to one file, each connection committing them together", async () => {
     const database = await tempDatabase();
     try {
-      const limiters = [database.client, await database.connect()].map((each) => libsqlLimiter({ client: each }));
+      const limiters = [database.db, await database.connect()].map((each) => libsqlLimiter(each));
       const windows = windowsOf(20, 1_000);
       const decisions = await Promise.all(
         Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.hit({ bucket: "key:burst", windows, ban: NO_BAN, now: T0 + i })),
@@ -135,14 +135,14 @@ describe("libsqlLimiter", () => {
   });
 
   it("refuses anything but exactly two windows", async () => {
-    const limiter = libsqlLimiter({ client });
+    const limiter = libsqlLimiter(client);
     await expect(limiter.hit({ bucket: "key:a", windows: windowsOf(5, 100).slice(0, 1), ban: NO_BAN, now: T0 })).rejects.toThrow(
       /exactly two windows/,
     );
   });
 
   it("deletes expired buckets on every 1000th statement (here one per hit) and keeps live and banned ones", async () => {
-    const limiter = libsqlLimiter({ client });
+    const limiter = libsqlLimiter(client);
     const windows = windowsOf(1, 100);
     const hit = (bucket: string, now: number, ban = NO_BAN) => limiter.hit({ bucket, windows, ban, now });
     // Banned for three days by its first refusal.
@@ -152,7 +152,7 @@ describe("libsqlLimiter", () => {
     for (let i = 0; i < 996; i++) await hit(`ip:192.0.2.${i}`, T0);
     const later = T0 + 2 * DAY;
     await hit("key:live", later);
-    const rows = async () => Number((await client.execute("SELECT count(*) AS n FROM rate_limits")).rows[0]!.n);
+    const rows = async () => Number((await client.execute("SELECT count(*) AS n FROM rate_limits"))[0]!.n);
     expect(await rows()).toBe(998);
 
     const thousandth = await hit("key:live", later + MINUTE);

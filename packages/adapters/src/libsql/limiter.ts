@@ -1,6 +1,6 @@
-import type { Client } from "@libsql/client";
 import type { Decision, HitInput, RateLimiter, WindowSpec, WindowState } from "@petstore/core";
-import { database, type Row, type Value } from "./_database.js";
+import type { Row } from "./_engine.js";
+import { engineOf, type LibsqlSource } from "./_source.js";
 
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
 const SWEEP_EVERY = 1_000;
@@ -87,8 +87,6 @@ const HIT_SQL = HIT_SQL_NAMED.replace(/:(\w+)/g, (_, name: string) => {
   if (index < 0) throw new Error(`HIT_SQL: unknown parameter :${name}`);
   return `?${index + 1}`;
 });
-const NOW = HIT_PARAMETERS.indexOf("now");
-const HITS = HIT_PARAMETERS.indexOf("hits");
 
 const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ? LIMIT ?)";
 
@@ -100,29 +98,29 @@ interface Waiting {
 
 /** Hits on one bucket with the same windows and ban, decided by one statement. */
 interface Group {
-  statement: { sql: string; args: Value[]; oneRow: true };
-  /** The write batch the statement waits for; hits may join until that batch begins. */
-  batch: number;
+  /** The latest clock among the hits: they are all decided at it (one turn apart at most). */
+  now: number;
   waiting: Waiting[];
 }
 
 /**
  * Fixed-window counters in a libSQL database (run `migrate` first), exact when many processes
  * share it: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` that decides
- * every window all-or-nothing. On a local database the hits on one bucket that arrive before
- * the next write batch begins (one turn of the event loop: a busy key's concurrent requests)
- * share that statement, which decides them in their order of arrival. Expired buckets are
- * deleted by every 1000th statement (no timers). Takes exactly two windows (core passes the
- * minute window, then the day window); the ban counts refusals within the first.
+ * every window all-or-nothing. On a local engine the hits on one bucket that arrive before the
+ * next write batch begins (one turn of the event loop: a busy key's concurrent requests) join
+ * one group, whose statement is made when the batch runs and decides them in their order of
+ * arrival. Expired buckets are deleted by every 1000th statement (no timers). Takes exactly two
+ * windows (core passes the minute window, then the day window); the ban counts refusals within
+ * the first.
  */
-export function libsqlLimiter(options: { client: Client }): RateLimiter {
-  const db = database(options.client);
-  /** Groups whose statement has not run yet, by bucket, windows and ban. */
+export function libsqlLimiter(source: LibsqlSource): RateLimiter {
+  const db = engineOf(source);
+  /** Groups whose statement has not been made yet, by bucket, windows and ban. */
   const open = new Map<string, Group>();
   let statements = 0;
 
   function decide(group: Group, windows: readonly WindowSpec[], row: Row): void {
-    const now = group.statement.args[NOW] as number;
+    const now = group.now;
     const lengths = windows.map((w) => w.seconds * 1000);
     const starts = [Number(row.window0_start), Number(row.window1_start)];
     const counts = [Number(row.window0_count), Number(row.window1_count)];
@@ -153,37 +151,30 @@ export function libsqlLimiter(options: { client: Client }): RateLimiter {
     if (windows.length !== 2) return Promise.reject(new TypeError(`libsqlLimiter takes exactly two windows, got ${windows.length}`));
     const lengths = windows.map((w) => w.seconds * 1000);
     const starts = lengths.map((length) => now - (now % length));
-    const batch = db.batches();
     const name = `${bucket}\n${starts[0]}\n${starts[1]}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
-    const joined = db.inProcess ? open.get(name) : undefined;
     return new Promise<Decision>((resolve, reject) => {
-      if (joined !== undefined && joined.batch === batch) {
-        // Bound when the batch runs (see Database.write): one more hit, decided after the others,
-        // all at the latest of their clocks (they differ by the milliseconds of one turn at most).
-        joined.statement.args[HITS] = joined.waiting.push({ resolve, reject });
-        joined.statement.args[NOW] = Math.max(joined.statement.args[NOW] as number, now);
+      const joined = open.get(name);
+      if (joined !== undefined) {
+        joined.waiting.push({ resolve, reject });
+        joined.now = Math.max(joined.now, now);
         return;
       }
-      const group: Group = {
-        // In the order of HIT_PARAMETERS.
-        statement: {
-          sql: HIT_SQL,
-          args: [bucket, now, 1, starts[0]!, starts[1]!, lengths[0]!, lengths[1]!, windows[0]!.limit, windows[1]!.limit, ban.threshold, ban.seconds * 1000],
-          oneRow: true,
-        },
-        batch,
-        waiting: [{ resolve, reject }],
-      };
-      if (db.inProcess) open.set(name, group);
+      const group: Group = { now, waiting: [{ resolve, reject }] };
+      open.set(name, group);
       const sweeping = ++statements % SWEEP_EVERY === 0;
-      const units = sweeping ? [group.statement, { sql: SWEEP_SQL, args: [now - SWEEP_GRACE_MS, SWEEP_BATCH] }] : [group.statement];
+      // Made when the write runs: at once over a client, at the batch on a local engine.
+      const unit = () => {
+        // From now on the statement is made: a later hit starts a group of its own.
+        open.delete(name);
+        // In the order of HIT_PARAMETERS.
+        const args = [bucket, group.now, group.waiting.length, starts[0]!, starts[1]!, lengths[0]!, lengths[1]!, windows[0]!.limit, windows[1]!.limit, ban.threshold, ban.seconds * 1000];
+        const decision = { sql: HIT_SQL, args, oneRow: true };
+        return sweeping ? [decision, { sql: SWEEP_SQL, args: [group.now - SWEEP_GRACE_MS, SWEEP_BATCH] }] : [decision];
+      };
       // A count is no acknowledged write: it must survive the process, while an fsync per batch
       // of hits would cost more than the hits (see WriteOptions for what a power cut may forget).
-      db.write(units, { survives: "process-crash" }).then(
-        ([result]) => {
-          if (open.get(name) === group) open.delete(name);
-          decide(group, windows, result!.rows[0]!);
-        },
+      db.write(unit, { survives: "process-crash" }).then(
+        ([result]) => decide(group, windows, result!.rows[0]!),
         (error: unknown) => {
           if (open.get(name) === group) open.delete(name);
           for (const waiting of group.waiting) waiting.reject(error);

@@ -1,19 +1,20 @@
 import { describe, expect, it } from "vitest";
+import type { LibsqlConnection } from "./_source.js";
 import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql, libsqlStore, migrate } from "./index.js";
+import { libsqlStore, migrate } from "./index.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 
-const versions = async (client: Awaited<ReturnType<typeof tempDatabase>>["client"]) =>
-  (await client.execute("SELECT version FROM schema_migrations ORDER BY version")).rows.map((row) => row.version);
+const versions = async (db: LibsqlConnection) => (await db.execute("SELECT version FROM schema_migrations ORDER BY version")).map((row) => row.version);
 
 describe("migrate", () => {
   it("records each version once and changes nothing when run again", async () => {
     const database = await tempDatabase();
     try {
-      const store = libsqlStore({ client: database.client });
+      const store = libsqlStore(database.db);
       await store.createPet({ name: "Rex", categoryId: 1 });
-      await migrate(database.client);
-      await migrate(database.client);
-      expect(await versions(database.client)).toEqual([1, 2, 3, 4]);
+      await migrate(database.db);
+      await migrate(database.db);
+      expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
       await database.close();
@@ -29,7 +30,7 @@ describe("migrate", () => {
       try {
         await Promise.all(clients.map((client) => migrate(client)));
         expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4]);
-        const created = await libsqlStore({ client: clients[1]! }).createPet({ name: "Rex", categoryId: 1 });
+        const created = await libsqlStore(clients[1]!).createPet({ name: "Rex", categoryId: 1 });
         expect(created.id).toBe(1);
       } finally {
         for (const client of clients) client.close();

@@ -1,5 +1,4 @@
-import type { Client } from "@libsql/client";
-import { database } from "./_database.js";
+import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
  * The schema, one version at a time. Append new versions; never edit an applied one (a
@@ -99,10 +98,10 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
  * Applies pending migrations, each in one write transaction together with its row in
  * `schema_migrations`. Safe when several processes start at once: the first to commit a
  * version wins; the others' attempt fails on that row's primary key and is rolled back.
- * @example await migrate(await connectLibsql({ url: "file:petstore.db" }));
+ * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
  */
-export async function migrate(client: Client): Promise<void> {
-  const db = database(client);
+export async function migrate(source: LibsqlSource): Promise<void> {
+  const db = engineOf(source);
   await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   const appliedVersions = async () =>
     new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));

@@ -6,7 +6,8 @@ import { createPetstore, issueApiKey, type Petstore, StorageUnavailableError } f
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql, libsqlAdapters } from "./index.js";
+import { libsqlAdapters } from "./index.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 
 const run = promisify(execFile);
 
@@ -63,12 +64,22 @@ async function makeReadOnly(path: string): Promise<(() => Promise<void>) | undef
   return undefined;
 }
 
+/** Another connection takes the write lock (BEGIN IMMEDIATE) until the returned function rolls back. */
+function holdWriteLock(path: string): () => void {
+  const other = new NativeDatabase(path);
+  other.exec("BEGIN IMMEDIATE");
+  return () => {
+    other.exec("ROLLBACK");
+    other.close();
+  };
+}
+
 describe("libSQL adapters when storage fails", () => {
   let database: Awaited<ReturnType<typeof tempDatabase>>;
   let key: string;
   beforeEach(async () => {
     database = await tempDatabase();
-    ({ key } = await issueApiKey(libsqlAdapters({ client: database.client }).keys, { plan: "pro" }));
+    ({ key } = await issueApiKey(libsqlAdapters(database.db).keys, { plan: "pro" }));
   });
   afterEach(async () => {
     await database.close();
@@ -76,44 +87,39 @@ describe("libSQL adapters when storage fails", () => {
 
   it("answers 503 with Retry-After while another connection holds the write lock, and serves again once it is released", async () => {
     const client = await database.connect({ busyTimeoutMs: 50 });
-    const petstore = createPetstore({ ...libsqlAdapters({ client }) });
-    const other = await database.connect();
-    // BEGIN IMMEDIATE: the other connection holds the write lock until it rolls back.
-    const lock = await other.transaction("write");
+    const petstore = createPetstore({ ...libsqlAdapters(client) });
+    const release = holdWriteLock(database.path);
     try {
       await expectUnavailable(await createPet(petstore, key, "Locked out"));
       await expectUnavailable(await createPet(petstore, key, "Locked out"));
     } finally {
-      await lock.rollback();
+      release();
     }
     const response = await createPet(petstore, key, "After the lock");
     expect(response.status).toBe(201);
-    const pets = await libsqlAdapters({ client }).store.listPets({ limit: 10 });
+    const pets = await libsqlAdapters(client).store.listPets({ limit: 10 });
     // Nothing the 503s answered was written.
     expect(pets.map((pet) => pet.name)).toEqual(["After the lock"]);
   });
 
   it("turns the lock error of the adapters' own connection into StorageUnavailableError", async () => {
     const client = await database.connect({ busyTimeoutMs: 20 });
-    const other = await database.connect();
-    const lock = await other.transaction("write");
+    const release = holdWriteLock(database.path);
     try {
-      const refused = libsqlAdapters({ client }).store.createPet({ name: "Locked out", categoryId: 1 });
+      const refused = libsqlAdapters(client).store.createPet({ name: "Locked out", categoryId: 1 });
       await expect(refused).rejects.toBeInstanceOf(StorageUnavailableError);
-      // From the `libsql` package's own connection, not from the client's.
+      // From the `libsql` package's own connection.
       await expect(refused).rejects.toMatchObject({ cause: expect.any(NativeDatabase.SqliteError) });
       await expect(refused).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
     } finally {
-      await lock.rollback();
+      release();
     }
   });
 
   it("answers 503 with Retry-After on a read-only database file, and serves again once it is writable", async () => {
     // A copy that no connection of this process ever opened writable: SQLite reuses the file
     // descriptor of a closed connection to the same file, and libsql closes them lazily.
-    // Checkpointed by a new connection: the client's own has not read since the adapters'
-    // connection wrote, and libsql then waits out the busy timeout before a TRUNCATE.
-    await (await database.connect()).execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    await database.query("PRAGMA wal_checkpoint(TRUNCATE)");
     const path = join(database.dir, "read-only.db");
     await copyFile(database.path, path);
     const restore = await makeReadOnly(path);
@@ -123,8 +129,8 @@ describe("libSQL adapters when storage fails", () => {
     let restored = false;
     const client = await connectLibsql({ url: `file:${path}`, busyTimeoutMs: 50 });
     try {
-      const petstore = createPetstore({ ...libsqlAdapters({ client }) });
-      const refused = libsqlAdapters({ client }).store.createPet({ name: "Read-only", categoryId: 1 });
+      const petstore = createPetstore({ ...libsqlAdapters(client) });
+      const refused = libsqlAdapters(client).store.createPet({ name: "Read-only", categoryId: 1 });
       await expect(refused).rejects.toMatchObject({ cause: { code: expect.stringMatching(/^SQLITE_READONLY/) } });
       await expect(refused).rejects.toMatchObject({ cause: expect.any(NativeDatabase.SqliteError) });
       await expectUnavailable(await createPet(petstore, key, "Read-only"));
@@ -133,7 +139,7 @@ describe("libSQL adapters when storage fails", () => {
       restored = true;
       const response = await createPet(petstore, key, "Writable again");
       expect(response.status).toBe(201);
-      expect((await libsqlAdapters({ client }).store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Writable again"]);
+      expect((await libsqlAdapters(client).store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Writable again"]);
     } finally {
       client.close();
       if (!restored) await restore();

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectLibsql, libsqlAdapters, migrate } from "./index.js";
+import { libsqlAdapters, migrate } from "./index.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 
 describe("connectLibsql's observer", () => {
   let dir: string | undefined;
@@ -20,7 +21,7 @@ describe("connectLibsql's observer", () => {
     });
     try {
       await migrate(client);
-      const { store } = libsqlAdapters({ client });
+      const { store } = libsqlAdapters(client);
       batches.length = 0;
       // Five creates started in one turn of the event loop: one batch of one multi-row INSERT.
       await Promise.all(Array.from({ length: 5 }, (_, i) => store.createPet({ name: `p${i}`, categoryId: 1 })));

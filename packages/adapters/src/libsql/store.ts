@@ -1,4 +1,3 @@
-import type { Client } from "@libsql/client";
 import {
   ApiError,
   type IdempotencyClaim,
@@ -11,7 +10,8 @@ import {
   type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import { database, type Row, type Value } from "./_database.js";
+import type { Row, Value } from "./_engine.js";
+import { engineOf, type LibsqlSource } from "./_source.js";
 
 const PET_COLUMNS = "id, name, category_id, status";
 /** Pages of pets kept in memory; past this many distinct queries, all are dropped. */
@@ -28,8 +28,8 @@ const INSERT_PETS = Array.from(
 
 /** Creates that wait for the same write batch, inserted by one statement. */
 interface CreateGroup {
-  statement: { sql: string; args: Value[] };
-  batch: number;
+  /** Name, category and status of each pet, in order of arrival. */
+  values: Value[];
   waiting: { resolve: (pet: Pet) => void; reject: (error: unknown) => void }[];
 }
 
@@ -65,10 +65,10 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
  * Pets and orders in a libSQL database (run `migrate` first). Ids come from `AUTOINCREMENT`:
  * unique and never reused, also across processes sharing the database. A create with an
  * idempotency claim completes the claim in the same transaction as the insert.
- * @example const store = libsqlStore({ client: await connectLibsql({ url: "file:petstore.db" }) });
+ * @example const store = libsqlStore(await connectLibsql({ url: "file:petstore.db" }));
  */
-export function libsqlStore(options: { client: Client }): PetStore {
-  const db = database(options.client);
+export function libsqlStore(source: LibsqlSource): PetStore {
+  const db = engineOf(source);
   /**
    * Each page with the `pets_version` it was read at (the page read after the version); frozen
    * with its pets, so core serialises a page once (see `PetStore`) while no pet changes.
@@ -101,37 +101,40 @@ export function libsqlStore(options: { client: Client }): PetStore {
     return sharedVersion!.read;
   }
 
-  /** The creates without a claim waiting for the next write batch, if any. */
+  /** The creates without a claim whose INSERT has not been made yet, if any. */
   let openCreates: CreateGroup | undefined;
 
   /**
-   * A create without a claim. On a local database the creates that arrive before the next
-   * write batch begins (one turn of the event loop) share one multi-row INSERT: a statement
-   * per pet cost more than the pets. Ids are assigned in the order of the rows, which is the
-   * order of arrival. Each caller is answered once the batch is durable, like any write.
+   * A create without a claim. On a local engine the creates that arrive before the next write
+   * batch begins (one turn of the event loop) join one group, inserted by one multi-row INSERT
+   * made when the batch runs: a statement per pet cost more than the pets. Ids are assigned in
+   * the order of the rows, which is the order of arrival. Each caller is answered once the
+   * batch is durable, like any write.
    */
   function insertPet(values: Value[]): Promise<Pet> {
-    const batch = db.batches();
-    const group = openCreates;
     return new Promise<Pet>((resolve, reject) => {
-      if (db.inProcess && group?.batch === batch && group.waiting.length < MAX_PETS_PER_INSERT) {
-        // Bound when the batch runs (see Database.write): one more row.
-        group.statement.args.push(...values);
-        group.statement.sql = INSERT_PETS[group.waiting.push({ resolve, reject })]!;
+      const joined = openCreates;
+      if (joined !== undefined && joined.waiting.length < MAX_PETS_PER_INSERT) {
+        joined.values.push(...values);
+        joined.waiting.push({ resolve, reject });
         return;
       }
-      const created: CreateGroup = { statement: { sql: INSERT_PETS[1]!, args: values }, batch, waiting: [{ resolve, reject }] };
-      openCreates = created;
-      db.write([created.statement]).then(
+      const group: CreateGroup = { values: [...values], waiting: [{ resolve, reject }] };
+      openCreates = group;
+      // Made when the write runs: at once over a client, at the batch on a local engine.
+      const unit = () => {
+        if (openCreates === group) openCreates = undefined;
+        return [{ sql: INSERT_PETS[group.waiting.length]!, args: group.values }];
+      };
+      db.write(unit).then(
         ([inserted]) => {
-          if (openCreates === created) openCreates = undefined;
           // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
           const pets = inserted!.rows.map(toPet).sort((a, b) => a.id - b.id);
-          created.waiting.forEach(({ resolve }, i) => resolve(pets[i]!));
+          group.waiting.forEach(({ resolve }, i) => resolve(pets[i]!));
         },
         (error: unknown) => {
-          if (openCreates === created) openCreates = undefined;
-          for (const { reject } of created.waiting) reject(error);
+          if (openCreates === group) openCreates = undefined;
+          for (const { reject } of group.waiting) reject(error);
         },
       );
     });

@@ -1,8 +1,9 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { createPetstore, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDatabase } from "./_temp-database.js";
-import { connectLibsql, libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "./index.js";
+import { tempDatabase } from "../_temp-database.js";
+import { libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "../index.js";
+import { connectLibsql } from "./connect-libsql.js";
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers. */
 async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
@@ -23,46 +24,62 @@ async function silentServer(): Promise<{ port: number; close: () => Promise<void
   };
 }
 
+/** The migrations a database file holds, read by a connection of its own. */
+async function tempDatabaseRows(path: string) {
+  const db = await connectLibsql({ url: `file:${path}` });
+  try {
+    return await db.execute("SELECT version FROM schema_migrations");
+  } finally {
+    db.close();
+  }
+}
+
 describe("connectLibsql", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it("puts a file database in WAL mode with the busy timeout on every pooled connection", async () => {
+  it("puts a file database in WAL mode with the busy timeout", async () => {
     const database = await tempDatabase();
     cleanups.push(database.close);
-    const client = await database.connect({ busyTimeoutMs: 1_234 });
-    // Concurrent calls each borrow a connection of the pool, so this reads several of them.
-    const timeouts = await Promise.all(Array.from({ length: 4 }, () => client.execute("PRAGMA busy_timeout")));
-    expect(timeouts.map((result) => result.rows[0]![0])).toEqual([1_234, 1_234, 1_234, 1_234]);
-    expect((await client.execute("PRAGMA journal_mode")).rows[0]![0]).toBe("wal");
+    const db = await connectLibsql({ url: database.url, busyTimeoutMs: 1_234 });
+    cleanups.push(() => db.close());
+    expect((await db.execute("PRAGMA busy_timeout"))[0]!.timeout).toBe(1_234);
+    expect((await db.execute("PRAGMA journal_mode"))[0]!.journal_mode).toBe("wal");
   });
 
-  it("opens an in-memory database", async () => {
-    const client = await connectLibsql({ url: ":memory:" });
-    cleanups.push(() => client.close());
-    expect((await client.execute("SELECT 1 + 1 AS two")).rows[0]!.two).toBe(2);
+  it("accepts the forms of a file: URL: relative, absolute, file:/// and escaped", async () => {
+    const database = await tempDatabase();
+    cleanups.push(database.close);
+    const path = `${database.dir}/with space.db`;
+    for (const url of [`file:${path}`, `file://${path.replaceAll(" ", "%20")}`, `file:${path.replaceAll(" ", "%20")}`]) {
+      const db = await connectLibsql({ url });
+      await migrate(db);
+      db.close();
+    }
+    expect((await tempDatabaseRows(path)).length).toBeGreaterThan(0);
   });
 
-  it("opens an in-memory database that the client and the adapters share", async () => {
-    const client = await connectLibsql({ url: ":memory:" });
-    cleanups.push(() => client.close());
-    await migrate(client);
-    const store = libsqlStore({ client });
+  it("opens an in-memory database that its own statements and the adapters share", async () => {
+    const db = await connectLibsql({ url: ":memory:" });
+    cleanups.push(() => db.close());
+    expect((await db.execute("SELECT 1 + 1 AS two"))[0]!.two).toBe(2);
+    await migrate(db);
+    const store = libsqlStore(db);
     await store.createPet({ name: "Rex", categoryId: 1 });
-    expect((await client.execute("SELECT name FROM pets")).rows.map((row) => row.name)).toEqual(["Rex"]);
-    await client.execute("INSERT INTO pets (name, category_id) VALUES ('Fido', 2)");
+    expect((await db.execute("SELECT name FROM pets")).map((row) => row.name)).toEqual(["Rex"]);
+    await db.execute("INSERT INTO pets (name, category_id) VALUES ('Fido', 2)");
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
   });
 
-  it("closes the adapters' own connection with the client: they then answer StorageUnavailableError", async () => {
+  it("closes what it opened: the adapters then answer StorageUnavailableError", async () => {
     const database = await tempDatabase();
     cleanups.push(database.close);
     for (const url of [":memory:", database.url]) {
       const client = await connectLibsql({ url });
       await migrate(client);
-      const store = libsqlStore({ client });
+      const store = libsqlStore(client);
       await store.createPet({ name: "Rex", categoryId: 1 });
       client.close();
       await expect(store.listPets({ limit: 10 })).rejects.toBeInstanceOf(StorageUnavailableError);
@@ -75,7 +92,7 @@ describe("connectLibsql", () => {
     await close();
     const client = await connectLibsql({ url: `http://127.0.0.1:${port}`, authToken: "token" });
     cleanups.push(() => client.close());
-    await expect(libsqlKeys({ client }).list()).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(libsqlKeys(client).list()).rejects.toBeInstanceOf(StorageUnavailableError);
   });
 
   it("answers 503 with Retry-After when the remote server never answers, within the busy timeout", async () => {
@@ -83,7 +100,7 @@ describe("connectLibsql", () => {
     cleanups.push(server.close);
     const client = await connectLibsql({ url: `http://127.0.0.1:${server.port}`, busyTimeoutMs: 200 });
     cleanups.push(() => client.close());
-    const petstore = createPetstore({ ...libsqlAdapters({ client }) });
+    const petstore = createPetstore({ ...libsqlAdapters(client) });
     const started = performance.now();
     const response = await petstore.fetch(new Request("http://petstore.test/v1/pets"), { clientAddress: "203.0.113.7" });
     expect(performance.now() - started).toBeLessThan(2_000);

@@ -9,15 +9,17 @@ import { statSync } from "node:fs";
  * the database would drop SQLite's locks (see `_wal-sync.ts`).
  */
 export interface FileIdentity {
-  /** A sentence naming the file that is gone or is another one now; undefined while all are in place. */
-  changed(): string | undefined;
   /**
    * Before a connection is (re)opened: the sentence when the database file itself changed (a
-   * new connection would then open, or create, another file), else undefined, and the `-wal`
-   * and `-shm` files are learnt anew, since SQLite makes new ones when a database's last
+   * new connection would then open, or create, another file), else undefined. The `-wal` and
+   * `-shm` files are then learnt anew, since SQLite makes new ones when a database's last
    * connection closes.
    */
   reopening(): string | undefined;
+  /** After a connection was opened: the database file is known from the first one on. */
+  opened(): void;
+  /** A sentence naming the file that is gone or is another one now; undefined while all are in place. */
+  changed(): string | undefined;
 }
 
 type Inode = { dev: number; ino: number } | undefined;
@@ -30,31 +32,32 @@ function inodeOf(path: string): Inode {
 const same = (a: Inode, b: Inode) => a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
 
 /**
- * The identity of the database file at `path` as it is now (the caller has just opened it).
- * Undefined when this process may not look at the file (Deno without `--allow-read`): there
- * is then nothing to compare with.
+ * The identity of the database file at `path`. Checks nothing where this process may not look
+ * at the file (Deno without `--allow-read`).
  */
-export function fileIdentityOf(path: string): FileIdentity | undefined {
-  let database: Inode;
+export function fileIdentity(path: string): FileIdentity {
   try {
-    database = inodeOf(path);
+    inodeOf(path);
   } catch {
-    return undefined;
+    return { reopening: () => undefined, opened: () => {}, changed: () => undefined };
   }
-  if (database === undefined) return undefined;
+  let database: Inode;
   /** The companions as last seen; undefined until they exist (a new database has none yet). */
   const companions = new Map<string, Inode>();
-  const suffixes = ["-wal", "-shm"];
-  const databaseChanged = () => (same(database, inodeOf(path)) ? undefined : `The database file ${path} was removed or replaced while open`);
+  const databaseChanged = () =>
+    database === undefined || same(database, inodeOf(path)) ? undefined : `The database file ${path} was removed or replaced while open`;
   return {
     reopening() {
       companions.clear();
       return databaseChanged();
     },
+    opened() {
+      database ??= inodeOf(path);
+    },
     changed() {
       const moved = databaseChanged();
       if (moved !== undefined) return moved;
-      for (const suffix of suffixes) {
+      for (const suffix of ["-wal", "-shm"]) {
         const known = companions.get(suffix);
         const now = inodeOf(path + suffix);
         if (known === undefined) companions.set(suffix, now); // first seen since (re)opening

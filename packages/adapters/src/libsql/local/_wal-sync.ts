@@ -1,5 +1,19 @@
 import { closeSync, fsync, openSync } from "node:fs";
-import type { WalSync } from "./_local-database.js";
+
+/**
+ * `fsync` of the database's WAL file on a worker thread. With it, a batch commits without
+ * waiting for the disk (`synchronous = NORMAL`) and its acknowledged writes are answered once
+ * the WAL has reached the disk: as durable as `FULL`, without stopping the event loop.
+ */
+export interface WalSync {
+  sync(): Promise<void>;
+  /**
+   * Called when the connection is (re)opened: the WAL file may have been replaced while this
+   * process had no connection (SQLite deletes it when the last connection closes).
+   */
+  reopen(): void;
+  close(): void;
+}
 
 function closeQuietly(fd: number): void {
   try {

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fileIdentityOf } from "./_file-identity.js";
-import { localDatabase } from "./_local-database.js";
+import { fileIdentity } from "./_file-identity.js";
+import { localEngine } from "./local-engine.js";
 
 /** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
 function recording(connection: NativeDatabase.Database, ran: string[]): NativeDatabase.Database {
@@ -39,7 +39,7 @@ function recording(connection: NativeDatabase.Database, ran: string[]): NativeDa
 
 const insert = (name: string) => ({ sql: "INSERT INTO items (name) VALUES (?) RETURNING id", args: [name], oneRow: true });
 
-describe("localDatabase", () => {
+describe("localEngine", () => {
   let dir: string;
   let path: string;
   let ran: string[];
@@ -65,7 +65,7 @@ describe("localDatabase", () => {
   });
 
   it("commits concurrent writes in one transaction, and answers each only once another connection can read it", async () => {
-    const db = localDatabase(() => recording(open(), ran));
+    const db = localEngine(() => recording(open(), ran));
     const seenAtAnswer = await Promise.all(
       ["a", "b", "c", "d"].map(async (name) => {
         const [result] = await db.write([insert(name)]);
@@ -79,7 +79,7 @@ describe("localDatabase", () => {
   });
 
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
-    const db = localDatabase(() => open());
+    const db = localEngine(() => open());
     await db.write([insert("taken")]);
     const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("taken")]), db.write([insert("b")])]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
@@ -88,7 +88,7 @@ describe("localDatabase", () => {
   });
 
   it("undoes every statement of a unit when one of them fails, and nothing of the other units", async () => {
-    const db = localDatabase(() => open());
+    const db = localEngine(() => open());
     await db.write([insert("taken")]);
     const outcomes = await Promise.allSettled([db.write([insert("first"), insert("taken")]), db.write([insert("other")])]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "fulfilled"]);
@@ -97,7 +97,7 @@ describe("localDatabase", () => {
 
   it("commits without an fsync only a batch of process-crash writes, and still fsyncs once a second", async () => {
     let now = 10_000;
-    const db = localDatabase(() => recording(open(), ran), { clock: () => now });
+    const db = localEngine(() => recording(open(), ran), { clock: () => now });
     const synchronous = () => ran.filter((sql) => sql.startsWith("PRAGMA synchronous")).at(-1);
     await db.write([insert("first")], { survives: "process-crash" });
     // The first commit of a connection fsyncs: none ran within the last second.
@@ -117,39 +117,42 @@ describe("localDatabase", () => {
   });
 
   it("rejects every caller of a batch that could not start because another connection held the write lock", async () => {
-    const db = localDatabase(() => open(20));
+    const db = localEngine(() => open(20));
     const other = open();
     other.exec("BEGIN IMMEDIATE");
     const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("b")])]);
     other.exec("ROLLBACK");
-    expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.code)).toEqual(["SQLITE_BUSY", "SQLITE_BUSY"]);
+    expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.cause?.code)).toEqual(["SQLITE_BUSY", "SQLITE_BUSY"]);
     await db.write([insert("after")]);
     expect(names()).toEqual(["after"]);
   });
 
   it("commits again after a statement outside a transaction met the write lock of another connection", async () => {
-    const db = localDatabase(() => open(20));
+    const db = localEngine(() => open(20));
     const other = open();
     other.exec("BEGIN IMMEDIATE");
     // A write outside `write`: SQLite leaves it unfinished, which would block every later COMMIT.
-    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
     other.exec("ROLLBACK");
     await db.write([insert("after")]);
     await db.write([insert("and again")]);
     expect(names()).toEqual(["after", "and again"]);
   });
 
-  it("prepares each statement once per connection, and again after reopen", async () => {
+  it("prepares each statement once per connection, and again on the connection opened after a lock error", async () => {
     let connections = 0;
-    const db = localDatabase(() => {
+    const db = localEngine(() => {
       connections += 1;
-      return recording(open(), ran);
+      return recording(open(20), ran);
     });
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
     const prepares = () => ran.filter((sql) => sql === `prepare ${count.sql}`).length;
     for (let i = 0; i < 3; i++) expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
     expect(prepares()).toBe(1);
-    db.reopen();
+    const other = open();
+    other.exec("BEGIN IMMEDIATE");
+    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
+    other.exec("ROLLBACK");
     expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
     expect(prepares()).toBe(2);
     expect(connections).toBe(2);
@@ -175,7 +178,7 @@ describe("localDatabase", () => {
 
     it("commits without waiting for the disk and answers an acknowledged write only after the fsync that followed its commit", async () => {
       const sync = controlledSync();
-      const db = localDatabase(() => recording(open(), ran), { walSync: sync.walSync });
+      const db = localEngine(() => recording(open(), ran), { walSync: sync.walSync });
       const acknowledged = db.write([insert("rex")]);
       expect(await settledSoon(acknowledged)).toBe(false);
       // Committed (another connection sees it), with synchronous NORMAL, and one fsync asked for.
@@ -188,7 +191,7 @@ describe("localDatabase", () => {
 
     it("answers counts at their commit, and writes committed while an fsync runs after the next one", async () => {
       const sync = controlledSync();
-      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      const db = localEngine(() => open(), { walSync: sync.walSync });
       const first = db.write([insert("first")]);
       expect(await settledSoon(first)).toBe(false);
       // A count needs no fsync of its own (one ran less than a second ago? none yet: one is due,
@@ -208,21 +211,21 @@ describe("localDatabase", () => {
 
     it("after a failed fsync answers every durable write and read as storage unavailable (a 503), for good", async () => {
       const sync = controlledSync();
-      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      const db = localEngine(() => open(), { walSync: sync.walSync });
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
-      await expect(write).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
+      await expect(write).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
       // Linux may have dropped the pages that failed: a later fsync could succeed without them.
-      await expect(db.write([insert("fido")])).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
-      await expect(db.durable()).rejects.toMatchObject({ code: "SQLITE_IOERR_FSYNC" });
+      await expect(db.write([insert("fido")])).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
+      await expect(db.durable()).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
       expect(sync.pending).toHaveLength(0);
       expect(names()).toEqual(["rex", "fido"]);
     });
 
     it("lets a reader wait until everything committed before it is on disk", async () => {
       const sync = controlledSync();
-      const db = localDatabase(() => open(), { walSync: sync.walSync });
+      const db = localEngine(() => open(), { walSync: sync.walSync });
       await db.write([insert("counted")], { survives: "process-crash" });
       expect(sync.pending).toHaveLength(1);
       // An fsync that began before this call does not count: the reader waits for the next.
@@ -236,21 +239,21 @@ describe("localDatabase", () => {
   });
 
   it("is durable at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
-    const db = localDatabase(() => open());
+    const db = localEngine(() => open());
     await db.write([insert("rex")]);
     await expect(db.durable()).resolves.toBeUndefined();
   });
 
   it("answers CLIENT_CLOSED once closed", async () => {
-    const db = localDatabase(() => open());
+    const db = localEngine(() => open());
     await db.execute("SELECT 1");
     db.close();
-    await expect(db.execute("SELECT 1")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
-    await expect(db.write([insert("late")])).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+    await expect(db.execute("SELECT 1")).rejects.toMatchObject({ cause: { code: "CLIENT_CLOSED" } });
+    await expect(db.write([insert("late")])).rejects.toMatchObject({ cause: { code: "CLIENT_CLOSED" } });
   });
 
   it("answers no write into a database file, WAL or shm that is no longer at its path, and serves again once it is back", async () => {
-    const db = localDatabase(() => open(), { files: fileIdentityOf(path)! });
+    const db = localEngine(() => open(), { files: fileIdentity(path) });
     await db.write([insert("before")]);
     for (const file of [path, `${path}-wal`, `${path}-shm`]) {
       await rename(file, `${file}.moved`);

@@ -1,0 +1,29 @@
+import type { Client } from "@libsql/client";
+import { type LibsqlEngine, statementsOf } from "./_engine.js";
+import { sqliteCode, storageError } from "./_storage-errors.js";
+
+/**
+ * The adapters' engine over any `@libsql/client` client: a remote server (`libsql://`,
+ * `https://`, `@libsql/client/web` on the edge) or whatever else the client supports. One
+ * `execute` per read, one `batch(..., "write")` per unit: no batching across callers, and a
+ * write is durable when the server says so.
+ */
+export function clientEngine(client: Client): LibsqlEngine {
+  async function guard<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      // A local file opened while it was read-only stays read-only after it becomes writable
+      // again: reopening the client's connections lets the next request recover.
+      if (client.protocol === "file" && sqliteCode(error).startsWith("SQLITE_READONLY")) await client.reconnect();
+      throw storageError(error);
+    }
+  }
+  return {
+    inProcess: false,
+    execute: (statement) => guard(() => client.execute(statement)),
+    write: (unit) => guard(() => client.batch([...statementsOf(unit)], "write")),
+    durable: () => Promise.resolve(),
+    batches: () => 0,
+  };
+}

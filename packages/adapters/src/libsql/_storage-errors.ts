@@ -1,0 +1,67 @@
+import { StorageUnavailableError } from "@petstore/core";
+
+/**
+ * Error codes of `@libsql/client` and the `libsql` package that mean "the database cannot be
+ * used right now" rather than "this statement is wrong": locked past the busy timeout, not
+ * writable, full, gone, or a remote server that is down. They become a 503 the client may retry.
+ */
+const UNAVAILABLE_CODES = new Set([
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+  "SQLITE_READONLY",
+  "SQLITE_IOERR",
+  "SQLITE_CANTOPEN",
+  "SQLITE_FULL",
+  "SQLITE_PERM",
+  "SQLITE_PROTOCOL",
+  // The client or engine was closed under an operation in flight.
+  "CLIENT_CLOSED",
+  "SERVER_ERROR",
+  "HRANA_CLOSED_ERROR",
+  "HRANA_WEBSOCKET_ERROR",
+]);
+
+/** Socket errors a remote client can surface without wrapping them in a `LibsqlError`. */
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
+
+/** What an operator reads (in `/healthz`, in logs) for the codes that say why. */
+const REASONS: Record<string, string> = {
+  SQLITE_BUSY: "the database is locked by another connection",
+  SQLITE_LOCKED: "the database is locked by another connection",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_FULL: "the disk is full",
+  SQLITE_IOERR: "the database file could not be read or written",
+  SQLITE_CANTOPEN: "the database file cannot be opened",
+  SQLITE_PERM: "the database file may not be written",
+};
+
+/** The SQLite error code of `error` (`SQLITE_READONLY_DBMOVED`...), if it has one. */
+export function sqliteCode(error: unknown): string {
+  return String((error as { code?: unknown } | undefined)?.code);
+}
+
+/**
+ * Why storage cannot be used right now, in a few words, when `error` means that rather than
+ * "this statement is wrong"; undefined otherwise.
+ */
+function unavailableReason(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof StorageUnavailableError) return cause.message;
+    // `connectLibsql`'s deadline on a remote answer ran out mid-response.
+    if (cause.name === "TimeoutError") return "the libSQL server did not answer in time";
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT...) share their base code's meaning.
+    const base = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
+    if (UNAVAILABLE_CODES.has(base)) return REASONS[base] ?? `the database is unavailable (${code})`;
+    if (NETWORK_CODES.has(code)) return `the libSQL server is unreachable (${code})`;
+  }
+  return undefined;
+}
+
+/** `error` as the adapters throw it: a `StorageUnavailableError` (a 503) when storage cannot be used now, else as it is. */
+export function storageError(error: unknown): unknown {
+  if (error instanceof StorageUnavailableError) return error;
+  const reason = unavailableReason(error);
+  return reason === undefined ? error : new StorageUnavailableError(reason, { cause: error });
+}

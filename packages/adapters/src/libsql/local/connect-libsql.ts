@@ -1,0 +1,109 @@
+import { createClient } from "@libsql/client";
+import { StorageUnavailableError } from "@petstore/core";
+import NativeDatabase from "libsql";
+import { clientEngine } from "../_client-engine.js";
+import type { LibsqlEngine } from "../_engine.js";
+import type { LibsqlConnection } from "../_source.js";
+import { fileIdentity } from "./_file-identity.js";
+import { walSyncOf } from "./_wal-sync.js";
+import { localEngine, type StorageObserver } from "./local-engine.js";
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+export interface ConnectLibsqlOptions {
+  /** `file:path.db`, `:memory:`, `libsql://...` or `http(s)://...`. */
+  url: string;
+  /** For a remote server; ignored for local files. */
+  authToken?: string;
+  /**
+   * How long a statement waits for the database before its request gets a 503: on a local
+   * file, for another connection's write lock; on a remote server, for the answer. Default 5000.
+   */
+  busyTimeoutMs?: number;
+  /** Told of a local database's group commits and WAL fsyncs (for metrics). */
+  observer?: StorageObserver;
+}
+
+/** The file path of a `file:` URL: `file:relative.db`, `file:/abs.db`, `file:///abs.db`, percent-escapes decoded. */
+function filePath(url: string): string {
+  let rest = url.slice("file:".length).replace(/[?#].*$/, "");
+  if (rest.startsWith("//")) {
+    const slash = rest.indexOf("/", 2);
+    const host = rest.slice(2, slash === -1 ? undefined : slash);
+    if (host !== "" && host !== "localhost") throw new TypeError(`A file: URL names no host: ${url}`);
+    rest = slash === -1 ? "" : rest.slice(slash);
+  }
+  const path = decodeURIComponent(rest);
+  if (path === "") throw new TypeError(`A file: URL needs a path: ${url}`);
+  return path;
+}
+
+function connection(engine: LibsqlEngine, close: () => void): LibsqlConnection {
+  return {
+    engine,
+    execute: async (sql, args = []) => (await engine.execute({ sql, args })).rows,
+    close,
+  };
+}
+
+/**
+ * Opens a database for the libSQL adapters: `file:path.db` (in WAL mode, with a busy timeout),
+ * `:memory:`, or a remote `libsql://` / `http(s)://` server (+ `authToken`). A local database
+ * gets the fast path: one native connection of the `libsql` package with prepared statements,
+ * group commit and the WAL fsynced beside the event loop. A remote one gets a `@libsql/client`
+ * client whose requests fail (a 503) when the server is down or silent. Node, Bun and Deno;
+ * on the edge, hand the adapters a `Client` of `@libsql/client/web` instead. The caller closes it.
+ * @example
+ * const db = await connectLibsql({ url: "file:petstore.db" });
+ * await migrate(db);
+ * const petstore = createPetstore(libsqlAdapters(db));
+ */
+export async function connectLibsql(options: ConnectLibsqlOptions): Promise<LibsqlConnection> {
+  const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const { url, observer } = options;
+  if (url === ":memory:" || url.startsWith("file::memory:")) {
+    // An in-memory database exists only on the connection that made it: the engine keeps one.
+    const memory = new NativeDatabase(":memory:");
+    const engine = localEngine(() => memory, { ...(observer && { observer }) });
+    return connection(engine, () => engine.close());
+  }
+  if (url.startsWith("file:")) {
+    const path = filePath(url);
+    let first: NativeDatabase.Database | undefined = new NativeDatabase(path, { timeout });
+    let mode: unknown;
+    try {
+      // WAL lets readers work while one process writes, and is stored in the file, so one
+      // statement covers every connection.
+      mode = (first.prepare("PRAGMA journal_mode = WAL").get([]) as { journal_mode?: unknown } | undefined)?.journal_mode;
+    } catch (error) {
+      first.close();
+      throw error;
+    }
+    // A database SQLite could not put in WAL mode (a file system without shared memory) has no
+    // WAL to fsync: its commits fsync themselves.
+    const walSync = mode === "wal" ? walSyncOf(path) : undefined;
+    const engine = localEngine(
+      () => {
+        // The first connection is the one that set WAL; later ones are opened anew.
+        const opened = first ?? new NativeDatabase(path, { timeout });
+        first = undefined;
+        return opened;
+      },
+      { ...(walSync && { walSync }), files: fileIdentity(path), ...(observer && { observer }) },
+    );
+    return connection(engine, () => {
+      first?.close();
+      engine.close();
+    });
+  }
+  const client = createClient({
+    url,
+    ...(options.authToken === undefined ? {} : { authToken: options.authToken }),
+    // A server that is down or never answers must fail the request (a 503), not hang it.
+    fetch: (request: Request) =>
+      fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeout)]) }).catch((error: unknown) => {
+        throw new StorageUnavailableError("the libSQL server is unreachable", { cause: error });
+      }),
+  });
+  return connection(clientEngine(client), () => client.close());
+}

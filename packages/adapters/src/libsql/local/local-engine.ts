@@ -1,0 +1,163 @@
+import { StorageUnavailableError } from "@petstore/core";
+import type NativeDatabase from "libsql";
+import { type LibsqlEngine, type Result, type Statement, statementsOf, type Unit, type WriteOptions } from "../_engine.js";
+import { storageError } from "../_storage-errors.js";
+import { LocalConnection } from "./_connection.js";
+import type { FileIdentity } from "./_file-identity.js";
+import { WalDurability } from "./_wal-durability.js";
+import type { WalSync } from "./_wal-sync.js";
+
+/** A batch of writes that may skip its fsync still gets one if the last was longer ago than this. */
+const MAX_UNSYNCED_MS = 1_000;
+
+/** What a local database reports for metrics: batch sizes, commit and fsync times (ms). */
+export interface StorageObserver {
+  onBatch?(batch: { units: number; commitMs: number }): void;
+  onFsync?(ms: number): void;
+}
+
+export interface LocalEngineOptions {
+  /** Unix ms; when the last fsync ran decides whether a batch of counts gets one. */
+  clock?: () => number;
+  /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
+  walSync?: WalSync;
+  /** Checked after every commit: a write into a file that is no longer at its path fails (a 503). */
+  files?: FileIdentity;
+  /** Told of every committed batch and every WAL fsync, for metrics; must not throw. */
+  observer?: StorageObserver;
+}
+
+/** The engine of a local database, which its opener closes. */
+export interface LocalEngine extends LibsqlEngine {
+  close(): void;
+}
+
+/** What one caller of `write` asked for, and how to answer it once the batch has committed. */
+interface Pending {
+  unit: Unit;
+  fsync: boolean;
+  resolve: (results: Result[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The adapters' engine on a local database (`connect` opens its native connection, at the
+ * first statement and again after it was dropped). Writes are group-committed: every unit that
+ * arrives within one turn of the event loop runs in ONE `BEGIN IMMEDIATE` ... `COMMIT`, so
+ * concurrent requests share one fsync. Each unit stays atomic on its own (one statement, or a
+ * SAVEPOINT around several) and fails alone; each caller's promise settles only after the
+ * commit that made its unit durable. A unit written with `survives: "process-crash"` needs no
+ * fsync of its own (in WAL mode the next fsync covers it), but one runs at least once a second.
+ * With `walSync`, every batch commits with `synchronous = NORMAL` and the WAL is fsynced beside
+ * the event loop (see `WalDurability`); without it, a batch with an acknowledged write commits
+ * with `FULL`.
+ */
+export function localEngine(connect: () => NativeDatabase.Database, options: LocalEngineOptions = {}): LocalEngine {
+  const clock = options.clock ?? Date.now;
+  const { walSync, files, observer } = options;
+  const wal = walSync && new WalDurability(walSync, clock, observer?.onFsync?.bind(observer));
+  const connection = new LocalConnection(connect, () => walSync?.reopen(), files);
+  let queue: Pending[] = [];
+  let batches = 0;
+  /** When the last fsync of a commit on the event loop began (without `walSync`). */
+  let syncedAt = 0;
+
+  const lastSync = () => (wal ? wal.syncedAt : syncedAt);
+
+  /** The unit's results, or the error that failed it alone; throws when the transaction is gone. */
+  function runUnit(statements: readonly Statement[]): Result[] | { error: unknown } {
+    const [only] = statements;
+    if (statements.length === 1 && only !== undefined) {
+      // One statement is atomic by itself: a failing one undoes only its own changes.
+      try {
+        return [connection.run(only)];
+      } catch (error) {
+        if (!connection.inTransaction) throw error;
+        return { error };
+      }
+    }
+    connection.control("SAVEPOINT unit");
+    try {
+      const results = statements.map((statement) => connection.run(statement));
+      connection.control("RELEASE unit");
+      return results;
+    } catch (error) {
+      // Errors like SQLITE_FULL or SQLITE_IOERR roll the whole transaction back.
+      if (!connection.inTransaction) throw error;
+      connection.control("ROLLBACK TO unit");
+      connection.control("RELEASE unit");
+      return { error };
+    }
+  }
+
+  function flush(): void {
+    const pending = queue;
+    queue = [];
+    batches++;
+    const outcomes: (Result[] | { error: unknown })[] = [];
+    const now = clock();
+    const acknowledged = pending.some((each) => each.fsync);
+    const due = acknowledged || now - lastSync() >= MAX_UNSYNCED_MS;
+    // With walSync the fsync runs after the commit, beside the event loop.
+    const fsyncHere = due && !wal;
+    const began = performance.now();
+    try {
+      connection.synchronous(fsyncHere ? "FULL" : "NORMAL");
+      connection.control("BEGIN IMMEDIATE");
+      for (const each of pending) {
+        let statements: readonly Statement[];
+        try {
+          statements = statementsOf(each.unit);
+        } catch (error) {
+          outcomes.push({ error });
+          continue;
+        }
+        outcomes.push(runUnit(statements));
+      }
+      connection.control("COMMIT");
+      if (fsyncHere) syncedAt = now;
+      // Committed, but into a file nobody will open again: not a write to acknowledge.
+      const moved = files?.changed();
+      if (moved !== undefined) throw new StorageUnavailableError(moved);
+      observer?.onBatch?.({ units: pending.length, commitMs: performance.now() - began });
+    } catch (error) {
+      // Nothing of this batch was committed, or only into a removed file: every caller hears
+      // the error (a 503 when the database is locked, full, unwritable or gone), none a result.
+      connection.rollback();
+      for (const each of pending) each.reject(storageError(error));
+      return;
+    }
+    pending.forEach((each, i) => {
+      const outcome = outcomes[i]!;
+      if (!Array.isArray(outcome)) each.reject(storageError(outcome.error));
+      else if (wal && each.fsync) wal.durable().then(() => each.resolve(outcome), (error: unknown) => each.reject(storageError(error)));
+      else each.resolve(outcome);
+    });
+    // Counts only: an fsync once a second, which nobody waits for.
+    if (wal && due && !acknowledged) wal.sync();
+  }
+
+  return {
+    inProcess: true,
+    batches: () => batches,
+    async execute(statement) {
+      try {
+        return connection.run(statement);
+      } catch (error) {
+        throw storageError(error);
+      }
+    },
+    write: (unit: Unit, writeOptions?: WriteOptions) =>
+      new Promise((resolve, reject) => {
+        const fsync = writeOptions?.survives !== "process-crash";
+        // setImmediate, not a microtask: the batch then holds every request this turn of the
+        // event loop started, not only the one that opened it.
+        if (queue.push({ unit, fsync, resolve, reject }) === 1) setImmediate(flush);
+      }),
+    durable: () => (wal ? wal.durable().catch((error: unknown) => Promise.reject(storageError(error))) : Promise.resolve()),
+    close() {
+      connection.close();
+      walSync?.close();
+    },
+  };
+}
