@@ -1,9 +1,16 @@
+import { createClient } from "@libsql/client";
 import { formatApiKey, randomBase62 } from "@petstore/core";
-import worker from "./worker.js";
+import { petstoreWorker } from "./worker.js";
 
 // Plays the Workers platform on this machine: bindings in `env`, the client's address in
-// CF-Connecting-IP (overwriting whatever the client sent, as Cloudflare's edge does).
-const env = { PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? formatApiKey(randomBase62(32)) };
+// CF-Connecting-IP (overwriting whatever the client sent, as Cloudflare's edge does). No libSQL
+// server here: the worker's adapters get a client on a local file instead, the same code path
+// (every statement through the client, as with a remote server).
+const worker = petstoreWorker((env) => createClient({ url: env.LIBSQL_URL }));
+const env = {
+  LIBSQL_URL: process.env.LIBSQL_URL ?? "file:worker.db",
+  PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? formatApiKey(randomBase62(32)),
+};
 
 const server = Bun.serve({
   hostname: "127.0.0.1",

@@ -1,10 +1,15 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { formatApiKey, randomBase62 } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
-import worker from "./worker.js";
+import { createClient } from "@libsql/client";
+import { petstoreWorker } from "./worker.js";
 
 describe("the worker-module example", () => {
   const key = formatApiKey(randomBase62(32));
+  const dir = mkdtempSync(join(tmpdir(), "petstore-worker-"));
   let example: RunningExample;
   let base: string;
   beforeAll(async () => {
@@ -12,10 +17,13 @@ describe("the worker-module example", () => {
     base = `http://127.0.0.1:${port}`;
     example = await startExample(`${BIN}/bun`, ["--conditions=@petstore/source", "examples/worker-module/local.ts"], {
       ready: /curl .*\n/,
-      env: { PORT: String(port), PETSTORE_API_KEY: key },
+      env: { PORT: String(port), PETSTORE_API_KEY: key, LIBSQL_URL: `file:${join(dir, "worker.db")}` },
     });
   });
-  afterAll(() => example?.stop());
+  afterAll(async () => {
+    await example?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("serves callers with the key from its env binding", async () => {
     const auth = { Authorization: `Bearer ${key}` };
@@ -37,8 +45,11 @@ describe("the worker-module example", () => {
     expect([first.headers.get("x-ratelimit-remaining"), second.headers.get("x-ratelimit-remaining")]).toEqual(["59", "58"]);
   });
 
-  it("refuses to start with a malformed key binding", async () => {
-    const request = new Request("http://worker.test/v1/pets");
-    await expect(worker.fetch(request, { PETSTORE_API_KEY: "not-a-key" })).rejects.toThrow("PETSTORE_API_KEY");
+  it("refuses to start with a malformed key binding, and starts once the binding is right", async () => {
+    const request = () => new Request("http://worker.test/v1/pets", { headers: { Authorization: `Bearer ${key}` } });
+    const worker = petstoreWorker((env) => createClient({ url: env.LIBSQL_URL }));
+    const env = { LIBSQL_URL: `file:${join(dir, "bindings.db")}`, PETSTORE_API_KEY: "not-a-key" };
+    await expect(worker.fetch(request(), env)).rejects.toThrow("PETSTORE_API_KEY");
+    expect((await worker.fetch(request(), { ...env, PETSTORE_API_KEY: key })).status).toBe(200);
   });
 });

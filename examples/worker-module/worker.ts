@@ -1,28 +1,57 @@
-import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore, hashApiKey, isWellFormedApiKey } from "@petstore/core";
+import type { Client } from "@libsql/client";
+import { createClient } from "@libsql/client/web";
+import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { type ApiKeys, createPetstore, hashApiKey, isWellFormedApiKey, type Petstore } from "@petstore/core";
 
-/** The bindings this worker reads (on Workers: `wrangler secret put PETSTORE_API_KEY`). */
+/** The bindings this worker reads (on Workers: `wrangler secret put ...` for each). */
 export interface Env {
+  /** The libSQL server or Turso database: `libsql://...` or `https://...`. */
+  LIBSQL_URL: string;
+  LIBSQL_AUTH_TOKEN?: string;
   /** The API key callers send; any well-formed `psk_` key. */
   PETSTORE_API_KEY: string;
 }
 
-// Module scope lives as long as the isolate: each isolate has its own pets and counters.
-const adapters = memoryAdapters();
-const petstore = createPetstore(adapters);
-let keyRegistered: Promise<void> | undefined;
-
-async function registerKey(key: string): Promise<void> {
+/** Stores the key of the binding unless the database has it (another isolate may be storing it now). */
+async function registerKey(keys: ApiKeys, key: string): Promise<void> {
   if (!isWellFormedApiKey(key)) throw new TypeError("PETSTORE_API_KEY is not a well-formed psk_ key");
-  await adapters.keys.insert({ id: "key_worker", hash: await hashApiKey(key), plan: "free", createdAt: Date.now() });
+  const hash = await hashApiKey(key);
+  if (await keys.findByHash(hash)) return;
+  try {
+    await keys.insert({ id: "key_worker", hash, plan: "free", createdAt: Date.now() });
+  } catch (error) {
+    if (!(await keys.findByHash(hash))) throw error;
+  }
 }
 
-export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
-    // Workers allow no I/O at module scope and bindings arrive with the request: register on first use.
-    keyRegistered ??= registerKey(env.PETSTORE_API_KEY);
-    await keyRegistered;
-    // Cloudflare's edge sets CF-Connecting-IP to the client's address, replacing any the client sent.
-    return petstore.fetch(request, { clientAddress: request.headers.get("CF-Connecting-IP") ?? undefined });
-  },
-};
+/**
+ * The Pet Store as a Workers-style module over the libSQL database `connect` opens for the
+ * bindings. Every isolate shares that database: pets, keys and rate limits are the same in
+ * all of them. Workers allow no I/O at module scope and bindings arrive with the request, so
+ * the database is opened, migrated and given the key on the first request (again after a
+ * failed start).
+ */
+export function petstoreWorker(connect: (env: Env) => Client) {
+  let started: Promise<Petstore> | undefined;
+  async function start(env: Env): Promise<Petstore> {
+    const client = connect(env);
+    await migrate({ client });
+    const adapters = libsqlAdapters({ client });
+    await registerKey(adapters.keys, env.PETSTORE_API_KEY);
+    return createPetstore(adapters);
+  }
+  return {
+    async fetch(request: Request, env: Env): Promise<Response> {
+      started ??= start(env).catch((error: unknown) => {
+        started = undefined;
+        throw error;
+      });
+      const petstore = await started;
+      // Cloudflare's edge sets CF-Connecting-IP to the client's address, replacing any the client sent.
+      return petstore.fetch(request, { clientAddress: request.headers.get("CF-Connecting-IP") ?? undefined });
+    },
+  };
+}
+
+// `@libsql/client/web`: HTTP and WebSockets only, no native code, as Workers need.
+export default petstoreWorker((env) => createClient({ url: env.LIBSQL_URL, ...(env.LIBSQL_AUTH_TOKEN ? { authToken: env.LIBSQL_AUTH_TOKEN } : {}) }));

@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createClient } from "@libsql/client";
+import { formatApiKey, randomBase62 } from "@petstore/core";
+import { build, type Metafile } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const ENTRY = join(ROOT, "examples/worker-module/worker.ts");
+
+/**
+ * The worker-module example bundled as a Workers-style platform would bundle it: for the
+ * browser, ESM, resolving `@libsql/client` the way a worker does. What must hold: the
+ * libSQL adapters come without native code (no `libsql` package, no `@libsql/<platform>`
+ * addon) and without any `node:` import, and the bundled code serves requests for real.
+ */
+describe("the libSQL adapters bundled for a Workers-style target", () => {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-edge-"));
+  let code: string;
+  let metafile: Metafile;
+  beforeAll(async () => {
+    const result = await build({
+      entryPoints: [ENTRY],
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      // The package's own sources stand in for its built files (the same modules).
+      conditions: ["@petstore/source", "workerd", "worker", "browser"],
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    code = result.outputFiles[0]!.text;
+    metafile = result.metafile;
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("has no native addon, no libsql package and no node: import", () => {
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs.some((path) => path.includes("packages/adapters/src/libsql/"))).toBe(true);
+    expect(inputs.filter((path) => /node_modules\/(libsql|@libsql\/(linux|darwin|win32)[^/]*)\//.test(path))).toEqual([]);
+    expect(inputs.filter((path) => path.endsWith(".node") || path.includes("/libsql/local/"))).toEqual([]);
+    const imports = Object.values(metafile.outputs).flatMap((output) => output.imports.map((imported) => imported.path));
+    expect(imports).toEqual([]);
+    expect(code).not.toMatch(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/);
+  });
+
+  it("serves requests with a libSQL client handed in at run time", async () => {
+    const file = join(dir, "worker.mjs");
+    writeFileSync(file, code);
+    const bundled = (await import(pathToFileURL(file).href)) as typeof import("../../examples/worker-module/worker.js");
+    // No libSQL server here: a plain client on a local file, which the bundled adapters use
+    // through the same Client interface as a remote one.
+    const client = createClient({ url: `file:${join(dir, "edge.db")}` });
+    try {
+      const worker = bundled.petstoreWorker(() => client);
+      const key = formatApiKey(randomBase62(32));
+      const env = { LIBSQL_URL: "libsql://unused.test", PETSTORE_API_KEY: key };
+      const call = (init: RequestInit = {}) =>
+        worker.fetch(new Request("http://worker.test/v1/pets", { ...init, headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "203.0.113.9", ...init.headers } }), env);
+      const created = await call({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+      expect(created.status).toBe(201);
+      const listed = await call();
+      expect(listed.status).toBe(200);
+      expect(await listed.json()).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
+      expect(listed.headers.get("x-ratelimit-limit")).toBe("60");
+      expect(listed.headers.get("x-ratelimit-remaining")).toBe("58");
+      expect((await client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n).toBe(1);
+    } finally {
+      client.close();
+    }
+  });
+});
