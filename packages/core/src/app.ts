@@ -1,6 +1,7 @@
 import { ApiError, type ErrorCode, RequestAbortedError, toApiError, toErrorResponse } from "./errors.js";
 import { type Context, type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { openApiDocument } from "./openapi.js";
+import { cachePetPages } from "./pet-page-cache.js";
 import { addressBucket, clientAddress, trustedProxies } from "./pipeline/client-address.js";
 import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, keyIdentifier } from "./pipeline/identify-caller.js";
@@ -116,6 +117,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const openApiBody = JSON.stringify(openApiDocument({ basePath }));
 
   const routeOf = routeMatcher(basePath);
+  // Pages of pets kept while the store says no pet changed (when it can say so).
+  const store = cachePetPages(options.store);
   /** The end of the latest ban each bucket began, so a ban is reported once (bounded: the oldest go first). */
   const bansSeen = new Map<string, number>();
   /** A ban began at this refusal: it lasts exactly `ban.seconds` from now, and this process has not reported it yet. */
@@ -154,7 +157,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         Allow: allowedMethods(match.route),
       });
     }
-    const ctx: Context = { store: options.store, idempotency: options.idempotency, params: match.params, caller: identity.caller, now, basePath, deprecation, headers };
+    const ctx: Context = { store, idempotency: options.idempotency, params: match.params, caller: identity.caller, now, basePath, deprecation, headers };
     return handler(request, ctx);
   }
 

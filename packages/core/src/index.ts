@@ -11,6 +11,7 @@ export { getPet } from "./handlers/get-pet.js";
 export { listOrders } from "./handlers/list-orders.js";
 export { listPets } from "./handlers/list-pets.js";
 export { openApiDocument } from "./openapi.js";
+export { cachePetPages } from "./pet-page-cache.js";
 export { trustedProxies } from "./pipeline/client-address.js";
 export { headResponse } from "./pipeline/head-response.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./pipeline/rate-limit.js";

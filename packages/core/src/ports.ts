@@ -29,14 +29,18 @@ export interface IdempotencyClaim {
 }
 
 /**
- * Pets and orders. Ids are assigned by the store: unique, increasing, never reused.
- * A list may come back frozen (`Object.freeze`, its rows too): a promise that it never
- * changes, so core serialises it once however often it is served (a store that keeps pages
- * while nothing changed returns the same frozen array each time). Pets may be frozen too;
- * callers copy rather than change them.
+ * Pets and orders. Ids are assigned by the store: unique, increasing, never reused. Pets may
+ * come back frozen; callers copy rather than change them.
  */
 export interface PetStore {
   listPets(query: PageQuery<PetStatus>): Promise<Pet[]>;
+  /**
+   * Optional: a number that changes whenever any pet is created, changed or deleted, by
+   * whoever shares the store (other processes too). With it core keeps pages of pets while
+   * the number stays put (`cachePetPages`), so the list every client polls costs this read
+   * instead of a page. A number at once where the store knows it without I/O.
+   */
+  petsVersion?(): number | Promise<number>;
   getPet(id: number): Promise<Pet | undefined>;
   createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet>;
   listOrders(query: PageQuery<OrderStatus>): Promise<Order[]>;

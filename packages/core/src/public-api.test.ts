@@ -28,6 +28,7 @@ describe("public API", () => {
       "PetSchema",
       "ROUTES",
       "StorageUnavailableError",
+      "cachePetPages",
       "createPet",
       "createPetstore",
       "formatApiKey",

@@ -1,4 +1,4 @@
-import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
+import { ApiError, cachePetPages, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
 import { tempDatabase } from "./_temp-database.js";
@@ -18,15 +18,26 @@ describe("libsqlStore", () => {
     await database.close();
   });
 
-  it("hands out the same frozen page while no pet changed (core serialises it once)", async () => {
+  it("tells a petsVersion that moves with every change to pets, made by any connection or by hand", async () => {
     const store = libsqlStore(database.db);
-    await store.createPet({ name: "Rex", categoryId: 1 });
-    const page = await store.listPets({ limit: 21 });
-    expect(Object.isFrozen(page) && page.every(Object.isFrozen)).toBe(true);
+    const other = libsqlStore(await database.connect());
+    const version = () => store.petsVersion!();
+    const before = await version();
+    await other.createPet({ name: "Fido", categoryId: 2 });
+    const afterOther = await version();
+    expect(afterOther).not.toBe(before);
+    await database.query("UPDATE pets SET status = 'sold'");
     await nextTurn();
-    expect(await store.listPets({ limit: 21 })).toBe(page);
-    await store.createPet({ name: "Fido", categoryId: 1 });
-    expect((await store.listPets({ limit: 21 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
+    expect(await version()).not.toBe(afterOther);
+  });
+
+  it("tells no petsVersion over a plain client: a version read would cost a second round trip", async () => {
+    const plain = await tempDatabase({ plain: true });
+    try {
+      expect(libsqlStore(plain.db).petsVersion).toBeUndefined();
+    } finally {
+      await plain.close();
+    }
   });
 
   it("stores creates fired at once (one INSERT per write batch) with ids in order of arrival, each answered with its own pet", async () => {
@@ -54,13 +65,12 @@ describe("libsqlStore", () => {
     expect(await settled(created)).toBe(false);
     fsyncs.shift()!();
     await created;
-    // Committed and fsynced, but the list cannot know that: it waits for an fsync of its own.
+    // Committed and fsynced, but the list cannot know that: it waits for an fsync of its own
+    // (core asks again only when petsVersion moved: see cachePetPages).
     const listed = store.listPets({ limit: 21 });
     expect(await settled(listed)).toBe(false);
     fsyncs.shift()!();
     expect((await listed).map((pet) => pet.name)).toEqual(["Rex"]);
-    // The same page again, known to be on disk: no wait.
-    expect(await settled(store.listPets({ limit: 21 }))).toBe(true);
     const found = store.getPet(1);
     expect(await settled(found)).toBe(false);
     fsyncs.shift()!();
@@ -76,7 +86,8 @@ describe("libsqlStore", () => {
   });
 
   it("lists at once a pet another connection created, and from the next turn no pet deleted by hand", async () => {
-    const store = libsqlStore(database.db);
+    // Through the page cache core keeps while petsVersion stays put.
+    const store = cachePetPages(libsqlStore(database.db));
     const other = libsqlStore(await database.connect());
     await store.createPet({ name: "Rex", categoryId: 1 });
     // Listed twice: the second answer may come from the page kept in memory.
@@ -95,7 +106,8 @@ describe("libsqlStore", () => {
   });
 
   it("lists a pet it created at once, though a list of the same turn read the version before the commit", async () => {
-    const store = libsqlStore(database.db);
+    // Through the page cache core keeps while petsVersion stays put.
+    const store = cachePetPages(libsqlStore(database.db));
     // The create's batch is queued first, so it commits before the list's read is forgotten.
     const creating = store.createPet({ name: "Rex", categoryId: 1 });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
@@ -104,7 +116,8 @@ describe("libsqlStore", () => {
   });
 
   it("lists a pet another connection created in a later turn, though this turn's lists shared one read", async () => {
-    const store = libsqlStore(database.db);
+    // Through the page cache core keeps while petsVersion stays put.
+    const store = cachePetPages(libsqlStore(database.db));
     const other = libsqlStore(await database.connect());
     expect(await Promise.all([store.listPets({ limit: 10 }), store.listPets({ limit: 5 })])).toEqual([[], []]);
     const fido = await other.createPet({ name: "Fido", categoryId: 2 });

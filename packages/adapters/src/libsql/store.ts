@@ -14,8 +14,6 @@ import type { Row, Value } from "./_engine.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 const PET_COLUMNS = "id, name, category_id, status";
-/** Pages of pets kept in memory; past this many distinct queries, all are dropped. */
-const PET_PAGES_KEPT = 256;
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
 /** Most pets one INSERT adds for the creates of one write batch (see `createPet`). */
 const MAX_PETS_PER_INSERT = 64;
@@ -69,11 +67,6 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
  */
 export function libsqlStore(source: LibsqlSource): PetStore {
   const db = engineOf(source);
-  /**
-   * Each page with the `pets_version` it was read at (the page read after the version); frozen
-   * with its pets, so core serialises a page once (see `PetStore`) while no pet changes.
-   */
-  const petPages = new Map<string, { version: number; pets: Pet[]; durable: Promise<void> }>();
   /** The `pets_version` read that listPets calls share, and the write batch it was read after. */
   let sharedVersion: { read: Promise<number>; batches: number } | undefined;
 
@@ -165,27 +158,14 @@ export function libsqlStore(source: LibsqlSource): PetStore {
   }
 
   return {
+    // A remote database answers one page in one round trip: a version read first would cost
+    // a second one. In process, the list every client polls costs this small read instead.
+    ...(db.inProcess ? { petsVersion } : {}),
     async listPets(query) {
-      const readPage = async () => (await db.execute(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
-      // A remote database answers one page in one round trip; a second one would cost more.
-      if (!db.inProcess) return readPage();
-      // The list every client polls: one small read instead of a page while no pet changed,
-      // exact across processes because every change to pets moves the version (migration 2).
-      // The version is read first, so a page is never kept under a version newer than it.
-      const version = await petsVersion();
-      const key = `${query.status}/${query.afterId}/${query.limit}`;
-      let kept = petPages.get(key);
-      if (kept === undefined || kept.version !== version) {
-        // Frozen, so typed read-only by TypeScript: the port's plain array type allows this.
-        const pets = Object.freeze((await readPage()).map((pet) => Object.freeze(pet))) as Pet[];
-        // Served only once on disk (see Database.durable): one wait per page, not per request.
-        const durable = db.durable();
-        durable.catch(() => {});
-        if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
-        petPages.set(key, (kept = { version, pets, durable }));
-      }
-      await kept.durable;
-      return kept.pets;
+      const { rows } = await db.execute(pageStatement("pets", PET_COLUMNS, query));
+      // Answered only once on disk (see LibsqlEngine.durable).
+      await db.durable();
+      return rows.map(toPet);
     },
     async getPet(id) {
       const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });

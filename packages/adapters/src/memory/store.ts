@@ -1,4 +1,4 @@
-import { ApiError, type IdempotencyClaim, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStatus, type PetStore } from "@petstore/core";
+import { ApiError, type IdempotencyClaim, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStore } from "@petstore/core";
 import type { MemoryIdempotency } from "./idempotency.js";
 
 export interface MemoryStoreOptions {
@@ -7,9 +7,6 @@ export interface MemoryStoreOptions {
   /** The idempotency store whose claims this store completes (see `memoryAdapters`). */
   idempotency?: MemoryIdempotency;
 }
-
-/** Distinct pet pages kept at once (each query shape is one); past it they are all dropped. */
-const PET_PAGES_KEPT = 1_000;
 
 /** Rows with `id > afterId` (ids are ascending), filtered, at most `limit`. */
 function page<T extends { id: number; status?: string | undefined }>(rows: T[], query: PageQuery<string>): T[] {
@@ -37,29 +34,15 @@ function page<T extends { id: number; status?: string | undefined }>(rows: T[], 
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   const pets: Pet[] = [];
   const orders: Order[] = [];
-  /**
-   * The pet pages served since pets last changed, frozen like the pets in them, so core
-   * serialises each page once (see `PetStore`) however often clients poll it.
-   */
-  const petPages = new Map<string | number, Pet[]>();
+  /** Moves with every change to pets: core keeps pages of pets while it stays put. */
+  let petsVersion = 0;
 
   const insertPet = (input: NewPet): Pet => {
     const pet: Pet = { id: pets.length + 1, name: input.name, categoryId: input.categoryId };
     if (input.status !== undefined) pet.status = input.status;
     pets.push(Object.freeze(pet));
-    petPages.clear();
+    petsVersion++;
     return pet;
-  };
-  const listPets = (query: PageQuery<PetStatus>): Pet[] => {
-    // The first page, which every client polls, by its size alone: no key to build.
-    const key = query.status === undefined && query.afterId === undefined ? query.limit : `${query.status}/${query.afterId}/${query.limit}`;
-    let kept = petPages.get(key);
-    if (kept === undefined) {
-      if (petPages.size >= PET_PAGES_KEPT) petPages.clear();
-      // Frozen, so typed read-only by TypeScript: the port's plain array type allows this.
-      petPages.set(key, (kept = Object.freeze(page(pets, query)) as Pet[]));
-    }
-    return kept;
   };
   const insertOrder = (input: NewOrder): Order => {
     const order: Order = { id: orders.length + 1, petId: input.petId, quantity: input.quantity, status: input.status, complete: input.complete };
@@ -71,7 +54,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   options.seed?.orders?.forEach(insertOrder);
 
   return {
-    listPets: async (query) => listPets(query),
+    listPets: async (query) => page(pets, query),
+    petsVersion: () => petsVersion,
     getPet: async (id) => pets[id - 1],
     createPet: async (input, claim?: IdempotencyClaim) => {
       if (claim && !options.idempotency) throw new TypeError("memoryStore needs the idempotency store that made this claim");

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { ApiError } from "../errors.js";
+import { isCachedPage } from "../pet-page-cache.js";
 import type { PageQuery } from "../ports.js";
 import { DEFAULT_LIMIT, type ErrorDetail, IdSchema, LimitSchema } from "../schemas.js";
 import type { Context } from "../context.js";
@@ -104,15 +105,14 @@ export async function respondWithPage<T extends { id: number }, S extends string
   return serialized(ctx, body, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
 }
 
-/** The JSON of frozen lists (see `PetStore`), by list and page size: they never change. */
-const frozenPages = new WeakMap<readonly object[], { limit: number; json: string }>();
+/** The JSON of cached pages (see `cachePetPages`), by page and page size: they never change. */
+const pageJsons = new WeakMap<readonly object[], { limit: number; json: string }>();
 
-/** The JSON of the first `limit` rows; computed once per frozen list. */
+/** The JSON of the first `limit` rows; computed once per cached page. */
 function pageJson(rows: readonly object[], limit: number): string {
-  // Looked up before asking isFrozen, which costs more than serialising a short page.
-  const kept = frozenPages.get(rows);
+  const kept = pageJsons.get(rows);
   if (kept?.limit === limit) return kept.json;
   const json = JSON.stringify(rows.length > limit ? rows.slice(0, limit) : rows);
-  if (Object.isFrozen(rows)) frozenPages.set(rows, { limit, json });
+  if (isCachedPage(rows)) pageJsons.set(rows, { limit, json });
   return json;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Context } from "../context.js";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "../context.js";
 import type { Pet, PetStore } from "../index.js";
+import { cachePetPages } from "../pet-page-cache.js";
 import { listPets } from "./list-pets.js";
 
 /** A pet whose name counts how often it is read, i.e. serialised. */
@@ -17,18 +18,22 @@ function countingPet(id: number, reads: { count: number }): Pet {
   }) as Pet;
 }
 
-function contextWith(listPetsRows: () => Pet[]): Context {
-  const store = { ...memoryAdapters().store, listPets: async () => listPetsRows() } as PetStore;
+/** A context whose store lists `listPetsRows()`; with `version`, through core's page cache. */
+function contextWith(listPetsRows: () => Pet[], version?: () => number): Context {
+  const inner: PetStore = { ...memoryAdapters().store, listPets: async () => listPetsRows() };
+  if (version) inner.petsVersion = version;
+  else delete inner.petsVersion;
+  const store = cachePetPages(inner);
   return { store, idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT } };
 }
 
 const get = (query = "") => new Request(`http://petstore.test/v1/pets${query}`);
 
-describe("pages a store returns frozen", () => {
-  it("are serialised once per page size, however often they are served", async () => {
+describe("pages of pets", () => {
+  it("are serialised once per page size while the store's petsVersion stays put, however often they are served", async () => {
     const reads = { count: 0 };
-    const rows = Object.freeze([countingPet(1, reads), countingPet(2, reads), countingPet(3, reads)]) as Pet[];
-    const ctx = contextWith(() => rows);
+    const rows = [countingPet(1, reads), countingPet(2, reads), countingPet(3, reads)];
+    const ctx = contextWith(() => rows, () => 1);
     const first = await (await listPets(get(), ctx)).json();
     expect(await (await listPets(get(), ctx)).json()).toEqual(first);
     expect(reads.count).toBe(3);
@@ -39,7 +44,7 @@ describe("pages a store returns frozen", () => {
     expect(reads.count).toBe(5);
   });
 
-  it("are not reused when the list is not frozen: a store may change it in place", async () => {
+  it("are serialised for every answer from a store without petsVersion: it may change a list in place", async () => {
     const reads = { count: 0 };
     const rows = [countingPet(1, reads)];
     const ctx = contextWith(() => rows);

@@ -44,6 +44,20 @@ export function petStoreContract(name: string, make: () => Promise<StoreFixture>
       expect(Number.isSafeInteger(pet.id) && pet.id >= 1).toBe(true);
     });
 
+    it("moves petsVersion, when it has one, with every create (also one with a claim)", async () => {
+      const versionOf = fixture.store.petsVersion?.bind(fixture.store);
+      if (versionOf === undefined) return;
+      const before = await versionOf();
+      expect(await versionOf()).toBe(before);
+      await fixture.store.createPet(rex);
+      const afterCreate = await versionOf();
+      expect(afterCreate).not.toBe(before);
+      const claim = { scope: "key_v", key: "v-1", fingerprint: "f".repeat(64) };
+      expect(await fixture.idempotency.claim(claim, Date.now())).toEqual({ state: "claimed" });
+      await fixture.store.createPet(rex, claim);
+      expect(await versionOf()).not.toBe(afterCreate);
+    });
+
     it("finds a created pet by its id", async () => {
       const pet = await fixture.store.createPet(rex);
       expect(await fixture.store.getPet(pet.id)).toEqual(pet);

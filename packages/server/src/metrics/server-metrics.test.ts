@@ -70,7 +70,8 @@ describe("the server's metrics", () => {
     adapters.store.listPets = async () => {
       throw new StorageUnavailableError();
     };
-    await call("/v1/pets", { headers: { Authorization: `Bearer ${(await issueApiKey(adapters.keys, { plan: "free" })).key}` } });
+    // A page not served before: core's page cache asks the store.
+    await call("/v1/pets?limit=7", { headers: { Authorization: `Bearer ${(await issueApiKey(adapters.keys, { plan: "free" })).key}` } });
     const text = await scrape();
     expect(samples(text, "petstore_rate_limit_refusals_total")).toEqual([
       'petstore_rate_limit_refusals_total{plan="pro",reason="rate_limited"} 2',
