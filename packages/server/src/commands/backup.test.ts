@@ -57,7 +57,7 @@ describe("petstore backup", () => {
     expect(copy.prepare("SELECT name FROM pets ORDER BY id").raw(true).all()).toEqual([0, 1, 2, 3, 4].map((i) => [`pet ${i}`]));
     copy.close();
     const text = await cli(["backup", "--db", `file:${source}`, "--out", join(dir, "copy-text.db")]);
-    expect(text.out).toEqual([expect.stringMatching(/: 5 pets, 1 orders, 1 API keys, \d+ bytes; integrity check ok\.$/)]);
+    expect(text.out).toEqual([expect.stringMatching(/: 5 pets, 1 order, 1 API key, \d+ bytes; integrity check ok\.$/)]);
   });
 
   it("refuses to replace an existing file unless --force", async () => {

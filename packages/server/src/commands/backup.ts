@@ -98,6 +98,9 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
 }
 
 /** `petstore backup`: an online, consistent, checked copy of a local database file. */
+/** `1 pet`, `2 pets`. */
+const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 export const backupCommand: Command = {
   spec: { name: "backup", flags: { db: "value", out: "value", force: "switch", json: "switch" }, positionals: [] },
   usage: "petstore backup --db file:PATH --out FILE [--force] [--json]",
@@ -144,7 +147,7 @@ with the copy, delete the database's -wal and -shm files, start the servers.
     const summary = snapshot(source, destination, args.switches.has("force"));
     if (args.switches.has("json")) io.out(JSON.stringify(summary));
     else {
-      io.out(`Backed up ${source} to ${summary.out}: ${summary.pets} pets, ${summary.orders} orders, ${summary.keys} API keys, ${summary.bytes} bytes; integrity check ok.`);
+      io.out(`Backed up ${source} to ${summary.out}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}, ${summary.bytes} bytes; integrity check ok.`);
     }
     return 0;
   },
