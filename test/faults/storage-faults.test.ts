@@ -32,6 +32,19 @@ function mountTmpfs(size: string): string {
   return dir;
 }
 
+/** A sqlite3 CLI session on `path` that stays open after `sql`; `end` sends the last statements and waits for it to exit. */
+function sqlite3Session(path: string, sql: string) {
+  const child = spawn("sqlite3", [path], { stdio: ["pipe", "ignore", "ignore"] });
+  child.stdin.write(sql);
+  return {
+    end: (last: string) => {
+      child.stdin.end(last);
+      return new Promise((resolve) => child.once("exit", resolve));
+    },
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
 const sqlite3 = (path: string, sql: string) => execFileSync("sqlite3", [path, sql], { encoding: "utf8", timeout: 10_000 }).trim();
 
 /** A server on `path` with a key, and what it acknowledged. */
@@ -168,15 +181,13 @@ describe("storage faults under a running binary", () => {
     const path = join(tempDir(), "p.db");
     const server = await serving(path);
     await server.createUntil(201);
-    const holder = spawn("sqlite3", [path], { stdio: ["pipe", "ignore", "ignore"] });
+    const holder = sqlite3Session(path, "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n");
     try {
-      holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n");
       await expectUnavailable(await server.createUntil(503, 100));
       expect((await server.healthUntil(503)).reason).toMatch(/locked/);
-      holder.stdin.end("COMMIT;\n");
-      await new Promise((resolve) => holder.once("exit", resolve));
+      await holder.end("COMMIT;\n");
     } finally {
-      holder.kill("SIGKILL");
+      holder.kill();
     }
     await server.createUntil(201, 50);
     expect(await server.healthUntil(200)).toEqual({ status: "ok" });
@@ -187,16 +198,14 @@ describe("storage faults under a running binary", () => {
     const path = join(tempDir(), "p.db");
     const server = await serving(path);
     await server.createUntil(201);
-    const reader = spawn("sqlite3", [path], { stdio: ["pipe", "ignore", "ignore"] });
+    const reader = sqlite3Session(path, "BEGIN;\nSELECT count(*) FROM pets;\n");
     try {
-      reader.stdin.write("BEGIN;\nSELECT count(*) FROM pets;\n");
       for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);
       sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE)");
       for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);
-      reader.stdin.end("COMMIT;\n");
-      await new Promise((resolve) => reader.once("exit", resolve));
+      await reader.end("COMMIT;\n");
     } finally {
-      reader.kill("SIGKILL");
+      reader.kill();
     }
     sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE)");
     for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
+import { afterEach, beforeEach } from "vitest";
 import type { LibsqlSource } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 import { migrate } from "./migrations.js";
@@ -64,4 +65,16 @@ export async function tempDatabase(options: { plain?: boolean } = {}) {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A fresh `tempDatabase()` for every test of the calling `describe`, closed after it. */
+export function useTempDatabase(): () => Awaited<ReturnType<typeof tempDatabase>> {
+  let database: Awaited<ReturnType<typeof tempDatabase>> | undefined;
+  beforeEach(async () => {
+    database = await tempDatabase();
+  });
+  afterEach(async () => {
+    await database?.close();
+  });
+  return () => database!;
 }

@@ -1,18 +1,16 @@
 import { IDEMPOTENCY_LEASE_MS } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDatabase } from "./_temp-database.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useTempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const claimOf = (key: string) => ({ scope: "key_a", key, fingerprint: "a".repeat(64) });
 
 describe("libsqlIdempotency", () => {
-  let database: Awaited<ReturnType<typeof tempDatabase>>;
-  beforeEach(async () => {
-    database = await tempDatabase();
-  });
-  afterEach(async () => {
-    await database.close();
+  const current = useTempDatabase();
+  let database: ReturnType<typeof current>;
+  beforeEach(() => {
+    database = current();
   });
 
   it("deletes dead records on every 1000th claim and keeps live ones", async () => {

@@ -1,7 +1,7 @@
 import { ApiError, cachePetPages, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
-import { tempDatabase } from "./_temp-database.js";
+import { tempDatabase, useTempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 import { localEngine } from "./local/local-engine.js";
 
@@ -10,12 +10,10 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const claimOf = (fingerprint: string) => ({ scope: "key_a", key: "retry-1", fingerprint });
 
 describe("libsqlStore", () => {
-  let database: Awaited<ReturnType<typeof tempDatabase>>;
-  beforeEach(async () => {
-    database = await tempDatabase();
-  });
-  afterEach(async () => {
-    await database.close();
+  const current = useTempDatabase();
+  let database: ReturnType<typeof current>;
+  beforeEach(() => {
+    database = current();
   });
 
   it("tells a petsVersion that moves with every change to pets, made by any connection or by hand", async () => {
