@@ -1,12 +1,17 @@
 import type { Client } from "@libsql/client";
 import { createClient } from "@libsql/client/web";
 import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { memoryAdapters } from "@petstore/adapters/memory";
 import { type ApiKeys, createPetstore, hashApiKey, isWellFormedApiKey, type Petstore } from "@petstore/core";
 
 /** The bindings this worker reads (on Workers: `wrangler secret put ...` for each). */
 export interface Env {
-  /** The libSQL server or Turso database: `libsql://...` or `https://...`. */
-  LIBSQL_URL: string;
+  /**
+   * The libSQL server or Turso database: `libsql://...` or `https://...`. Without it the
+   * worker serves from memory, for trying it out: each isolate then has its own pets and
+   * limits.
+   */
+  LIBSQL_URL?: string;
   LIBSQL_AUTH_TOKEN?: string;
   /** The API key callers send; any well-formed `psk_` key. */
   PETSTORE_API_KEY: string;
@@ -24,6 +29,14 @@ async function registerKey(keys: ApiKeys, key: string): Promise<void> {
   }
 }
 
+/** The adapters on the database of the bindings, migrated; in memory without `LIBSQL_URL`. */
+async function adaptersFor(env: Env, connect: (env: Env & { LIBSQL_URL: string }) => Client): Promise<ReturnType<typeof libsqlAdapters>> {
+  if (env.LIBSQL_URL === undefined) return memoryAdapters();
+  const client = connect({ ...env, LIBSQL_URL: env.LIBSQL_URL });
+  await migrate({ client });
+  return libsqlAdapters({ client });
+}
+
 /**
  * The Pet Store as a Workers-style module over the libSQL database `connect` opens for the
  * bindings. Every isolate shares that database: pets, keys and rate limits are the same in
@@ -31,12 +44,10 @@ async function registerKey(keys: ApiKeys, key: string): Promise<void> {
  * the database is opened, migrated and given the key on the first request (again after a
  * failed start).
  */
-export function petstoreWorker(connect: (env: Env) => Client) {
+export function petstoreWorker(connect: (env: Env & { LIBSQL_URL: string }) => Client) {
   let started: Promise<Petstore> | undefined;
   async function start(env: Env): Promise<Petstore> {
-    const client = connect(env);
-    await migrate({ client });
-    const adapters = libsqlAdapters({ client });
+    const adapters = await adaptersFor(env, connect);
     await registerKey(adapters.keys, env.PETSTORE_API_KEY);
     return createPetstore(adapters);
   }

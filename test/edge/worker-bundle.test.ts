@@ -1,39 +1,24 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
 import { formatApiKey, randomBase62 } from "@petstore/core";
-import { build, type Metafile } from "esbuild";
+import type { Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-const ENTRY = join(ROOT, "examples/worker-module/worker.ts");
+import { bundleWorker } from "./_bundle.js";
 
 /**
- * The worker-module example bundled as a Workers-style platform would bundle it: for the
- * browser, ESM, resolving `@libsql/client` the way a worker does. What must hold: the
- * libSQL adapters come without native code (no `libsql` package, no `@libsql/<platform>`
- * addon) and without any `node:` import, and the bundled code serves requests for real.
+ * The worker-module example bundled for a Workers-style target. What must hold: the libSQL
+ * adapters come without native code (no `libsql` package, no `@libsql/<platform>` addon) and
+ * without any `node:` import, and the bundled code serves requests for real.
  */
 describe("the libSQL adapters bundled for a Workers-style target", () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-edge-"));
   let code: string;
   let metafile: Metafile;
   beforeAll(async () => {
-    const result = await build({
-      entryPoints: [ENTRY],
-      bundle: true,
-      format: "esm",
-      platform: "browser",
-      // The package's own sources stand in for its built files (the same modules).
-      conditions: ["@petstore/source", "workerd", "worker", "browser"],
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-    });
-    code = result.outputFiles[0]!.text;
-    metafile = result.metafile;
+    ({ code, metafile } = await bundleWorker());
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
