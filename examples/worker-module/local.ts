@@ -1,9 +1,9 @@
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import worker from "./worker.js";
 
 // Plays the Workers platform on this machine: bindings in `env`, the client's address in
 // CF-Connecting-IP (overwriting whatever the client sent, as Cloudflare's edge does).
-const env = { PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? formatApiKey(randomBase62(32)) };
+const env = { PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? generateApiKey() };
 
 const server = Bun.serve({
   hostname: "127.0.0.1",

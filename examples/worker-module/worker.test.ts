@@ -1,10 +1,10 @@
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
 import worker from "./worker.js";
 
 describe("the worker-module example", () => {
-  const key = formatApiKey(randomBase62(32));
+  const key = generateApiKey();
   let example: RunningExample;
   let base: string;
   beforeAll(async () => {
