@@ -1,15 +1,11 @@
 import { generateApiKey, issueApiKey } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it, vi } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit);
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, {}, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   const routes = [
     ["GET", "/v1/pets"],
