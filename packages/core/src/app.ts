@@ -7,7 +7,7 @@ import { finishStage } from "./pipeline/finish.js";
 import { keyIdentifier } from "./pipeline/identify-caller.js";
 import { limitStage } from "./pipeline/limit.js";
 import { refuseStage } from "./pipeline/refuse.js";
-import { handlerFor, routeFinder } from "./pipeline/route.js";
+import { route, routeFinder } from "./pipeline/route.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
@@ -34,18 +34,19 @@ export function createPetstore(options: PetstoreOptions): Petstore {
 
   return {
     fetch: async (request, info) => {
-      // Request id, path, and the headers every answer carries.
-      const exchange = beginExchange(request, info, settings.clock());
+      const exchange = beginExchange(request, info, settings.clock()); // request id, path, standard headers
       let response: Response;
       try {
-        const identity = (exchange.identity = await identify(request, exchange.now)); // 1. who is calling
-        refuse(exchange, await limit(exchange)); // 2. count against the caller's bucket; 3. 429 when banned or over
+        const identity = await identify(request, exchange.now); // 1. the caller, by its key
+        exchange.identity = identity;
+        const decision = await limit(exchange); // 2. one hit on the bucket: the key, else the client address
+        refuse(exchange, decision); // 3. rate-limit headers; 429 when banned or over a limit
         const match = await findRoute(exchange.pathname);
-        const caller = authorize(identity, match); // 4. 401 without a valid key, but on a public route
-        const handler = handlerFor(match, request.method, exchange.pathname); // 5. 404, or 405 with Allow
-        response = await run(handler, exchange, match!, caller); // 6. validate and run the operation
+        const caller = authorize(identity, match); // 4. 401 without a valid key, unless the route is public
+        const routed = route(match, request.method, exchange.pathname); // 5. 404, or 405 with Allow
+        response = await run(routed, exchange, caller); // 6. the operation: validate, then run
       } catch (thrown) {
-        response = fail(exchange, thrown); // the Error answer, with honest rate-limit headers on a 503
+        response = fail(exchange, thrown); // the Error answer; honest rate-limit headers on an early 503
       }
       return finish(exchange, response); // HEAD without its body; onResponse
     },

@@ -3,7 +3,7 @@ import { createPet } from "../handlers/create-pet.js";
 import { getPet } from "../handlers/get-pet.js";
 import { listOrders } from "../handlers/list-orders.js";
 import { listPets } from "../handlers/list-pets.js";
-import { handlerFor, routeFinder } from "./route.js";
+import { route, routeFinder } from "./route.js";
 
 const finder = routeFinder("/v1");
 const find = async (pathname: string) => finder(pathname);
@@ -43,16 +43,16 @@ describe("routeFinder", () => {
   });
 });
 
-describe("handlerFor", () => {
+describe("route", () => {
   it("picks the handler of the method, and the GET handler for HEAD", async () => {
-    expect(handlerFor(await find("/v1/pets"), "GET", "/v1/pets")).toBe(listPets);
-    expect(handlerFor(await find("/v1/pets"), "POST", "/v1/pets")).toBe(createPet);
-    expect(handlerFor(await find("/v1/pets/1"), "HEAD", "/v1/pets/1")).toBe(getPet);
-    expect(handlerFor(await find("/v1/store/orders"), "GET", "/v1/store/orders")).toBe(listOrders);
+    expect(route(await find("/v1/pets"), "GET", "/v1/pets")).toEqual({ handler: listPets, params: expect.any(Object) });
+    expect(route(await find("/v1/pets"), "POST", "/v1/pets")).toEqual({ handler: createPet, params: expect.any(Object) });
+    expect(route(await find("/v1/pets/1"), "HEAD", "/v1/pets/1")).toEqual({ handler: getPet, params: { petId: "1" } });
+    expect(route(await find("/v1/store/orders"), "GET", "/v1/store/orders")).toEqual({ handler: listOrders, params: expect.any(Object) });
   });
 
   it("answers 404 not_found for a path no route serves", () => {
-    expect(() => handlerFor(undefined, "GET", "/v1/cats")).toThrow(expect.objectContaining({ status: 404, code: "not_found", message: "No resource at /v1/cats" }));
+    expect(() => route(undefined, "GET", "/v1/cats")).toThrow(expect.objectContaining({ status: 404, code: "not_found", message: "No resource at /v1/cats" }));
   });
 
   it("answers 405 with Allow listing the path's methods, HEAD wherever GET is served", async () => {
@@ -66,7 +66,7 @@ describe("handlerFor", () => {
       ["/v1/pets", "constructor", "GET, HEAD, POST"],
     ] as const) {
       const match = await find(path);
-      expect(() => handlerFor(match, method, path), `${method} ${path}`).toThrow(expect.objectContaining({ status: 405, code: "method_not_allowed", headers: { Allow: allow } }));
+      expect(() => route(match, method, path), `${method} ${path}`).toThrow(expect.objectContaining({ status: 405, code: "method_not_allowed", headers: { Allow: allow } }));
     }
   });
 });

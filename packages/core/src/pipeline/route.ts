@@ -35,7 +35,7 @@ export function routeFinder(basePath: string): FindRoute {
   const openApiPath = `${basePath}/openapi.json`;
   const openApi = openApiRoute(basePath);
   const router = IttyRouter({ base: basePath });
-  // Every route takes every method here: `handlerFor` picks the handler by method.
+  // Every route takes every method here: `route` picks the handler by method.
   for (const route of ROUTES) router.all(route.path, ({ params }) => ({ route, params: Object.freeze({ ...params }) }));
   const matches = new Map<string, RouteMatch | undefined>();
   return (pathname) => {
@@ -57,16 +57,22 @@ export function allowedMethods(route: Route): string {
   return methods.sort().join(", ");
 }
 
+/** A request's handler and the path parameters it gets. */
+export interface Routed {
+  handler: Handler;
+  params: Readonly<Record<string, string>>;
+}
+
 /**
  * Stage 5, route: the handler of the request's method on its route; `404 not_found` when no
  * route serves the path, `405 method_not_allowed` with `Allow` when the route has no handler
  * for the method. `HEAD` is served by the `GET` handler.
  */
-export function handlerFor(match: RouteMatch | undefined, method: string, pathname: string): Handler {
+export function route(match: RouteMatch | undefined, method: string, pathname: string): Routed {
   if (!match) throw new ApiError("not_found", `No resource at ${pathname}`);
   const key = method === "HEAD" ? "GET" : method;
   // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
   const handler = Object.hasOwn(match.route.methods, key) ? match.route.methods[key as "GET" | "POST"] : undefined;
   if (!handler) throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, { Allow: allowedMethods(match.route) });
-  return handler;
+  return { handler, params: match.params };
 }

@@ -18,7 +18,7 @@ describe("runStage", () => {
       seen = { request, ctx };
       return new Response("ran", { status: 299 });
     };
-    const response = await runStage(settings)(handler, exchange, { route: { path: "/pets/:petId", methods: {} }, params: { petId: "3" } }, caller);
+    const response = await runStage(settings)({ handler, params: { petId: "3" } }, exchange, caller);
     expect(response.status).toBe(299);
     expect(seen?.request).toBe(exchange.request);
     expect(seen?.ctx).toEqual({
@@ -36,7 +36,8 @@ describe("runStage", () => {
   it("leaves the caller out of the context on a public route", async () => {
     const exchange = beginExchange(new Request("http://petstore.test/v1/openapi.json"), undefined, 0);
     let ctx: Context | undefined;
-    await runStage(resolveOptions(memoryAdapters()))(async (_request, c) => ((ctx = c), new Response()), exchange, { route: { path: "/openapi.json", methods: {} }, params: {} }, undefined);
+    const handler: Handler = async (_request, c) => ((ctx = c), new Response());
+    await runStage(resolveOptions(memoryAdapters()))({ handler, params: {} }, exchange, undefined);
     expect(ctx).not.toHaveProperty("caller");
   });
 });
