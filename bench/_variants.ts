@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { BINARY } from "../test/e2e/_binary.js";
 import { pinned, type Started, start, stop, waitUntilServing } from "./_processes.js";
 import { SEED_PETS } from "./_seed.js";
@@ -46,7 +46,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, NO_COLOR: "1", ...extra };
 }
 
-const newKey = () => formatApiKey(randomBase62(32));
+const newKey = () => generateApiKey();
 
 /** `petstore keys create` on `db`: an enterprise key with limits the run cannot reach. */
 export function createKey(db: string): Promise<string> {

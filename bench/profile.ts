@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { loadGenerator } from "./_load.js";
 import { freePort, pinned, start, stop, waitUntilServing } from "./_processes.js";
 import { table } from "./_stats.js";
@@ -49,7 +49,7 @@ let key: string;
 let env: NodeJS.ProcessEnv;
 let db: string;
 if (values.db === "memory") {
-  key = formatApiKey(randomBase62(32));
+  key = generateApiKey();
   db = ":memory:";
   env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
 } else {

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-export { freePort } from "../../test/_support/free-port.js";
+import { freePort } from "../../test/_support/free-port.js";
+
+export { freePort };
 
 /** The repository root, for locating the installed bun/deno binaries. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -47,4 +49,35 @@ export async function startExample(
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return { child, output: () => stdout, stop };
+}
+
+/** The API key an example printed in its `curl` line. */
+export function printedKey(example: RunningExample): string {
+  const key = /Bearer (psk_\w+)/.exec(example.output())?.[1];
+  if (key === undefined) throw new Error(`the example printed no key:\n${example.output()}`);
+  return key;
+}
+
+export interface ServedExample extends RunningExample {
+  /** `http://127.0.0.1:<port>`, without a trailing slash. */
+  base: string;
+  /** The key it printed, and the header that sends it. */
+  key: string;
+  auth: { Authorization: string };
+}
+
+/**
+ * A server program of `examples/` (run from its TypeScript sources by Bun, or by Node through
+ * tsx) on a free loopback port, once it printed its `curl` line with a key.
+ */
+export async function startServerExample(program: string, options: { runtime?: "bun" | "node"; env?: Record<string, string> } = {}): Promise<ServedExample> {
+  const port = await freePort();
+  // Node itself (not npx), so that stop() kills the server's own PID.
+  const [command, args] =
+    options.runtime === "node"
+      ? [process.execPath, ["--conditions=@petstore/source", "--import", "tsx", program]]
+      : [`${BIN}/bun`, ["--conditions=@petstore/source", program]];
+  const example = await startExample(command, args, { ready: /curl .*\n/, env: { PORT: String(port), ...options.env } });
+  const key = printedKey(example);
+  return { ...example, base: `http://127.0.0.1:${port}`, key, auth: { Authorization: `Bearer ${key}` } };
 }

@@ -1,34 +1,29 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, freePort, ROOT, type RunningExample, startExample } from "../_support/start-example.js";
+import { ROOT, type ServedExample, startServerExample } from "../_support/start-example.js";
 
 describe("the bun-serve example", () => {
-  let example: RunningExample;
-  let port: number;
+  let example: ServedExample;
   beforeAll(async () => {
-    port = await freePort();
-    example = await startExample(`${BIN}/bun`, ["--conditions=@petstore/source", "examples/bun-serve/server.ts"], {
-      ready: /curl .*\n/,
-      env: { PORT: String(port) },
-    });
+    example = await startServerExample("examples/bun-serve/server.ts");
   });
   afterAll(() => example?.stop());
 
   it("serves authenticated requests with the key it prints", async () => {
-    const key = /Bearer (psk_\w+)/.exec(example.output())![1]!;
-    const created = await fetch(`http://127.0.0.1:${port}/v1/pets`, {
+    const { key } = example;
+    const created = await fetch(`${example.base}/v1/pets`, {
       method: "POST",
       headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
       body: JSON.stringify({ name: "Rex", categoryId: 1 }),
     });
     expect(created.status).toBe(201);
-    const listed = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    const listed = await fetch(`${example.base}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(await listed.json()).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     expect(listed.headers.get("x-ratelimit-remaining")).toBe("58");
   });
 
   it("rate-limits anonymous callers by their socket address", async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/v1/pets`);
+    const response = await fetch(`${example.base}/v1/pets`);
     expect(response.status).toBe(401);
     expect(response.headers.get("x-ratelimit-limit")).toBe("60");
   });

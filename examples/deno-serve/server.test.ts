@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
+import { BIN, freePort, printedKey, type RunningExample, startExample } from "../_support/start-example.js";
 
 /** The README's command, plus what running from this repository's sources needs. */
 function denoArgs(port: number): string[] {
@@ -33,7 +33,7 @@ describe("the deno-serve example", () => {
       env: { PORT: String(port), PETSTORE_DB: db, NO_COLOR: "1" },
       timeoutMs: 30_000,
     });
-    const key = /Bearer (psk_\w+)/.exec(example.output())![1]!;
+    const key = printedKey(example);
     return { base: `http://127.0.0.1:${port}/v1`, auth: { Authorization: `Bearer ${key}` } };
   }
 
@@ -60,8 +60,19 @@ describe("the deno-serve example", () => {
 
   it("type-checks under Deno (the root tsc has no Deno types and skips this file)", async () => {
     const args = ["check", "--no-config", "--sloppy-imports", "--node-modules-dir=manual", "--conditions=@petstore/source"];
-    await promisify(execFile)(`${BIN}/deno`, [...args, "examples/deno-serve/server.ts"], { timeout: 30_000, env: { ...process.env, NO_COLOR: "1" } });
-  }, 40_000);
+    const check = (file: string) =>
+      promisify(execFile)(`${BIN}/deno`, [...args, file], { timeout: 30_000, env: { ...process.env, NO_COLOR: "1" } }).then(
+        ({ stderr }) => ({ passed: true, stderr }),
+        (error: { stderr: string }) => ({ passed: false, stderr: error.stderr }),
+      );
+    const example = await check("examples/deno-serve/server.ts");
+    expect(example.stderr).toMatch(/^Check .*examples\/deno-serve\/server\.ts$/m);
+    expect(example).toMatchObject({ passed: true });
+    // The same check refuses a program with a type error: it does check, not merely run.
+    const broken = join(dir, "broken.ts");
+    writeFileSync(broken, 'const port: number = "8080";\nDeno.serve({ port }, () => new Response());\n');
+    expect(await check(broken)).toMatchObject({ passed: false, stderr: expect.stringContaining("TS2322") });
+  }, 60_000);
 
   it("still has the pets and the keys after a restart", async () => {
     await example!.stop();

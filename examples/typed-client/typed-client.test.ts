@@ -5,7 +5,7 @@ import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey } from "@petstore/core";
 import createClient from "openapi-fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
+import { BIN, type ServedExample, startServerExample } from "../_support/start-example.js";
 import { generateTypes } from "./generate-types.js";
 import type { paths } from "./schema.js";
 
@@ -16,22 +16,17 @@ describe("the typed-client example", () => {
   });
 
   describe("against a running server", () => {
-    let server: RunningExample;
-    let port: number;
+    let server: ServedExample;
     beforeAll(async () => {
-      port = await freePort();
-      server = await startExample(`${BIN}/bun`, ["--conditions=@petstore/source", "examples/bun-serve/server.ts"], {
-        ready: /curl .*\n/,
-        env: { PORT: String(port) },
-      });
+      server = await startServerExample("examples/bun-serve/server.ts");
     });
     afterAll(() => server?.stop());
 
     it("creates and lists pets", async () => {
       const env = {
         ...process.env,
-        PETSTORE_URL: `http://127.0.0.1:${port}/v1`,
-        PETSTORE_API_KEY: /Bearer (psk_\w+)/.exec(server.output())![1]!,
+        PETSTORE_URL: `${server.base}/v1`,
+        PETSTORE_API_KEY: server.key,
       };
       const run = await promisify(execFile)(`${BIN}/bun`, ["examples/typed-client/example.ts"], { env, timeout: 10_000 });
       expect(run.stdout).toBe("Created pet 1 at /v1/pets/1\nAvailable: Rex\n");

@@ -1,5 +1,5 @@
 import { createClient } from "@libsql/client";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { petstoreWorker } from "./worker.js";
 
 // Plays the Workers platform on this machine: bindings in `env`, the client's address in
@@ -9,7 +9,7 @@ import { petstoreWorker } from "./worker.js";
 const worker = petstoreWorker((env) => createClient({ url: env.LIBSQL_URL }));
 const env = {
   LIBSQL_URL: process.env.LIBSQL_URL ?? "file:worker.db",
-  PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? formatApiKey(randomBase62(32)),
+  PETSTORE_API_KEY: process.env.PETSTORE_API_KEY ?? generateApiKey(),
 };
 
 const server = Bun.serve({

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort, type RunningExample, startExample } from "../_support/start-example.js";
 import { createClient } from "@libsql/client";
 import { petstoreWorker } from "./worker.js";
 
 describe("the worker-module example", () => {
-  const key = formatApiKey(randomBase62(32));
+  const key = generateApiKey();
   const dir = mkdtempSync(join(tmpdir(), "petstore-worker-"));
   let example: RunningExample;
   let base: string;

@@ -1,15 +1,11 @@
-import { formatApiKey, issueApiKey } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { generateApiKey, issueApiKey } from "@petstore/core";
+import { describe, expect, it, vi } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit);
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, {}, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   const routes = [
     ["GET", "/v1/pets"],
@@ -40,7 +36,7 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
     ["a key with a typo (bad checksum)", "typo"],
     ["a well-formed key that was never issued", "unknown"],
   ])("returns 401 invalid_token for %s", async (_what, header) => {
-    const value = header === "typo" ? `Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}` : header === "unknown" ? `Bearer ${formatApiKey("A".repeat(32))}` : header;
+    const value = header === "typo" ? `Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}` : header === "unknown" ? `Bearer ${generateApiKey(() => "A".repeat(32))}` : header;
     const response = await world.call("GET", "/v1/pets", { headers: { Authorization: value } });
     expect(response.headers.get("www-authenticate")).toBe('Bearer realm="petstore", error="invalid_token"');
     await errorBody(response, 401, "unauthorized");
@@ -103,7 +99,7 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
   it("stops key guessing: one address guessing keys is rate-limited, then banned", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 95; i++) {
-      const guess = formatApiKey(String(i).padStart(32, "G"));
+      const guess = generateApiKey(() => String(i).padStart(32, "G"));
       statuses.push((await world.call("GET", "/v1/pets", { headers: { Authorization: `Bearer ${guess}` }, address: "192.0.2.66" })).status);
     }
     expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);

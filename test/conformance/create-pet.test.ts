@@ -1,15 +1,11 @@
 import type { ResponseEvent } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, ROOMY_LIMITS, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit, { plans: { free: { perMinute: 1000, perDay: 10000 } } });
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   const post = (body: unknown, headers?: Record<string, string>) => world.call("POST", "/v1/pets", { key, body, ...(headers ? { headers } : {}) });
   const postRaw = (raw: string, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
@@ -189,9 +185,8 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
 
   it.each(Object.entries(hostsOnAbort))("writes nothing and reports no internal error when the client goes away mid-body (as %s says it)", async (_host, abort) => {
     const events: ResponseEvent[] = [];
-    await world.close();
-    world = await openWorld(kit, { onResponse: (event) => events.push(event) });
-    key = await world.key({ plan: "pro" });
+    const observed = await openWorld(kit, { onResponse: (event) => events.push(event) });
+    const proKey = await observed.key({ plan: "pro" });
     const client = new AbortController();
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
@@ -199,16 +194,17 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     });
     const request = new Request("http://petstore.test/v1/pets", {
       method: "POST",
-      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
+      headers: { Authorization: `Bearer ${proKey}`, "Content-Type": "application/json", "Content-Length": "100" },
       body,
       duplex: "half",
       signal: client.signal,
     } as RequestInit);
-    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
-    expect(world.internalErrors).toEqual([]);
+    await errorBody(await observed.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
+    expect(observed.internalErrors).toEqual([]);
     expect(events.map((event) => event.aborted)).toEqual([true]);
-    expect(await (await world.call("GET", "/v1/pets", { key })).json()).toEqual([]);
+    expect(await (await observed.call("GET", "/v1/pets", { key: proKey })).json()).toEqual([]);
     expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
+    await observed.close();
   });
 
   it("reports a body read before createPet as an internal error: the host's bug, not an abort", async () => {

@@ -1,6 +1,6 @@
 import { GET_PET_SUNSET_AT } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, ROOMY_LIMITS, type World } from "./harness.js";
 
 const DEPRECATION = "@1767225600";
 const SUNSET = "Thu, 05 Dec 2030 00:00:00 GMT";
@@ -14,11 +14,7 @@ function expectDeprecationHeaders(response: Response) {
 describe.each(ADAPTER_KITS)("getPet (deprecated) on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit, { plans: { free: { perMinute: 1000, perDay: 10000 } } });
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   it("returns 200 with the pet and the deprecation headers", async () => {
     const pet = await world.createPet(key, { name: "Rex", categoryId: 2, status: "pending" });

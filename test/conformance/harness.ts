@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createClient } from "@libsql/client";
-import { type LibsqlSource, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
-import { connectLibsql } from "@petstore/adapters/libsql/connect";
+import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
+import { afterEach, beforeEach } from "vitest";
+import { tempDatabase } from "../../packages/adapters/src/libsql/_temp-database.js";
 import {
   type ApiKeys,
   createPetstore,
@@ -35,30 +32,18 @@ export interface AdapterKit {
 
 export const ADAPTER_KITS: AdapterKit[] = [
   { name: "memory", open: async () => ({ adapters: memoryAdapters(), close: async () => {} }) },
-  libsqlKit("libsql file", (url) => connectLibsql({ url })),
+  libsqlKit("libsql file", () => tempDatabase()),
   // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
-  libsqlKit("libsql plain client", async (url) => {
-    const client = createClient({ url, timeout: 5_000 });
-    await client.execute("PRAGMA journal_mode = WAL");
-    return { client, close: () => client.close() };
-  }),
+  libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
 ];
 
-/** A migrated libSQL database file in its own temporary directory, through `connect`. */
-function libsqlKit(name: string, connect: (url: string) => Promise<LibsqlSource & { close(): void }>): AdapterKit {
+/** The libSQL adapters on a migrated database file in its own temporary directory. */
+function libsqlKit(name: string, open: typeof tempDatabase): AdapterKit {
   return {
     name,
     open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), "petstore-conformance-"));
-      const db = await connect(`file:${join(dir, "petstore.db")}`);
-      await migrate(db);
-      return {
-        adapters: libsqlAdapters(db),
-        close: async () => {
-          db.close();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
+      const database = await open();
+      return { adapters: libsqlAdapters(database.db), close: database.close };
     },
   };
 }
@@ -116,6 +101,23 @@ export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOption
   }
 
   return { adapters, clock, petstore, key, call, createPet, internalErrors, close };
+}
+
+/** Limits no test of an operation reaches, so that only the rate-limit suite meets a 429. */
+export const ROOMY_LIMITS: Partial<PetstoreOptions> = { plans: { free: { perMinute: 1000, perDay: 10000 } } };
+
+/**
+ * A fresh world for each test of a suite, with a Free key made in it, closed after the test.
+ * `use` receives both before every test.
+ * @example beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
+ */
+export function beforeEachWorld(kit: AdapterKit, options: Partial<PetstoreOptions>, use: (world: World, key: string) => void): void {
+  let world: World | undefined;
+  beforeEach(async () => {
+    world = await openWorld(kit, options);
+    use(world, await world.key());
+  });
+  afterEach(() => world?.close());
 }
 
 /** Asserts the Error body of the contract and returns it. */

@@ -1,17 +1,13 @@
 import { StorageUnavailableError } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it, vi } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, type World } from "./harness.js";
 
 const COMMON = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy", "x-request-id"];
 
 describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit);
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, {}, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   it.each([
     ["200", "GET", "/v1/pets", true],

@@ -1,15 +1,11 @@
 import { IDEMPOTENCY_TTL_MS, type Pet } from "@petstore/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, ROOMY_LIMITS, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit, { plans: { free: { perMinute: 1000, perDay: 10000 } } });
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   const post = (idempotencyKey: string, body: unknown, apiKey = key) =>
     world.call("POST", "/v1/pets", { key: apiKey, body, headers: { "Idempotency-Key": idempotencyKey } });

@@ -1,16 +1,12 @@
 import { type NewOrder, NewOrderSchema } from "@petstore/core";
 import * as v from "valibot";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, ROOMY_LIMITS, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("listOrders (GET /store/orders) on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit, { plans: { free: { perMinute: 1000, perDay: 10000 } } });
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   async function seed(...orders: v.InferInput<typeof NewOrderSchema>[]) {
     for (const order of orders) await world.adapters.store.createOrder(v.parse(NewOrderSchema, order) as NewOrder);

@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADAPTER_KITS, errorBody, openWorld, type World } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, ROOMY_LIMITS, type World } from "./harness.js";
 
 describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
   let world: World;
   let key: string;
-  beforeEach(async () => {
-    world = await openWorld(kit, { plans: { free: { perMinute: 1000, perDay: 10000 } } });
-    key = await world.key();
-  });
-  afterEach(() => world.close());
+  beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
   async function seed(count: number, status?: (i: number) => string | undefined) {
     for (let i = 0; i < count; i++) {

@@ -20,6 +20,11 @@ export function tempDir(): string {
   return dir;
 }
 
+/** `file:` URL of a database in a new temporary directory (the file does not exist yet); removed by `cleanUp`. */
+export function tempDatabaseUrl(name = "petstore.db"): string {
+  return `file:${join(tempDir(), name)}`;
+}
+
 /** Kills whatever is still running and removes the temporary directories; for `afterAll`. */
 export async function cleanUp(): Promise<void> {
   await Promise.all([...running].map((child) => stopProcess(child, "SIGKILL")));

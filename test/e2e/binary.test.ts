@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, tempDir, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -39,7 +39,7 @@ describe("the petstore binary's command line", () => {
   });
 
   it("creates, lists and revokes keys, never showing key material in the list", async () => {
-    const db = `file:${join(tempDir(), "keys.db")}`;
+    const db = tempDatabaseUrl("keys.db");
     const made = await createKey(db, ["--plan", "business", "--label", "billing"]);
     expect(made).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^psk_\w{38}$/), plan: "business", perMinute: 1_000, perDay: 100_000, label: "billing" });
     const listed = await cli(["keys", "list", "--db", db]);
@@ -63,7 +63,7 @@ describe("the petstore binary serving HTTP", () => {
   let api: ReturnType<typeof client>;
 
   beforeAll(async () => {
-    db = `file:${join(tempDir(), "api.db")}`;
+    db = tempDatabaseUrl("api.db");
     ({ key, id: keyId } = await createKey(db));
     server = await startServer(binaryServe(db));
     api = client(server.url, key);
@@ -222,7 +222,7 @@ describe("the petstore binary on its own", () => {
   });
 
   it("warns on stderr when it serves a database without any key", async () => {
-    const server = await startServer(binaryServe(`file:${join(tempDir(), "empty.db")}`));
+    const server = await startServer(binaryServe(tempDatabaseUrl("empty.db")));
     await waitFor(() => server.stderr.some((line) => line.includes("no active API key")));
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });

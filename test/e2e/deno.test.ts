@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
-import { cleanUp, createKey, freePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import { cleanUp, createKey, freePort, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -26,7 +26,7 @@ function denoCommand(port: number, db: string): string[] {
 
 describe("the server source on Deno", () => {
   it("boots with the documented permissions and answers authenticated requests", async () => {
-    const db = `file:${join(tempDir(), "deno.db")}`;
+    const db = tempDatabaseUrl("deno.db");
     const { key } = await createKey(db);
     const port = await freePort();
     const server = await startServer(denoCommand(port, db), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });

@@ -1,15 +1,14 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDir } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDatabaseUrl } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 describe("killing the binary with SIGKILL", () => {
   it("loses no pet it acknowledged with a 201", async () => {
-    const db = `file:${join(tempDir(), "sigkill.db")}`;
+    const db = tempDatabaseUrl("sigkill.db");
     const { key } = await createKey(db);
     const server = await startServer(binaryServe(db));
     const api = client(server.url, key);

@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, tempDir, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, tempDatabaseUrl, waitFor } from "./_processes.js";
 import { parseResponse, rawExchange, rawRequest } from "./_raw-http.js";
 
 /**
@@ -19,7 +18,7 @@ let key: string;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  const db = `file:${join(tempDir(), "edges.db")}`;
+  const db = tempDatabaseUrl("edges.db");
   ({ key } = await createKey(db));
   server = await startServer(binaryServe(db));
   port = Number(new URL(server.url).port);

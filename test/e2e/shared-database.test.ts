@@ -1,15 +1,14 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, startServer, tempDir } from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, startServer, tempDatabaseUrl } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 describe("two binaries on one database file", () => {
   it("admit no more than a shared key's per-minute limit together", async () => {
-    const db = `file:${join(tempDir(), "shared.db")}`;
+    const db = tempDatabaseUrl("shared.db");
     const limit = 10;
     const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", String(limit), "--per-day", "1000"]);
     const servers = await Promise.all([startServer(binaryServe(db)), startServer(binaryServe(db))]);
@@ -36,7 +35,7 @@ describe("two binaries on one database file", () => {
   }, 60_000);
 
   it("refuse a revoked key within 5 seconds", async () => {
-    const db = `file:${join(tempDir(), "revoke.db")}`;
+    const db = tempDatabaseUrl("revoke.db");
     const { key, id } = await createKey(db);
     const [server, other] = await Promise.all([startServer(binaryServe(db)), startServer(binaryServe(db))]);
     const api = client(server.url, key);

@@ -1,8 +1,7 @@
 import { request } from "node:http";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
-import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -42,7 +41,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("stopping the binary with SIGTERM", () => {
   it("stops accepting, lets in-flight requests finish, and exits 0", async () => {
-    const db = `file:${join(tempDir(), "sigterm.db")}`;
+    const db = tempDatabaseUrl("sigterm.db");
     const { key } = await createKey(db);
     const server = await startServer(binaryServe(db));
     const slow = Array.from({ length: 5 }, (_, i) => slowCreate(server.url, key, `in-flight-${i}`));
@@ -66,7 +65,7 @@ describe("stopping the binary with SIGTERM", () => {
   }, 30_000);
 
   it("gives a request that never finishes 10 s, then exits 0 anyway", async () => {
-    const db = `file:${join(tempDir(), "stuck.db")}`;
+    const db = tempDatabaseUrl("stuck.db");
     const { key } = await createKey(db);
     const server = await startServer(binaryServe(db));
     const stuck = slowCreate(server.url, key, "never-finished");

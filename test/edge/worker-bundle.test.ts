@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import type { Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleWorker } from "./_bundle.js";
@@ -41,7 +41,7 @@ describe("the libSQL adapters bundled for a Workers-style target", () => {
     const client = createClient({ url: `file:${join(dir, "edge.db")}` });
     try {
       const worker = bundled.petstoreWorker(() => client);
-      const key = formatApiKey(randomBase62(32));
+      const key = generateApiKey();
       const env = { LIBSQL_URL: "libsql://unused.test", PETSTORE_API_KEY: key };
       const call = (init: RequestInit = {}) =>
         worker.fetch(new Request("http://worker.test/v1/pets", { ...init, headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "203.0.113.9", ...init.headers } }), env);

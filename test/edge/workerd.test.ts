@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { formatApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../_support/free-port.js";
 import { bundleWorker } from "./_bundle.js";
@@ -31,7 +31,7 @@ const worker :Workerd.Worker = (
  */
 describe("the worker-module example in workerd", () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-workerd-"));
-  const key = formatApiKey(randomBase62(32));
+  const key = generateApiKey();
   let child: ChildProcess;
   let base: string;
   let stderr = "";

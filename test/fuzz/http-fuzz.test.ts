@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADAPTER_KITS, BASE, openWorld, type World } from "../conformance/harness.js";
 import { ensureBinary } from "../e2e/_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, tempDir } from "../e2e/_processes.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, tempDatabaseUrl } from "../e2e/_processes.js";
 import { parseResponse, rawExchange, rawRequest } from "../e2e/_raw-http.js";
 
 /**
@@ -222,7 +222,7 @@ describe("HTTP fuzz against the binary over raw sockets", () => {
 
   beforeAll(async () => {
     ensureBinary();
-    const db = `file:${join(tempDir(), "fuzz.db")}`;
+    const db = tempDatabaseUrl("fuzz.db");
     ({ key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "1000000000", "--per-day", "1000000000"]));
     server = await startServer(binaryServe(db));
     port = Number(new URL(server.url).port);

@@ -58,9 +58,15 @@ export function hashApiKey(key: string): Promise<string> {
   return sha256Hex(key);
 }
 
-/** A new key in the `psk_` format made from `random` (32 base62 characters). */
-export function formatApiKey(random: string): string {
-  return PREFIX + random + toBase62(crc32(random), CHECKSUM_LENGTH);
+/**
+ * A new well-formed key that is stored nowhere: for a key handed to a server by configuration
+ * (a Worker's secret, the binary's `PETSTORE_BOOTSTRAP_KEY`) or made up by a test. `random`
+ * gives its 32 base62 characters; cryptographically random by default.
+ * @example const key = generateApiKey(); // "psk_" + 38 base62 characters
+ */
+export function generateApiKey(random: (length: number) => string = randomBase62): string {
+  const body = random(BODY_LENGTH);
+  return PREFIX + body + toBase62(crc32(body), CHECKSUM_LENGTH);
 }
 
 export interface IssueApiKeyInput {
@@ -75,6 +81,8 @@ export interface IssueApiKeyOptions {
   now?: number;
   /** Source of randomness, injectable for tests; returns `length` base62 characters. */
   random?: (length: number) => string;
+  /** Store this well-formed key (see `generateApiKey`) instead of making a new one. */
+  key?: string;
 }
 
 /**
@@ -94,8 +102,9 @@ export async function issueApiKey(
       throw new TypeError(`${name} must be a positive integer`);
     }
   }
+  if (options.key !== undefined && !isWellFormedApiKey(options.key)) throw new TypeError("The key to store is not a well-formed psk_ key");
   const random = options.random ?? randomBase62;
-  const key = formatApiKey(random(BODY_LENGTH));
+  const key = options.key ?? generateApiKey(random);
   const record: ApiKeyRecord = {
     id: `key_${random(16)}`,
     hash: await hashApiKey(key),

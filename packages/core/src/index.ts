@@ -1,21 +1,28 @@
+/**
+ * `@petstore/core`: what a user mounts (`createPetstore`), configures (its options and
+ * defaults), implements (the ports an adapter fills, the errors it throws) and tests with (the
+ * schemas and the error catalogue; the contract suites are in `@petstore/core/testing`).
+ * The operations are not exported on their own: without the pipeline they would skip
+ * authentication and rate limits.
+ */
+
+// Mount and configure.
 export { createPetstore } from "./app.js";
-export type { ClientInfo, Petstore, PetstoreOptions, ResponseEvent } from "./app.js";
-export { formatApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, randomBase62 } from "./api-keys.js";
-export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
-export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
-export type { Context, DeprecationDates, Handler } from "./context.js";
-export { ApiError, ERROR_STATUS, StorageUnavailableError, toApiError, toErrorResponse } from "./errors.js";
-export type { ErrorCode } from "./errors.js";
-export { createPet, MAX_BODY_BYTES } from "./handlers/create-pet.js";
-export { getPet } from "./handlers/get-pet.js";
-export { listOrders } from "./handlers/list-orders.js";
-export { listPets } from "./handlers/list-pets.js";
-export { openApiDocument } from "./openapi.js";
-export { cachePetPages } from "./pet-page-cache.js";
-export { trustedProxies } from "./pipeline/client-address.js";
-export { headResponse } from "./pipeline/head-response.js";
+export type { Petstore } from "./app.js";
+export type { PetstoreOptions, ResponseEvent } from "./options.js";
+export type { ClientInfo } from "./pipeline/exchange.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./pipeline/rate-limit.js";
 export type { PlanLimits } from "./pipeline/rate-limit.js";
+export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
+export type { DeprecationDates } from "./context.js";
+/** Validates `trustProxy` ranges where configuration is read, before `createPetstore` (the binary's `--trust-proxy`). */
+export { trustedProxies } from "./pipeline/client-address.js";
+
+// API keys.
+export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey } from "./api-keys.js";
+export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
+
+// Implement an adapter: the ports, their constants, the errors an adapter throws.
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
   ApiKeyRecord,
@@ -33,15 +40,17 @@ export type {
   WindowSpec,
   WindowState,
 } from "./ports.js";
-export { ROUTES } from "./routes.js";
-export {
-  DEFAULT_LIMIT,
-  MAX_ID,
-  NewOrderSchema,
-  NewPetSchema,
-  ORDER_STATUSES,
-  OrderSchema,
-  PET_STATUSES,
-  PetSchema,
-} from "./schemas.js";
+export { ApiError, ERROR_STATUS, StorageUnavailableError, toErrorResponse } from "./errors.js";
+export type { ErrorCode } from "./errors.js";
+/** What `createPetstore` does with a store that has `petsVersion`; for a store used outside it, and an adapter's tests. */
+export { cachePetPages } from "./pet-page-cache.js";
+
+// Serve other paths beside the API with the same edge (as the binary does for /healthz and /docs).
+export { headResponse } from "./pipeline/head-response.js";
+export { pathnameOf } from "./pipeline/pathname.js";
+export { requestIdOf } from "./pipeline/request-id.js";
+export { standardHeaders } from "./pipeline/standard-headers.js";
+
+// The resources, as valibot schemas; the types are inferred from them.
+export { NewOrderSchema, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";
 export type { ErrorBody, ErrorDetail, NewOrder, NewOrderInput, NewPet, Order, OrderStatus, Pet, PetStatus } from "./schemas.js";

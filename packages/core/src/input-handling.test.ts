@@ -300,7 +300,7 @@ describe("input handling", () => {
 });
 
 /**
- * The rules of DESIGN.md for a NewPet, written out independently of the valibot schema: the
+ * The rules of docs/design.md for a NewPet, written out independently of the valibot schema: the
  * pet it stores (name trimmed), or undefined when the body must be refused.
  */
 function validNewPet(value: unknown): Record<string, unknown> | undefined {
@@ -323,7 +323,7 @@ function cursorAfter(id: number): string {
 }
 
 /**
- * The paging rules of DESIGN.md, written out: `limit` digits for 1..100, `status` from the
+ * The paging rules of docs/design.md, written out: `limit` digits for 1..100, `status` from the
  * enumeration, `cursor` one the service issued (for an id 1..MAX_ID); none repeated or empty.
  */
 function validPageQuery(params: URLSearchParams, statuses: readonly string[]): boolean {

@@ -3,7 +3,7 @@ import { backupCommand } from "./commands/backup.js";
 import { keysCreateCommand } from "./commands/keys-create.js";
 import { keysListCommand } from "./commands/keys-list.js";
 import { keysRevokeCommand } from "./commands/keys-revoke.js";
-import { serveCommand } from "./commands/serve.js";
+import { serveCommand } from "./commands/serve-command.js";
 import { parseArgs } from "./parse-args.js";
 import { UsageError } from "./usage-error.js";
 import { VERSION, versionLine } from "./version.js";

@@ -2,7 +2,13 @@ import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql"
 import { connectLibsql, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
-import type { DbConfig } from "./commands/_options.js";
+
+/** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
+export interface DbConfig {
+  url: string;
+  authToken?: string;
+  busyTimeoutMs?: number;
+}
 
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {

@@ -32,6 +32,22 @@ describe("the server's request path", () => {
     expect(await head.text()).toBe("");
   });
 
+  it("gives paths outside the API the API's edge: the same request-id rule and standard headers", async () => {
+    const { call } = await setup();
+    for (const path of ["/healthz", "/docs", "/nowhere", "/v1/pets"]) {
+      const echoed = await call(path, { headers: { "x-request-id": "trace-7" } });
+      expect(echoed.headers.get("x-request-id"), path).toBe("trace-7");
+      expect([echoed.headers.get("cache-control"), echoed.headers.get("x-content-type-options")], path).toEqual(["no-store", "nosniff"]);
+      const tooLong = await call(path, { headers: { "x-request-id": "x".repeat(129) } });
+      expect(tooLong.headers.get("x-request-id"), path).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    const missing = await call("/nowhere", { method: "POST" });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: "not_found", message: "No resource at /nowhere", status: 404 });
+    const wrongMethod = await call("/healthz", { method: "DELETE" });
+    expect([wrongMethod.status, wrongMethod.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+  });
+
   it("answers /healthz with 503 and the reason when the storage check fails", async () => {
     const { call } = await setup(async () => {
       throw new StorageUnavailableError("the database is read-only");

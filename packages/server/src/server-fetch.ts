@@ -1,4 +1,15 @@
-import { ApiError, type ClientInfo, createPetstore, headResponse, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
+import {
+  ApiError,
+  type ClientInfo,
+  createPetstore,
+  headResponse,
+  pathnameOf,
+  type PetstoreOptions,
+  requestIdOf,
+  type ResponseEvent,
+  standardHeaders,
+  toErrorResponse,
+} from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";
@@ -17,36 +28,32 @@ export interface ServerFetchOptions {
   metrics?: ServerMetrics;
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-/** `/healthz`, `/docs` and the 404 for paths outside the API: the same headers as the API's answers. */
+/**
+ * `/healthz`, `/docs` and the 404 for paths outside the API, with core's edge: the request id,
+ * the headers every answer carries, the Error body, and `HEAD` without a body.
+ */
 async function answerOutside(
   request: Request,
   pathname: string,
   health: Health,
   reference: (pathname: string) => Response | undefined,
 ): Promise<Response> {
-  let response: Response;
+  const headers = standardHeaders(requestIdOf(request));
   const page = reference(pathname);
+  let response: Response;
   if (pathname !== "/healthz" && page === undefined) {
-    response = toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`));
+    response = toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`), headers);
   } else if (request.method !== "GET" && request.method !== "HEAD") {
-    response = toErrorResponse(
-      new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }),
-    );
+    response = toErrorResponse(new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }), headers);
   } else if (page !== undefined) {
     response = page;
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
   } else {
     const problem = await health.problem();
     const [status, body] = problem === undefined ? [200, { status: "ok" }] : [503, { status: "unavailable", reason: problem }];
-    response = new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...(problem && { "Retry-After": "1" }) } });
+    response = new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json", ...(problem && { "Retry-After": "1" }) } });
   }
-  const incomingId = request.headers.get("x-request-id");
-  response.headers.set("Cache-Control", "no-store");
-  response.headers.set("X-Content-Type-Options", "nosniff");
-  response.headers.set("X-Request-Id", incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID());
-  if (request.method === "HEAD") return headResponse(response);
-  return response;
+  return request.method === "HEAD" ? headResponse(response) : response;
 }
 
 /** `time` of the access log: one ISO string per millisecond, however many lines share it. */
@@ -127,14 +134,4 @@ class LazyClientInfo implements ClientInfo {
   get clientAddress(): string | undefined {
     return this.#lookUp();
   }
-}
-
-/** The path of an absolute request URL, without parsing all of it (this runs per request). */
-function pathnameOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const query = url.indexOf("?", start);
-  const fragment = url.indexOf("#", start);
-  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
 }

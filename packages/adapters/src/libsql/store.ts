@@ -24,6 +24,14 @@ const INSERT_PETS = Array.from(
   (_, rows) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`,
 );
 
+/**
+ * Runs `callback` once this turn of the event loop is over: `setImmediate` where the runtime
+ * has it (Node, Bun and Deno, the only places a local engine runs), else a timer. This entry
+ * names no non-web global, as it also loads on the edge.
+ */
+const afterThisTurn: (callback: () => void) => void =
+  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
+
 /** Creates that wait for the same write batch, inserted by one statement. */
 interface CreateGroup {
   /** Name, category and status of each pet, in order of arrival. */
@@ -87,7 +95,7 @@ export function libsqlStore(source: LibsqlSource): PetStore {
       const read = db.execute({ sql: "SELECT version FROM pets_version", oneRow: true }).then(({ rows }) => Number(rows[0]!.version));
       const shared = { read, batches };
       sharedVersion = shared;
-      setImmediate(() => {
+      afterThisTurn(() => {
         if (sharedVersion === shared) sharedVersion = undefined;
       });
     }

@@ -1,11 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { type Closable, describeWithFixture } from "./_fixture.js";
 import type { ApiKeyRecord, ApiKeys } from "../ports.js";
 
 /** A fresh key store with no keys. */
-export interface KeysFixture {
+export interface KeysFixture extends Closable {
   keys: ApiKeys;
-  /** Releases what `make` opened (a connection, a temporary database). */
-  close?: () => Promise<void>;
 }
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
@@ -25,14 +24,7 @@ const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
  * @example apiKeysContract("memory", async () => ({ keys: memoryKeys() }));
  */
 export function apiKeysContract(name: string, make: () => Promise<KeysFixture>): void {
-  describe(`ApiKeys contract: ${name}`, () => {
-    let fixture: KeysFixture;
-    beforeEach(async () => {
-      fixture = await make();
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
+  describeWithFixture(`ApiKeys contract: ${name}`, make, (fixture) => {
 
     it("finds an inserted key by its hash", async () => {
       await fixture.keys.insert(recordOf(1));

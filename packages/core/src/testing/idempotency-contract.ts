@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { describeWithFixture } from "./_fixture.js";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from "../ports.js";
 import type { NewPet } from "../schemas.js";
 import type { StoreFixture } from "./pet-store-contract.js";
@@ -19,14 +20,7 @@ const otherBody = { fingerprint: "b".repeat(64) };
  * @example idempotencyContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
  */
 export function idempotencyContract(name: string, make: () => Promise<StoreFixture>): void {
-  describe(`IdempotencyStore contract: ${name}`, () => {
-    let fixture: StoreFixture;
-    beforeEach(async () => {
-      fixture = await make();
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
+  describeWithFixture(`IdempotencyStore contract: ${name}`, make, (fixture) => {
 
     const claim = (c: IdempotencyClaim, now: number) => fixture.idempotency.claim(c, now);
 

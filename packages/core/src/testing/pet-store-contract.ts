@@ -1,14 +1,13 @@
 import * as v from "valibot";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { type Closable, describeWithFixture } from "./_fixture.js";
 import type { IdempotencyStore, PetStore } from "../ports.js";
 import { MAX_ID, type NewOrderInput, NewOrderSchema, type NewPet, type Pet } from "../schemas.js";
 
 /** A fresh, empty store and the idempotency store whose claims it completes. */
-export interface StoreFixture {
+export interface StoreFixture extends Closable {
   store: PetStore;
   idempotency: IdempotencyStore;
-  /** Releases what `make` opened (a connection, a temporary database). */
-  close?: () => Promise<void>;
 }
 
 const rex: NewPet = { name: "Rex", categoryId: 1, status: "available" };
@@ -29,14 +28,7 @@ async function createAll(store: PetStore, pets: NewPet[]): Promise<Pet[]> {
  * @example petStoreContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
  */
 export function petStoreContract(name: string, make: () => Promise<StoreFixture>): void {
-  describe(`PetStore contract: ${name}`, () => {
-    let fixture: StoreFixture;
-    beforeEach(async () => {
-      fixture = await make();
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
+  describeWithFixture(`PetStore contract: ${name}`, make, (fixture) => {
 
     it("returns the created pet with a new id and the fields it was given", async () => {
       const pet = await fixture.store.createPet(rex);

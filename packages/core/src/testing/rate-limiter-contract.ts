@@ -1,11 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { type Closable, describeWithFixture } from "./_fixture.js";
 import type { BanPolicy, Decision, RateLimiter, WindowSpec } from "../ports.js";
 
 /** A fresh limiter with no buckets. */
-export interface LimiterFixture {
+export interface LimiterFixture extends Closable {
   limiter: RateLimiter;
-  /** Releases what `make` opened (a connection, a temporary database). */
-  close?: () => Promise<void>;
 }
 
 const MINUTE = 60_000;
@@ -31,14 +30,7 @@ const day = (d: Decision) => d.windows[1]!;
  * @example rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));
  */
 export function rateLimiterContract(name: string, make: () => Promise<LimiterFixture>): void {
-  describe(`RateLimiter contract: ${name}`, () => {
-    let fixture: LimiterFixture;
-    beforeEach(async () => {
-      fixture = await make();
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
+  describeWithFixture(`RateLimiter contract: ${name}`, make, (fixture) => {
 
     const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) =>
       fixture.limiter.hit({ bucket, windows, ban, now });

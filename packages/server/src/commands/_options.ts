@@ -1,13 +1,7 @@
+import type { DbConfig } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
-
-/** Where the data lives, as `connectLibsql` takes it. */
-export interface DbConfig {
-  url: string;
-  authToken?: string;
-  busyTimeoutMs?: number;
-}
 
 const DEFAULT_DB = "file:petstore.db";
 const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+)$/;

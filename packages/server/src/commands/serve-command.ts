@@ -1,25 +1,23 @@
 import process from "node:process";
 import {
-  type ApiKeyRecord,
   type ApiKeys,
   createPetstore,
   hashApiKey,
   isWellFormedApiKey,
   issueApiKey,
-  randomBase62,
   trustedProxies,
 } from "@petstore/core";
 import { BUILD_INFO, VERSION } from "../version.js";
 import { metricsFetch } from "../metrics/metrics-fetch.js";
 import { type ServerMetrics, serverMetrics } from "../metrics/server-metrics.js";
-import { openStorage, type Storage } from "../open-storage.js";
+import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { health } from "../health.js";
 import { type RunningServer, type ServerFetch, serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import { UsageError } from "../usage-error.js";
 import type { Command, Env, Io } from "./_command.js";
-import { type DbConfig, dbConfig, displayDb, integerSetting, setting } from "./_options.js";
+import { dbConfig, displayDb, integerSetting, setting } from "./_options.js";
 
 const BASE_PATH = "/v1";
 /** How long in-flight requests get to finish after SIGTERM or SIGINT. */
@@ -156,18 +154,9 @@ async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io
   let record = await keys.findByHash(hash);
   const created = record === undefined;
   if (record === undefined) {
-    const candidate: ApiKeyRecord = {
-      id: `key_${randomBase62(16)}`,
-      hash,
-      plan: "enterprise",
-      perMinute: bootstrap.perMinute,
-      perDay: bootstrap.perDay,
-      label: "bootstrap",
-      createdAt: Date.now(),
-    };
+    const limits = { plan: "enterprise", perMinute: bootstrap.perMinute, perDay: bootstrap.perDay, label: "bootstrap" } as const;
     try {
-      await keys.insert(candidate);
-      record = candidate;
+      record = (await issueApiKey(keys, limits, { key: bootstrap.key })).record;
     } catch (error) {
       // Another process starting on the same database may have stored it a moment ago.
       record = await keys.findByHash(hash);

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatApiKey, hashApiKey, randomBase62 } from "@petstore/core";
+import { generateApiKey, hashApiKey } from "@petstore/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { openStorage } from "../open-storage.js";
@@ -38,7 +38,7 @@ async function keysIn(db: string) {
   }
 }
 
-const newKey = () => formatApiKey(randomBase62(32));
+const newKey = () => generateApiKey();
 
 describe("petstore serve's bootstrap key", () => {
   it("stores PETSTORE_BOOTSTRAP_KEY as an enterprise key with the given limits, by its hash only", async () => {

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { type PetstoreOptions, resolveOptions } from "./options.js";
+import type { ApiKeyRecord } from "./ports.js";
+
+const ports = { store: {}, keys: {}, limiter: {}, idempotency: {} } as unknown as PetstoreOptions;
+const enterprise: ApiKeyRecord = { id: "key_e", hash: "0".repeat(64), plan: "enterprise", perMinute: 7, perDay: 70, createdAt: 0 };
+
+describe("resolveOptions", () => {
+  it("applies every default of the contract", () => {
+    const settings = resolveOptions(ports);
+    expect(settings).toMatchObject({
+      basePath: "/v1",
+      ban: { threshold: 30, seconds: 600 },
+      clock: Date.now,
+      isTrustedProxy: undefined,
+      ietfRateLimitHeaders: true,
+      keyCacheMs: 5_000,
+      deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: Date.UTC(2030, 11, 5) },
+      onResponse: undefined,
+    });
+    expect(settings.limitsOf(undefined).windows).toEqual([{ name: "minute", limit: 60, seconds: 60 }, { name: "day", limit: 1_000, seconds: 86_400 }]);
+    expect(settings.limitsOf(undefined).policy).toBe('"minute";q=60;w=60, "day";q=1000;w=86400');
+  });
+
+  it("takes each option over its default, field by field", () => {
+    const settings = resolveOptions({ ...ports, basePath: "/api//", plans: { free: { perMinute: 5, perDay: 50 } }, ban: { seconds: 60 }, trustProxy: ["10.0.0.0/8"], ietfRateLimitHeaders: false, keyCacheMs: 0, deprecation: { sunsetAt: 9 } });
+    expect(settings).toMatchObject({ basePath: "/api", ban: { threshold: 30, seconds: 60 }, ietfRateLimitHeaders: false, keyCacheMs: 0, deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: 9 } });
+    expect(settings.limitsOf(undefined).windows.map((w) => w.limit)).toEqual([5, 50]);
+    expect(settings.isTrustedProxy?.("10.1.2.3")).toBe(true);
+  });
+
+  it("gives an enterprise key its own numbers, and serves the same limits object for the same record", () => {
+    const { limitsOf } = resolveOptions(ports);
+    expect(limitsOf(enterprise).windows.map((w) => w.limit)).toEqual([7, 70]);
+    expect(limitsOf(enterprise)).toBe(limitsOf(enterprise));
+  });
+
+  it("throws on a malformed trustProxy range, so bad configuration fails at start", () => {
+    expect(() => resolveOptions({ ...ports, trustProxy: ["10.0.0.0/33"] })).toThrow(TypeError);
+  });
+});

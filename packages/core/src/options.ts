@@ -1,0 +1,110 @@
+import { cachePetPages } from "./pet-page-cache.js";
+import type { ErrorCode } from "./errors.js";
+import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
+import { trustedProxies } from "./pipeline/client-address.js";
+import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./pipeline/rate-limit.js";
+import type { ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+
+export interface PetstoreOptions {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  /** Where the API is mounted. Default `/v1`. */
+  basePath?: string;
+  /** Overrides of the plans' numbers; the specification's table is the default. */
+  plans?: Partial<Record<PlanName, PlanLimits>>;
+  /** Default: more than 30 refusals within one minute window bans the bucket for 600 s. */
+  ban?: Partial<BanPolicy>;
+  /** Unix ms; injectable so windows, bans and the sunset date are testable without sleeping. */
+  clock?: () => number;
+  /** Proxies (CIDR ranges) whose `X-Forwarded-For` is believed. Default: none. */
+  trustProxy?: readonly string[];
+  /** Send the IETF draft `RateLimit` and `RateLimit-Policy` headers. Default true. */
+  ietfRateLimitHeaders?: boolean;
+  /** How long a verified key is trusted before storage is asked again. Default 5000 ms. */
+  keyCacheMs?: number;
+  /** Dates of the deprecated `getPet`; default 1 Jan 2026 and 5 Dec 2030. */
+  deprecation?: Partial<DeprecationDates>;
+  /** Called with every unexpected error (the client only sees `internal_error`). */
+  onError?: (error: unknown, requestId: string) => void;
+  /** Called once per answer, before it is returned: for access logs and metrics. */
+  onResponse?: (event: ResponseEvent) => void;
+}
+
+/** What an access log may know of an answer; never key material, the key's id at most. */
+export interface ResponseEvent {
+  request: Request;
+  response: Response;
+  requestId: string;
+  /** The authenticated key's id; absent for anonymous or rejected callers. */
+  keyId?: string;
+  /** The client's address, when it was needed: the rate-limit bucket of a caller without a valid key. */
+  clientAddress?: string;
+  /** Milliseconds from `fetch` being called to the answer. */
+  durationMs: number;
+  /**
+   * For metrics, bounded values only. `route`: the pattern of the route the path matches
+   * (`/pets/:petId`), or `/openapi.json`, whatever the answer (a 401 or 429 too); absent for
+   * a path no route serves.
+   */
+  route?: string;
+  /** The identified caller's plan; absent for callers without a valid key (limited as Free). */
+  plan?: PlanName;
+  /** The error code, when the answer is an error (`rate_limited`, `unauthorized`, ...). */
+  errorCode?: ErrorCode;
+  /** `hit`: the key was verified from the key cache; `miss`: storage was asked. Absent when no well-formed key was sent. */
+  keyCache?: "hit" | "miss";
+  /**
+   * True on the refusal that began a ban: its ban lasts exactly `ban.seconds` from now, and it
+   * is the first such refusal of that bucket this process answered (several refusals within
+   * the same millisecond report one ban).
+   */
+  banStarted?: true;
+  /** The client closed the connection before its request body arrived: it is unlikely to read the answer. */
+  aborted?: true;
+}
+
+/** `PetstoreOptions` with every default applied: what the stages read. */
+export interface Settings {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  /** Without a trailing slash: `/v1`, or `""` at the root. */
+  basePath: string;
+  limitsOf: (caller: ApiKeyRecord | undefined) => CallerLimits;
+  ban: BanPolicy;
+  clock: () => number;
+  isTrustedProxy: ((address: string) => boolean) | undefined;
+  ietfRateLimitHeaders: boolean;
+  keyCacheMs: number;
+  deprecation: DeprecationDates;
+  onError: (error: unknown, requestId: string) => void;
+  onResponse: ((event: ResponseEvent) => void) | undefined;
+}
+
+function logError(error: unknown, requestId: string): void {
+  console.error(JSON.stringify({ level: "error", requestId, error: error instanceof Error ? error.stack : String(error) }));
+}
+
+/** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
+export function resolveOptions(options: PetstoreOptions): Settings {
+  return {
+    // Pages of pets kept while the store says no pet changed (when it can say so).
+    store: cachePetPages(options.store),
+    keys: options.keys,
+    limiter: options.limiter,
+    idempotency: options.idempotency,
+    basePath: (options.basePath ?? "/v1").replace(/\/+$/, ""),
+    limitsOf: limitsResolver({ ...DEFAULT_PLANS, ...options.plans }),
+    ban: { ...DEFAULT_BAN, ...options.ban },
+    clock: options.clock ?? Date.now,
+    isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
+    ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
+    keyCacheMs: options.keyCacheMs ?? 5_000,
+    deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
+    onError: options.onError ?? logError,
+    onResponse: options.onResponse,
+  };
+}
