@@ -15,7 +15,13 @@ export function clientEngine(client: Client): LibsqlEngine {
     } catch (error) {
       // A local file opened while it was read-only stays read-only after it becomes writable
       // again: reopening the client's connections lets the next request recover.
-      if (client.protocol === "file" && sqliteCode(error).startsWith("SQLITE_READONLY")) await client.reconnect();
+      if (client.protocol === "file" && sqliteCode(error).startsWith("SQLITE_READONLY")) {
+        try {
+          await client.reconnect();
+        } catch {
+          // The request fails either way; a failed reconnect must not hide why.
+        }
+      }
       throw storageError(error);
     }
   }

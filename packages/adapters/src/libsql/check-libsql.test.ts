@@ -3,6 +3,7 @@ import NativeDatabase from "libsql";
 import { describe, expect, it } from "vitest";
 import { tempDatabase } from "./_temp-database.js";
 import { checkLibsql } from "./index.js";
+import { localEngine } from "./local/local-engine.js";
 
 describe("checkLibsql", () => {
   it("writes its probe row, and fails as storage unavailable when another connection holds the write lock", async () => {
@@ -20,6 +21,19 @@ describe("checkLibsql", () => {
         other.close();
       }
     } finally {
+      await database.close();
+    }
+  });
+
+  it("fails once the database's log cannot be fsynced, though the probe row commits", async () => {
+    const database = await tempDatabase();
+    const engine = localEngine(() => new NativeDatabase(database.path), {
+      walSync: { sync: () => Promise.reject(Object.assign(new Error("EIO"), { code: "EIO" })), reopen: () => {}, close: () => {} },
+    });
+    try {
+      await expect(checkLibsql({ engine, execute: async () => [], close: () => engine.close() })).rejects.toBeInstanceOf(StorageUnavailableError);
+    } finally {
+      engine.close();
       await database.close();
     }
   });

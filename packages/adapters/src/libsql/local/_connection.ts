@@ -35,6 +35,8 @@ export class LocalConnection {
     /** Told whenever a new connection was opened (the WAL file may be a new one). */
     private readonly onOpen: () => void,
     private readonly files: FileIdentity | undefined,
+    /** False for an in-memory database, which a new connection would not find again. */
+    private readonly reopenable = true,
   ) {}
 
   get inTransaction(): boolean {
@@ -63,6 +65,15 @@ export class LocalConnection {
    * connection opened while the file was read-only stays read-only after it becomes writable).
    */
   drop(): void {
+    if (this.reopenable) this.#close();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#close();
+  }
+
+  #close(): void {
     if (this.#connection?.open) this.#connection.close();
     this.#connection = undefined;
     this.#stale = false;
@@ -70,9 +81,15 @@ export class LocalConnection {
     this.#prepared = new Map();
   }
 
-  close(): void {
-    this.#closed = true;
-    this.drop();
+  /**
+   * After a failed statement: the connection is replaced after BUSY, LOCKED or READONLY (at
+   * once outside a transaction; within ours, which holds the write lock, only READONLY can
+   * occur, and the connection is replaced once the transaction ended).
+   */
+  #failed(error: unknown): void {
+    if (!/^SQLITE_(BUSY|LOCKED|READONLY)/.test(sqliteCode(error))) return;
+    if (this.inTransaction) this.#stale = true;
+    else this.drop();
   }
 
   /**
@@ -81,7 +98,12 @@ export class LocalConnection {
    * COMMIT fail.
    */
   control(sql: string): void {
-    this.open().exec(sql);
+    try {
+      this.open().exec(sql);
+    } catch (error) {
+      this.#failed(error);
+      throw error;
+    }
   }
 
   /** Sets `synchronous` unless it already is (a PRAGMA per batch would cost more than the batch). */
@@ -95,14 +117,9 @@ export class LocalConnection {
     try {
       return this.#runPrepared(statement);
     } catch (error) {
-      // The package does not reset a statement that failed: reused, it would fail again. So it
-      // is dropped, and after BUSY, LOCKED or READONLY its connection too (outside a
-      // transaction; within ours, which holds the write lock, a statement cannot meet a lock).
+      // The package does not reset a statement that failed: reused, it would fail again.
       this.#prepared.delete(typeof statement === "string" ? statement : statement.sql);
-      if (/^SQLITE_(BUSY|LOCKED|READONLY)/.test(sqliteCode(error))) {
-        if (this.inTransaction) this.#stale = true;
-        else this.drop();
-      }
+      this.#failed(error);
       throw error;
     }
   }

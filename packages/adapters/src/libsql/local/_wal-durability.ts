@@ -1,14 +1,20 @@
-import type { WalSync } from "./_wal-sync.js";
+import { WalOpenError, type WalSync } from "./_wal-sync.js";
 
 /** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
 function fsyncError(cause: unknown): Error {
   return Object.assign(new Error("The database's log could not be written to disk", { cause }), { code: "SQLITE_IOERR_FSYNC" });
 }
 
+/** The WAL could not be opened for this fsync: a 503 for its waiters, and the next one may succeed. */
+function openError(cause: unknown): Error {
+  return Object.assign(new Error("The database's log could not be opened to reach the disk", { cause }), { code: "SQLITE_CANTOPEN" });
+}
+
 /**
  * When commits made with `synchronous = NORMAL` reach the disk: `durable()` settles after an
- * fsync of the WAL that began after the call (on a worker thread, see `WalSync`). One fsync
- * serves everyone who asked while the previous one ran.
+ * fsync of the WAL that began after the call (on a worker thread, see `WalSync`). The fsync
+ * starts once the code that asked is done (a microtask later), so the writes of one batch and
+ * the reads of one turn share it; one fsync serves everyone who asked while the previous ran.
  */
 export class WalDurability {
   /** When the last successful fsync began (Unix ms). */
@@ -32,8 +38,7 @@ export class WalDurability {
   durable(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      this.#waiting.push((error) => (error === undefined ? resolve() : reject(error)));
-      this.sync();
+      if (this.#waiting.push((error) => (error === undefined ? resolve() : reject(error))) === 1) queueMicrotask(() => this.sync());
     });
   }
 
@@ -45,6 +50,7 @@ export class WalDurability {
     this.#waiting = [];
     const started = this.clock();
     const began = performance.now();
+    let outcome: Error | undefined;
     this.walSync
       .sync()
       .then(
@@ -53,11 +59,12 @@ export class WalDurability {
           this.onFsync?.(performance.now() - began);
         },
         (error: unknown) => {
-          this.#failure ??= fsyncError(error);
+          if (error instanceof WalOpenError) outcome = openError(error);
+          else this.#failure ??= fsyncError(error);
         },
       )
       .finally(() => {
-        for (const settle of waiting) settle(this.#failure);
+        for (const settle of waiting) settle(this.#failure ?? outcome);
         this.#syncing = false;
         if (this.#waiting.length > 0) this.sync();
       });

@@ -15,6 +15,18 @@ export interface WalSync {
   close(): void;
 }
 
+/**
+ * The WAL file could not be opened (too many open files, removed): no fsync ran, so nothing is
+ * known to be lost. Unlike a failed fsync, the next attempt may succeed and then covers
+ * every page written before it.
+ */
+export class WalOpenError extends Error {
+  constructor(cause: unknown) {
+    super("The database's WAL file could not be opened for its fsync", { cause });
+    this.name = "WalOpenError";
+  }
+}
+
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
@@ -60,8 +72,13 @@ export function walSyncOf(databasePath: string): WalSync | undefined {
   return {
     sync() {
       running = new Promise<void>((resolve, reject) => {
-        // After `reopen`, the WAL at the path is the one the new connection writes to.
-        fd ??= openSync(wal, "r+");
+        try {
+          // After `reopen`, the WAL at the path is the one the new connection writes to.
+          fd ??= openSync(wal, "r+");
+        } catch (error) {
+          reject(new WalOpenError(error));
+          return;
+        }
         fsync(fd, (error) => (error ? reject(error) : resolve()));
       });
       return running;

@@ -64,7 +64,7 @@ export async function connectLibsql(options: ConnectLibsqlOptions): Promise<Libs
   if (url === ":memory:" || url.startsWith("file::memory:")) {
     // An in-memory database exists only on the connection that made it: the engine keeps one.
     const memory = new NativeDatabase(":memory:");
-    const engine = localEngine(() => memory, { ...(observer && { observer }) });
+    const engine = localEngine(() => memory, { inMemory: true, ...(observer && { observer }) });
     return connection(engine, () => engine.close());
   }
   if (url.startsWith("file:")) {
@@ -89,7 +89,7 @@ export async function connectLibsql(options: ConnectLibsqlOptions): Promise<Libs
         first = undefined;
         return opened;
       },
-      { ...(walSync && { walSync }), files: fileIdentity(path), ...(observer && { observer }) },
+      { ...(walSync && { walSync }), wal: mode === "wal", files: fileIdentity(path), ...(observer && { observer }) },
     );
     return connection(engine, () => {
       first?.close();

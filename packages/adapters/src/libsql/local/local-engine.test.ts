@@ -5,6 +5,7 @@ import { join } from "node:path";
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fileIdentity } from "./_file-identity.js";
+import { WalOpenError } from "./_wal-sync.js";
 import { localEngine } from "./local-engine.js";
 
 /** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
@@ -223,6 +224,35 @@ describe("localEngine", () => {
       expect(names()).toEqual(["rex", "fido"]);
     });
 
+    it("answers every acknowledged write of one batch after the same single fsync", async () => {
+      const sync = controlledSync();
+      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const writes = ["a", "b", "c"].map((name) => db.write([insert(name)]));
+      expect(await settledSoon(Promise.race(writes))).toBe(false);
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await Promise.all(writes);
+      expect(sync.pending).toHaveLength(0);
+    });
+
+    it("answers 503 when the WAL cannot be opened for an fsync, without condemning later ones", async () => {
+      const sync = controlledSync();
+      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const write = db.write([insert("rex")]);
+      expect(await settledSoon(write)).toBe(false);
+      sync.fail(new WalOpenError(Object.assign(new Error("EMFILE"), { code: "EMFILE" })));
+      await expect(write).rejects.toBeInstanceOf(StorageUnavailableError);
+      // No fsync failed: the next one covers every page written before it.
+      const next = db.write([insert("fido")]);
+      expect(await settledSoon(next)).toBe(false);
+      sync.finish();
+      await next;
+      const durable = db.durable();
+      expect(await settledSoon(durable)).toBe(false);
+      sync.finish();
+      await expect(durable).resolves.toBeUndefined();
+    });
+
     it("lets a reader wait until everything committed before it is on disk", async () => {
       const sync = controlledSync();
       const db = localEngine(() => open(), { walSync: sync.walSync });
@@ -236,6 +266,13 @@ describe("localEngine", () => {
       sync.finish();
       await durable;
     });
+  });
+
+  it("commits every batch with synchronous FULL on a database not in WAL mode, counts included", async () => {
+    const db = localEngine(() => recording(open(), ran), { wal: false });
+    await db.write([insert("counted")], { survives: "process-crash" });
+    await db.write([insert("counted too")], { survives: "process-crash" });
+    expect(ran.filter((sql) => sql.startsWith("PRAGMA synchronous"))).toEqual(["PRAGMA synchronous = FULL"]);
   });
 
   it("is durable at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {

@@ -23,6 +23,14 @@ export interface LocalEngineOptions {
   walSync?: WalSync;
   /** Checked after every commit: a write into a file that is no longer at its path fails (a 503). */
   files?: FileIdentity;
+  /**
+   * False for a file SQLite could not put in WAL mode (a rollback journal): every batch then
+   * commits with `synchronous = FULL`, since NORMAL there may corrupt the file on a power cut.
+   * Default true.
+   */
+  wal?: boolean;
+  /** An in-memory database: its one connection is kept whatever fails. */
+  inMemory?: boolean;
   /** Told of every committed batch and every WAL fsync, for metrics; must not throw. */
   observer?: StorageObserver;
 }
@@ -55,8 +63,9 @@ interface Pending {
 export function localEngine(connect: () => NativeDatabase.Database, options: LocalEngineOptions = {}): LocalEngine {
   const clock = options.clock ?? Date.now;
   const { walSync, files, observer } = options;
+  const walMode = options.wal ?? true;
   const wal = walSync && new WalDurability(walSync, clock, observer?.onFsync?.bind(observer));
-  const connection = new LocalConnection(connect, () => walSync?.reopen(), files);
+  const connection = new LocalConnection(connect, () => walSync?.reopen(), files, !options.inMemory);
   let queue: Pending[] = [];
   let batches = 0;
   /** When the last fsync of a commit on the event loop began (without `walSync`). */
@@ -102,7 +111,7 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
     const fsyncHere = due && !wal;
     const began = performance.now();
     try {
-      connection.synchronous(fsyncHere ? "FULL" : "NORMAL");
+      connection.synchronous(fsyncHere || !walMode ? "FULL" : "NORMAL");
       connection.control("BEGIN IMMEDIATE");
       for (const each of pending) {
         let statements: readonly Statement[];
