@@ -428,7 +428,7 @@ const verdicts: [string, boolean | undefined, string][] = [];
 }
 console.log(`\nTargets (issue 15; median of ${rounds} round(s)${rounds < 5 ? ": fewer than the 5 the targets ask for, indicative only" : ""})`);
 console.log(table([["target", "met", "measured"], ...verdicts.map(([target, met, measured]) => [target, met === undefined ? "-" : met ? "yes" : "NO", measured])]));
-console.log("  Not checked here: that every 201 of the file database is durable (test/e2e's crash test).");
+console.log("  Not checked here: that every 201 of the file database is durable (test/e2e/durability.test.ts, a crash test).");
 
 const defects = rows.filter((row) => row.ours && row.unexpected > 0);
 if (defects.length > 0) {
