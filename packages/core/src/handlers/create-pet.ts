@@ -44,10 +44,20 @@ function readBody(request: Request): Promise<Uint8Array> {
 
 const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
 
+/**
+ * Whether `bytes()` reads this request's body: defined by the same class as `arrayBuffer()`.
+ * A Request look-alike may override the readers it knows and inherit a `bytes()` that cannot
+ * read its body (@hono/node-server's lightweight Request does, for node:http).
+ */
+function hasOwnBytes(request: Request): boolean {
+  const proto: unknown = Object.getPrototypeOf(request);
+  return typeof proto === "object" && proto !== null && Object.hasOwn(proto, "bytes") && Object.hasOwn(proto, "arrayBuffer");
+}
+
 /** The whole body; checked against the limit again for a Request made in process, whose header need not tell the truth. */
 function readWhole(request: Request): Promise<Uint8Array> {
   // `bytes()` (Bun, Deno, Node 22+) hands over the bytes without an ArrayBuffer to wrap.
-  const bytes = typeof request.bytes === "function" ? request.bytes() : request.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+  const bytes = hasOwnBytes(request) ? request.bytes() : request.arrayBuffer().then((buffer) => new Uint8Array(buffer));
   return bytes.then((body) => {
     if (body.byteLength > MAX_BODY_BYTES) throw tooLarge();
     return body;
