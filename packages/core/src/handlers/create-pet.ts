@@ -56,7 +56,7 @@ function hasOwnBytes(request: Request): boolean {
 
 /** The whole body; checked against the limit again for a Request made in process, whose header need not tell the truth. */
 function readWhole(request: Request): Promise<Uint8Array> {
-  // `bytes()` (Bun, Deno, Node 22+) hands over the bytes without an ArrayBuffer to wrap.
+  // `bytes()` hands over the bytes without an ArrayBuffer to wrap.
   const bytes = hasOwnBytes(request) ? request.bytes() : request.arrayBuffer().then((buffer) => new Uint8Array(buffer));
   return bytes.then((body) => {
     if (body.byteLength > MAX_BODY_BYTES) throw tooLarge();
