@@ -3,7 +3,7 @@
  * and killed by PID when they are done, when the run fails, and on Ctrl-C.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { get } from "node:http";
 import { createInterface } from "node:readline";
 export { freePort } from "../test/_support/free-port.js";
@@ -60,10 +60,19 @@ export interface Started {
   stderr: string[];
 }
 
-/** Starts `command` with stdout discarded (servers' access logs go nowhere, as cheaply as possible). */
-export function start(command: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Started {
+/**
+ * Starts `command` with stdout discarded, or appended to the file `stdout` (so that the
+ * benchmark can count the access-log lines a server wrote, and truncate the file between runs).
+ */
+export function start(command: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; stdout?: string }): Started {
   const [executable, ...args] = command;
-  const child = spawn(executable!, args, { env: options.env, cwd: options.cwd, stdio: ["ignore", "ignore", "pipe"] });
+  const out = options.stdout === undefined ? "ignore" : openSync(options.stdout, "a");
+  let child: ChildProcess;
+  try {
+    child = spawn(executable!, args, { env: options.env, cwd: options.cwd, stdio: ["ignore", out, "pipe"] });
+  } finally {
+    if (typeof out === "number") closeSync(out);
+  }
   if (child.pid === undefined) throw new Error(`could not start ${executable}`);
   track(child);
   const stderr: string[] = [];

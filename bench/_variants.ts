@@ -29,6 +29,8 @@ export interface RunningVariant {
   url: string;
   /** Sent as the bearer key; the baseline checks none. */
   key: string;
+  /** This project's servers: the file their stdout (the access log) is appended to. */
+  logFile?: string;
   /** Stops the server and removes what it left behind. */
   close(): Promise<void>;
 }
@@ -78,7 +80,7 @@ export async function seedAndCheck(url: string, key: string, seed: boolean): Pro
 /** Starts `command`, waits for a 200 from `readyPath`, seeds it; stops it again if any of that fails. */
 async function launch(
   command: string[],
-  options: { port: number; env: NodeJS.ProcessEnv; cwd?: string; key: string; readyPath: string; seed: boolean; dir?: string },
+  options: { port: number; env: NodeJS.ProcessEnv; cwd?: string; key: string; readyPath: string; seed: boolean; dir?: string; logFile?: string },
 ): Promise<RunningVariant> {
   const url = `http://127.0.0.1:${options.port}`;
   const removeDir = () => {
@@ -86,7 +88,11 @@ async function launch(
   };
   let started: Started | undefined;
   try {
-    started = start(pinned(SERVER_CORE, command), options.cwd === undefined ? { env: options.env } : { env: options.env, cwd: options.cwd });
+    started = start(pinned(SERVER_CORE, command), {
+      env: options.env,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.logFile === undefined ? {} : { stdout: options.logFile }),
+    });
     await waitUntilServing(started, url + options.readyPath, { headers: { Authorization: `Bearer ${options.key}` } });
     await seedAndCheck(url, options.key, options.seed);
   } catch (error) {
@@ -99,6 +105,7 @@ async function launch(
     started: running,
     url,
     key: options.key,
+    ...(options.logFile === undefined ? {} : { logFile: options.logFile }),
     close: async () => {
       await stop(running);
       removeDir();
@@ -106,16 +113,23 @@ async function launch(
   };
 }
 
-/** A new file database in a temporary directory, with a key made by the CLI, handed to `serveOn`. */
-async function onFileDatabase(serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
+/** A new temporary directory handed to `serveOn`; removed if that fails (else by `close`). */
+async function inTemporaryDirectory(serveOn: (dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   try {
-    const db = `file:${join(dir, "petstore.db")}`;
-    return await serveOn(db, await createKey(db), dir);
+    return await serveOn(dir);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A new file database in a temporary directory, with a key made by the CLI, handed to `serveOn`. */
+function onFileDatabase(serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
+  return inTemporaryDirectory(async (dir) => {
+    const db = `file:${join(dir, "petstore.db")}`;
+    return serveOn(db, await createKey(db), dir);
+  });
 }
 const serveArgs = (port: number, db: string) => ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db];
 
@@ -130,6 +144,38 @@ function denoCommand(port: number, db: string): string[] {
   return [DENO, ...moved, "--host", "127.0.0.1", "--port", String(port), "--db", db];
 }
 
+/** A framework peer (bench/_peer.ts): `bun <script>`, the key and its limits in the environment. */
+function peer(name: string, script: string): Variant {
+  return {
+    name,
+    ours: false,
+    start: (port) => {
+      const key = newKey();
+      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED });
+      return launch([BUN, join(ROOT, script)], { port, env, key, readyPath: "/v1/pets", seed: true });
+    },
+  };
+}
+
+/** Where this project's servers' stdout goes, in their temporary directory. */
+const ACCESS_LOG = "stdout.log";
+
+/**
+ * How many pets `server` holds: the id of one more pet it is asked to create (every variant
+ * numbers pets 1, 2, 3...; the baseline stores none and only counts).
+ */
+export async function petsStored(server: RunningVariant): Promise<number> {
+  const response = await fetch(`${server.url}/v1/pets`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${server.key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "Count", categoryId: 1 }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const { id } = (await response.json()) as { id: number };
+  if (response.status !== 201 || !Number.isInteger(id)) throw new Error(`${server.url}: POST /v1/pets answered ${response.status}, id ${id}`);
+  return id;
+}
+
 /** Every variant, in the order a round measures them; `baseline` first. */
 export const VARIANTS: readonly Variant[] = [
   {
@@ -140,30 +186,24 @@ export const VARIANTS: readonly Variant[] = [
       return launch([BUN, join(ROOT, "bench/baseline.ts")], { port, env, key: newKey(), readyPath: "/v1/pets", seed: false });
     },
   },
-  {
-    name: "hono",
-    ours: false,
-    start: (port) => {
-      const key = newKey();
-      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED });
-      return launch([BUN, join(ROOT, "bench/hono-peer.ts")], { port, env, key, readyPath: "/v1/pets", seed: true });
-    },
-  },
+  peer("hono", "bench/hono-peer.ts"),
+  peer("elysia", "bench/elysia-peer.ts"),
   {
     name: "binary-memory",
     ours: true,
-    start: (port) => {
-      const key = newKey();
-      const env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
-      return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env, key, readyPath: "/healthz", seed: true });
-    },
+    start: (port) =>
+      inTemporaryDirectory((dir) => {
+        const key = newKey();
+        const env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
+        return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env, cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+      }),
   },
   {
     name: "binary-file",
     ours: true,
     start: (port) =>
       onFileDatabase((db, key, dir) =>
-        launch([BINARY, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir }),
+        launch([BINARY, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
       ),
   },
   {
@@ -171,7 +211,7 @@ export const VARIANTS: readonly Variant[] = [
     ours: true,
     start: (port) =>
       onFileDatabase((db, key, dir) =>
-        launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir }),
+        launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
       ),
   },
 ];

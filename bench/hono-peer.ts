@@ -1,96 +1,32 @@
 /**
- * The peer to beat: the same API built by hand the way a team would without this project.
- * Hono on Bun, a Map of keys, an in-memory fixed-window counter (a minute and a day window,
- * aligned to UTC like the project's), an array of pets, valibot validation, and the headers a
- * careful team would send (rate-limit headers, no-store, nosniff, a request id).
- * Run by bench/run.ts: `bun bench/hono-peer.ts` with BENCH_PORT and BENCH_KEY set (the key in
- * the environment, never on argv); limits are BENCH_PER_MINUTE / BENCH_PER_DAY.
+ * A peer to beat: the same API built by hand the way a team would without this project, on
+ * Hono under Bun. The work besides routing (key map, fixed-window counter, valibot, the
+ * product's full header set) is bench/_peer.ts, shared with the Elysia peer. No access log.
+ * Run by bench/run.ts: `bun bench/hono-peer.ts` with BENCH_PORT and BENCH_KEY set.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { admit, insertPet, issueDetails, JSON_TYPE, Limit, NewPet, petPage } from "./_peer.js";
 
-interface KeyRecord {
-  id: string;
-  perMinute: number;
-  perDay: number;
-}
-interface Counter {
-  minuteStart: number;
-  minuteCount: number;
-  dayStart: number;
-  dayCount: number;
-}
-
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
-
-const keys = new Map<string, KeyRecord>();
-if (process.env.BENCH_KEY) {
-  keys.set(process.env.BENCH_KEY, { id: "key_bench", perMinute: Number(process.env.BENCH_PER_MINUTE ?? 60), perDay: Number(process.env.BENCH_PER_DAY ?? 1000) });
-}
-const counters = new Map<string, Counter>();
-const pets: Pet[] = [];
-
-const NewPet = v.strictObject({
-  name: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100)),
-  categoryId: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER)),
-  status: v.optional(v.picklist(["available", "pending", "sold"])),
-});
-type Pet = { id: number } & v.InferOutput<typeof NewPet>;
-const Limit = v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(100));
-
-type Env = { Variables: { key: KeyRecord } };
-const app = new Hono<Env>().basePath("/v1");
+const app = new Hono().basePath("/v1");
 
 app.use(async (c, next) => {
-  c.header("Cache-Control", "no-store");
-  c.header("X-Content-Type-Options", "nosniff");
-  c.header("X-Request-Id", c.req.header("x-request-id") ?? crypto.randomUUID());
-  const match = /^Bearer (.+)$/i.exec(c.req.header("authorization") ?? "");
-  const key = match ? keys.get(match[1]!) : undefined;
-  if (!key) {
-    c.header("WWW-Authenticate", 'Bearer realm="petstore"');
-    return c.json({ code: "unauthorized", message: "An API key is required", status: 401 }, 401);
-  }
-  const now = Date.now();
-  const minuteStart = now - (now % MINUTE_MS);
-  const dayStart = now - (now % DAY_MS);
-  let counter = counters.get(key.id);
-  if (!counter) counters.set(key.id, (counter = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 }));
-  if (counter.minuteStart !== minuteStart) Object.assign(counter, { minuteStart, minuteCount: 0 });
-  if (counter.dayStart !== dayStart) Object.assign(counter, { dayStart, dayCount: 0 });
-  const minuteLeft = key.perMinute - counter.minuteCount;
-  const dayLeft = key.perDay - counter.dayCount;
-  const binding = minuteLeft < dayLeft ? { limit: key.perMinute, left: minuteLeft, reset: minuteStart + MINUTE_MS } : { limit: key.perDay, left: dayLeft, reset: dayStart + DAY_MS };
-  c.header("X-RateLimit-Limit", String(binding.limit));
-  c.header("X-RateLimit-Reset", String(Math.ceil(binding.reset / 1000)));
-  if (binding.left <= 0) {
-    c.header("X-RateLimit-Remaining", "0");
-    c.header("Retry-After", String(Math.max(1, Math.ceil((binding.reset - now) / 1000))));
-    return c.json({ code: "rate_limited", message: "Rate limit exceeded", status: 429 }, 429);
-  }
-  counter.minuteCount++;
-  counter.dayCount++;
-  c.header("X-RateLimit-Remaining", String(binding.left - 1));
-  c.set("key", key);
+  const admission = admit(c.req.header("x-request-id") ?? null, c.req.header("authorization") ?? null, Date.now());
+  for (const [name, value] of Object.entries(admission.headers)) c.header(name, value);
+  if (admission.status !== 200) return c.json(admission.body, admission.status);
   await next();
 });
 
 app.get("/pets", (c) => {
-  const limitParam = c.req.query("limit");
-  const limit = limitParam === undefined ? v.safeParse(Limit, "20") : v.safeParse(Limit, limitParam);
+  const limit = v.safeParse(Limit, c.req.query("limit") ?? "20");
   if (!limit.success) return c.json({ code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 }, 400);
-  const after = Number(c.req.query("cursor") ?? 0);
-  const start = pets.findIndex((pet) => pet.id > after);
-  const page = start === -1 ? [] : pets.slice(start, start + limit.output);
-  if (start !== -1 && start + limit.output < pets.length) {
-    c.header("Link", `</v1/pets?limit=${limit.output}&cursor=${page.at(-1)!.id}>; rel="next"`);
-  }
+  const { page, next } = petPage(limit.output, c.req.query("cursor"));
+  if (next !== undefined) c.header("Link", next);
   return c.json(page);
 });
 
 app.post("/pets", async (c) => {
-  if (!/^application\/(.+\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+  if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
     return c.json({ code: "unsupported_media_type", message: "Send application/json", status: 415 }, 415);
   }
   let body: unknown;
@@ -100,12 +36,8 @@ app.post("/pets", async (c) => {
     return c.json({ code: "invalid_body", message: "The request body is not valid JSON", status: 400 }, 400);
   }
   const parsed = v.safeParse(NewPet, body);
-  if (!parsed.success) {
-    const details = parsed.issues.map((issue) => ({ path: v.getDotPath(issue) ?? "", message: issue.message }));
-    return c.json({ code: "invalid_body", message: "The request body is invalid", status: 400, details }, 400);
-  }
-  const pet: Pet = { id: (pets.at(-1)?.id ?? 0) + 1, ...parsed.output };
-  pets.push(pet);
+  if (!parsed.success) return c.json({ code: "invalid_body", message: "The request body is invalid", status: 400, details: issueDetails(parsed.issues) }, 400);
+  const pet = insertPet(parsed.output);
   c.header("Location", `/v1/pets/${pet.id}`);
   return c.json(pet, 201);
 });

@@ -1,13 +1,15 @@
 /**
  * Where a server variant spends its CPU: the server's source under `bun --cpu-prof` with the
  * flags of `binary-memory` (or `binary-file`), seeded like the benchmark, under the same load
- * for `--duration` seconds; then the functions with the most self time.
+ * for `--duration` seconds; then the functions with the most self time. With `--heap`, where
+ * its memory is once the load stops: RSS split into anonymous and file-backed pages, the JS
+ * heap before and after a full collection (object counts by type), and a heap snapshot.
  *
- *   npx tsx --conditions=@petstore/source bench/profile.ts [--db memory|file] [--endpoint GET|POST] [--duration 5] [--top 15]
+ *   npx tsx --conditions=@petstore/source bench/profile.ts [--db memory|file] [--endpoint GET|POST] [--duration 5] [--top 15] [--heap]
  *
- * The profile file is kept (its path is printed) for Chrome DevTools or speedscope.
+ * The profile (and snapshot) files are kept (their paths are printed) for Chrome DevTools or speedscope.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     duration: { type: "string", default: "5" },
     top: { type: "string", default: "15" },
     connections: { type: "string", default: "64" },
+    heap: { type: "boolean", default: false },
   },
 });
 if (!["memory", "file"].includes(values.db) || !["GET", "POST"].includes(values.endpoint)) {
@@ -43,6 +46,29 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
+/** RSS by kind from /proc, then the preloaded bench/_heap-report.ts's account of the JS heap. */
+async function reportHeap(pid: number, created: number): Promise<void> {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
+  console.log(`RSS right after the load: ${kib("VmRSS").toFixed(1)} MiB (anonymous ${kib("RssAnon").toFixed(1)}, file-backed ${kib("RssFile").toFixed(1)}, shared memory ${kib("RssShmem").toFixed(1)})`);
+  process.kill(pid, "SIGUSR2");
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(heapReport)) {
+    if (Date.now() > deadline) throw new Error("no heap report within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  type Heap = { heapMiB: number; capacityMiB: number; extraMiB: number; objects: number; types: [string, number][] };
+  const report = JSON.parse(readFileSync(heapReport, "utf8")) as { rssMiB: number; live: Heap; collected: Heap; rssAfterGcMiB: number };
+  const line = (label: string, heap: Heap) =>
+    `${label}: heap ${heap.heapMiB.toFixed(1)} MiB of ${heap.capacityMiB.toFixed(1)} MiB capacity, ${heap.extraMiB.toFixed(1)} MiB outside it (buffers), ${heap.objects.toLocaleString("en-US")} objects`;
+  console.log(line("JS heap at the end of the load", report.live));
+  console.log(line("after a full collection", report.collected) + `; RSS ${report.rssAfterGcMiB.toFixed(1)} MiB`);
+  console.log(`  objects by type: ${report.collected.types.map(([type, count]) => `${type} ${count.toLocaleString("en-US")}`).join(", ")}`);
+  if (values.endpoint === "POST") console.log(`  (${created.toLocaleString("en-US")} pets created by the load)`);
+  console.log(`  heap snapshot (Chrome DevTools, Memory tab): ${heapSnapshot}`);
+}
+
 const dir = mkdtempSync(join(tmpdir(), "petstore-profile-"));
 const port = await freePort();
 let key: string;
@@ -57,8 +83,12 @@ if (values.db === "memory") {
   key = await createKey(db);
   env = cleanEnv();
 }
+const heapReport = join(dir, "heap.json");
+const heapSnapshot = join(dir, "heap.heapsnapshot");
+if (values.heap) env = { ...env, BENCH_HEAP_REPORT: heapReport, BENCH_HEAP_SNAPSHOT: heapSnapshot };
 const command = [
   join(ROOT, "node_modules/.bin/bun"),
+  ...(values.heap ? ["--preload", join(ROOT, "bench/_heap-report.ts")] : []),
   "--cpu-prof",
   `--cpu-prof-dir=${dir}`,
   "--conditions=@petstore/source",
@@ -80,6 +110,7 @@ try {
     `${values.endpoint} /v1/pets on --db ${db === ":memory:" ? ":memory:" : "file:…"} under bun --cpu-prof (source, not the compiled binary), ${load.name}: ` +
       `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.other + result.limited}`,
   );
+  if (values.heap) await reportHeap(server.pid, result.ok);
 } finally {
   // SIGTERM lets the server stop gracefully and exit, which is when Bun writes the profile.
   await stop(server);

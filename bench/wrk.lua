@@ -1,5 +1,6 @@
 -- wrk script for bench/run.ts. Reads the request from the environment (so the key is not on
--- the command line): BENCH_METHOD, BENCH_KEY (optional), BENCH_BODY (optional).
+-- the command line): BENCH_METHOD, BENCH_KEY (optional), BENCH_BODY (optional), and
+-- BENCH_COUNT (optional: stop after that many answers, give or take the requests in flight).
 -- Counts answers by status class in each thread, and prints one JSON line when done.
 
 wrk.method = os.getenv("BENCH_METHOD") or "GET"
@@ -10,6 +11,8 @@ if body and body ~= "" then
   wrk.body = body
   wrk.headers["Content-Type"] = "application/json"
 end
+
+local count = tonumber(os.getenv("BENCH_COUNT") or "") or 0
 
 local threads = {}
 
@@ -30,6 +33,7 @@ function response(status, headers, body)
   else
     other = other + 1
   end
+  if count > 0 and ok + limited + other >= count then wrk.thread:stop() end
 end
 
 function done(summary, latency, requests)

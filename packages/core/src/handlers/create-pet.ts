@@ -24,32 +24,48 @@ function invalidBody(message: string, details: ErrorDetail[]): ApiError {
  * streaming when no length is declared, and after reading a declared length (which bounds
  * what an HTTP server reads).
  */
-async function readBody(request: Request): Promise<Uint8Array> {
+function readBody(request: Request): Promise<Uint8Array> {
   // Read before the handler: a bug of the host's pipeline, not the client's doing.
   if (request.bodyUsed) throw new TypeError("The request body was read before createPet");
-  try {
-    return await readBodyUpTo(request);
-  } catch (error) {
+  const declared = request.headers.get("content-length");
+  if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  // A declared length frames the body on the wire, so the server reads no more than that:
+  // read it whole, much cheaper than a stream (`request.body` alone makes one). One promise,
+  // no async function around it: this runs on every create.
+  const reading = declared !== null ? readWhole(request) : readStream(request);
+  return reading.catch((error: unknown) => {
     if (error instanceof ApiError) throw error;
     // Past that, reading fails only when the sender does: the client closed the connection
     // or stalled until the idle timeout (Bun rejects with an AbortError and aborts the
     // request's signal, Deno with BadResource). Not a server error.
     throw new RequestAbortedError({ cause: error });
-  }
+  });
 }
 
-async function readBodyUpTo(request: Request): Promise<Uint8Array> {
-  const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
-  const declared = request.headers.get("content-length");
-  if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  if (declared !== null) {
-    // A declared length frames the body on the wire, so the server reads no more than that:
-    // read it whole, much cheaper than a stream (`request.body` alone makes one). Checked
-    // again for a Request made in process, whose header need not tell the truth.
-    const body = new Uint8Array(await request.arrayBuffer());
+const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
+
+/**
+ * Whether `bytes()` reads this request's body: defined by the same class as `arrayBuffer()`.
+ * A Request look-alike may override the readers it knows and inherit a `bytes()` that cannot
+ * read its body (@hono/node-server's lightweight Request does, for node:http).
+ */
+function hasOwnBytes(request: Request): boolean {
+  const proto: unknown = Object.getPrototypeOf(request);
+  return typeof proto === "object" && proto !== null && Object.hasOwn(proto, "bytes") && Object.hasOwn(proto, "arrayBuffer");
+}
+
+/** The whole body; checked against the limit again for a Request made in process, whose header need not tell the truth. */
+function readWhole(request: Request): Promise<Uint8Array> {
+  // `bytes()` hands over the bytes without an ArrayBuffer to wrap.
+  const bytes = hasOwnBytes(request) ? request.bytes() : request.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+  return bytes.then((body) => {
     if (body.byteLength > MAX_BODY_BYTES) throw tooLarge();
     return body;
-  }
+  });
+}
+
+/** A body without a declared length, refused as soon as it outgrows the limit. */
+async function readStream(request: Request): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;

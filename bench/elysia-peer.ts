@@ -1,0 +1,65 @@
+/**
+ * A peer to beat: the same API built by hand the way a team would without this project, on
+ * Elysia (the fastest framework a Bun team would pick). The work besides routing (key map,
+ * fixed-window counter, valibot, the product's full header set) is bench/_peer.ts, shared
+ * with the Hono peer; the body is validated by Elysia through valibot's Standard Schema, as
+ * Elysia's documentation shows. No access log.
+ * Run by bench/run.ts: `bun bench/elysia-peer.ts` with BENCH_PORT and BENCH_KEY set.
+ */
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { admit, insertPet, JSON_TYPE, Limit, NewPet, petPage } from "./_peer.js";
+
+const json = (body: unknown, status: number, headers: Record<string, string>) =>
+  new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json" } });
+
+/** An issue as the product's `{ path, message }`: a Standard Schema path is keys or `{ key }` objects. */
+const dotted = (issue: { path?: unknown; message?: string }) => ({
+  path: Array.isArray(issue.path) ? issue.path.map((part) => (typeof part === "object" && part !== null && "key" in part ? String(part.key) : String(part))).join(".") : String(issue.path ?? ""),
+  message: issue.message ?? "",
+});
+
+const app = new Elysia({ prefix: "/v1" })
+  // Before routing and body parsing, as the product checks the key and the limit first.
+  .onRequest(({ request, set }) => {
+    const admission = admit(request.headers.get("x-request-id"), request.headers.get("authorization"), Date.now());
+    if (admission.status !== 200) return json(admission.body, admission.status, admission.headers);
+    // The only body this API takes is createPet's JSON: refused before Elysia would parse a form or text.
+    if (request.method === "POST" && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
+      return json({ code: "unsupported_media_type", message: "Send application/json", status: 415 }, 415, admission.headers);
+    }
+    Object.assign(set.headers, admission.headers);
+  })
+  .onError(({ code, error, set }) => {
+    if (code === "VALIDATION") {
+      set.status = 400;
+      return { code: "invalid_body", message: "The request body is invalid", status: 400, details: error.all.map(dotted) };
+    }
+    if (code === "PARSE") {
+      set.status = 400;
+      return { code: "invalid_body", message: "The request body is not valid JSON", status: 400 };
+    }
+  })
+  .get("/pets", ({ query, set }) => {
+    const limit = v.safeParse(Limit, query.limit ?? "20");
+    if (!limit.success) {
+      set.status = 400;
+      return { code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 };
+    }
+    const { page, next } = petPage(limit.output, query.cursor);
+    if (next !== undefined) set.headers.link = next;
+    return page;
+  })
+  .post(
+    "/pets",
+    ({ body, set }) => {
+      const pet = insertPet(body);
+      set.status = 201;
+      set.headers.location = `/v1/pets/${pet.id}`;
+      return pet;
+    },
+    { body: NewPet },
+  );
+
+app.listen({ hostname: "127.0.0.1", port: Number(process.env.BENCH_PORT ?? 0), development: false });
+console.log(JSON.stringify({ event: "listening", port: app.server?.port }));
