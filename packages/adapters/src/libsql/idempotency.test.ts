@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_LEASE_MS } from "@petstore/core";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 
@@ -7,16 +7,12 @@ const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const claimOf = (key: string) => ({ scope: "key_a", key, fingerprint: "a".repeat(64) });
 
 describe("libsqlIdempotency", () => {
-  const current = useTempDatabase();
-  let database: ReturnType<typeof current>;
-  beforeEach(() => {
-    database = current();
-  });
+  const database = useTempDatabase();
 
   it("deletes dead records on every 1000th claim and keeps live ones", async () => {
-    const idempotency = libsqlIdempotency(database.db);
-    const store = libsqlStore(database.db);
-    const rows = async () => Number((await database.query("SELECT count(*) AS n FROM idempotency_keys"))[0]!.n);
+    const idempotency = libsqlIdempotency(database().db);
+    const store = libsqlStore(database().db);
+    const rows = async () => Number((await database().query("SELECT count(*) AS n FROM idempotency_keys"))[0]!.n);
     await idempotency.claim(claimOf("completed"), T0);
     const pet = await store.createPet({ name: "Rex", categoryId: 1 }, claimOf("completed"));
     // Unfinished claims, abandoned: dead once the lease has run out.

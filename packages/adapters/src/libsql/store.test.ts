@@ -1,5 +1,5 @@
 import { ApiError, cachePetPages, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
 import { tempDatabase, useTempDatabase } from "./_temp-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
@@ -10,21 +10,17 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const claimOf = (fingerprint: string) => ({ scope: "key_a", key: "retry-1", fingerprint });
 
 describe("libsqlStore", () => {
-  const current = useTempDatabase();
-  let database: ReturnType<typeof current>;
-  beforeEach(() => {
-    database = current();
-  });
+  const database = useTempDatabase();
 
   it("tells a petsVersion that moves with every change to pets, made by any connection or by hand", async () => {
-    const store = libsqlStore(database.db);
-    const other = libsqlStore(await database.connect());
+    const store = libsqlStore(database().db);
+    const other = libsqlStore(await database().connect());
     const version = () => store.petsVersion!();
     const before = await version();
     await other.createPet({ name: "Fido", categoryId: 2 });
     const afterOther = await version();
     expect(afterOther).not.toBe(before);
-    await database.query("UPDATE pets SET status = 'sold'");
+    await database().query("UPDATE pets SET status = 'sold'");
     await nextTurn();
     expect(await version()).not.toBe(afterOther);
   });
@@ -39,7 +35,7 @@ describe("libsqlStore", () => {
   });
 
   it("stores creates fired at once (one INSERT per write batch) with ids in order of arrival, each answered with its own pet", async () => {
-    const store = libsqlStore(database.db);
+    const store = libsqlStore(database().db);
     const statuses: (PetStatus | undefined)[] = ["available", undefined, "sold", "pending"];
     const inputs = Array.from({ length: 150 }, (_, i) => ({ name: `Pet ${i}`, categoryId: i + 1, ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}) }));
     const created = await Promise.all(inputs.map((input) => store.createPet(input)));
@@ -51,7 +47,7 @@ describe("libsqlStore", () => {
     // The adapters' connection with a WAL fsync that ends when the test says so.
     const fsyncs: (() => void)[] = [];
     const walSync = { sync: () => new Promise<void>((resolve) => fsyncs.push(resolve)), reopen: () => {}, close: () => {} };
-    const engine = localEngine(() => new NativeDatabase(database.path), { walSync });
+    const engine = localEngine(() => new NativeDatabase(database().path), { walSync });
     const store = libsqlStore({ engine, execute: async () => [], close: () => engine.close() });
     const settled = async (promise: Promise<unknown>) => {
       let done = false;
@@ -76,17 +72,17 @@ describe("libsqlStore", () => {
   });
 
   it("never hands out the id of a deleted pet again", async () => {
-    const store = libsqlStore(database.db);
+    const store = libsqlStore(database().db);
     await store.createPet({ name: "Rex", categoryId: 1 });
     const last = await store.createPet({ name: "Fido", categoryId: 1 });
-    await database.query(`DELETE FROM pets WHERE id = ${last.id}`);
+    await database().query(`DELETE FROM pets WHERE id = ${last.id}`);
     expect((await store.createPet({ name: "Tom", categoryId: 1 })).id).toBe(last.id + 1);
   });
 
   it("lists at once a pet another connection created, and from the next turn no pet deleted by hand", async () => {
     // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database.db));
-    const other = libsqlStore(await database.connect());
+    const store = cachePetPages(libsqlStore(database().db));
+    const other = libsqlStore(await database().connect());
     await store.createPet({ name: "Rex", categoryId: 1 });
     // Listed twice: the second answer may come from the page kept in memory.
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex"]);
@@ -95,17 +91,17 @@ describe("libsqlStore", () => {
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Rex", "Fido"]);
     // A change by hand is listed from the next turn of the event loop on: the lists of one turn
     // share one read of the version (as requests taken in that turn may be ordered before it).
-    await database.query("DELETE FROM pets WHERE name = 'Rex'");
+    await database().query("DELETE FROM pets WHERE name = 'Rex'");
     await nextTurn();
     expect((await store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Fido"]);
-    await database.query("UPDATE pets SET status = 'sold'");
+    await database().query("UPDATE pets SET status = 'sold'");
     await nextTurn();
     expect(await store.listPets({ limit: 10 })).toEqual([{ id: 2, name: "Fido", categoryId: 2, status: "sold" }]);
   });
 
   it("lists a pet it created at once, though a list of the same turn read the version before the commit", async () => {
     // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database.db));
+    const store = cachePetPages(libsqlStore(database().db));
     // The create's batch is queued first, so it commits before the list's read is forgotten.
     const creating = store.createPet({ name: "Rex", categoryId: 1 });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
@@ -115,15 +111,15 @@ describe("libsqlStore", () => {
 
   it("lists a pet another connection created in a later turn, though this turn's lists shared one read", async () => {
     // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database.db));
-    const other = libsqlStore(await database.connect());
+    const store = cachePetPages(libsqlStore(database().db));
+    const other = libsqlStore(await database().connect());
     expect(await Promise.all([store.listPets({ limit: 10 }), store.listPets({ limit: 5 })])).toEqual([[], []]);
     const fido = await other.createPet({ name: "Fido", categoryId: 2 });
     expect(await store.listPets({ limit: 10 })).toEqual([fido]);
   });
 
   it("gives unique ids to pets created at once through several connections", async () => {
-    const clients = [database.db, await database.connect(), await database.connect()];
+    const clients = [database().db, await database().connect(), await database().connect()];
     const created = await Promise.all(
       Array.from({ length: 30 }, (_, i) => libsqlStore(clients[i % 3]!).createPet({ name: `Pet ${i}`, categoryId: 1 })),
     );
@@ -131,8 +127,8 @@ describe("libsqlStore", () => {
   });
 
   it("commits a pet and the completion of its claim together: a failed insert leaves the claim unfinished", async () => {
-    const store = libsqlStore(database.db);
-    const idempotency = libsqlIdempotency(database.db);
+    const store = libsqlStore(database().db);
+    const idempotency = libsqlIdempotency(database().db);
     const claim = claimOf("a".repeat(64));
     await idempotency.claim(claim, T0);
     // The CHECK constraint refuses this status, so the transaction rolls back.
@@ -142,8 +138,8 @@ describe("libsqlStore", () => {
   });
 
   it("creates no pet under a claim that another request took over after the lease, answering idempotency_key_in_use", async () => {
-    const store = libsqlStore(database.db);
-    const idempotency = libsqlIdempotency(database.db);
+    const store = libsqlStore(database().db);
+    const idempotency = libsqlIdempotency(database().db);
     const stale = claimOf("a".repeat(64));
     const taker = claimOf("b".repeat(64));
     await idempotency.claim(stale, T0);
