@@ -30,7 +30,7 @@ describe("keyIdentifier", () => {
     const identify = keyIdentifier(keys, 5_000);
     expect(await identify(withAuth(), T0)).toEqual({ caller: undefined, sentKey: false });
     expect(await identify(withAuth(`Basic ${btoa("a:b")}`), T0)).toEqual({ caller: undefined, sentKey: false });
-    expect(await identify(withAuth(`Bearer ${key.slice(0, -1)}x`), T0)).toEqual({ caller: undefined, sentKey: true });
+    expect(await identify(withAuth(`Bearer ${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}`), T0)).toEqual({ caller: undefined, sentKey: true });
     expect(await identify(withAuth(`Bearer ${revoked}`), T0)).toEqual({ caller: undefined, sentKey: true, keyCache: "miss" });
     expect(record.revokedAt).toBeUndefined();
   });
