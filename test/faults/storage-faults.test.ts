@@ -45,6 +45,20 @@ function sqlite3Session(path: string, sql: string) {
   };
 }
 
+/** Resolves once another process holds the database's write lock (a BEGIN IMMEDIATE of ours fails at once); at most 10 s. */
+async function writeLockTaken(path: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      execFileSync("sqlite3", [path, "BEGIN IMMEDIATE; ROLLBACK;"], { stdio: "pipe", timeout: 5_000 });
+    } catch {
+      return;
+    }
+    if (Date.now() > deadline) throw new Error("the other process never took the write lock");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const sqlite3 = (path: string, sql: string) => execFileSync("sqlite3", [path, sql], { encoding: "utf8", timeout: 10_000 }).trim();
 
 /** A server on `path` with a key, and what it acknowledged. */
@@ -183,6 +197,7 @@ describe("storage faults under a running binary", () => {
     await server.createUntil(201);
     const holder = sqlite3Session(path, "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n");
     try {
+      await writeLockTaken(path);
       await expectUnavailable(await server.createUntil(503, 100));
       expect((await server.healthUntil(503)).reason).toMatch(/locked/);
       await holder.end("COMMIT;\n");
