@@ -32,17 +32,20 @@ function mountTmpfs(size: string): string {
   return dir;
 }
 
-/** A sqlite3 CLI session on `path` that stays open after `sql`; `end` sends the last statements and waits for it to exit. */
-function sqlite3Session(path: string, sql: string) {
+/**
+ * Runs `body` while a sqlite3 CLI process on `path` sits in the transaction `first` opened;
+ * then sends `last` and waits for it to exit (killed in any case).
+ */
+async function inSqlite3Session(path: string, first: string, last: string, body: () => Promise<void>): Promise<void> {
   const child = spawn("sqlite3", [path], { stdio: ["pipe", "ignore", "ignore"] });
-  child.stdin.write(sql);
-  return {
-    end: (last: string) => {
-      child.stdin.end(last);
-      return new Promise((resolve) => child.once("exit", resolve));
-    },
-    kill: () => child.kill("SIGKILL"),
-  };
+  try {
+    child.stdin.write(first);
+    await body();
+    child.stdin.end(last);
+    await new Promise((resolve) => child.once("exit", resolve));
+  } finally {
+    child.kill("SIGKILL");
+  }
 }
 
 /** Resolves once another process holds the database's write lock (a BEGIN IMMEDIATE of ours fails at once); at most 10 s. */
@@ -105,7 +108,13 @@ async function serving(path: string) {
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(sqlite3(path, "PRAGMA integrity_check")).toBe("ok");
   }
-  return { create, createUntil, healthUntil, killAndCheck, acknowledged };
+  /** Once the fault has ended: 201s and a healthy /healthz again, by itself, and nothing lost. */
+  async function recoversKeepingEverything(): Promise<void> {
+    await createUntil(201, 50);
+    expect(await healthUntil(200)).toEqual({ status: "ok" });
+    await killAndCheck();
+  }
+  return { create, createUntil, healthUntil, killAndCheck, recoversKeepingEverything, acknowledged };
 }
 
 /** The contract's answer while storage fails: 503, Retry-After, the rate-limit headers. */
@@ -132,9 +141,7 @@ describe.runIf(isRoot)("storage faults under a running binary (tmpfs mounts and 
     await expectUnavailable(await server.createUntil(503));
     expect((await server.healthUntil(503)).status).toBe("unavailable");
     rmSync(filler);
-    await server.createUntil(201, 50);
-    expect(await server.healthUntil(200)).toEqual({ status: "ok" });
-    await server.killAndCheck();
+    await server.recoversKeepingEverything();
   }, 60_000);
 
   it("answers 503 while the database files are read-only, and recovers once they are writable again", async () => {
@@ -157,9 +164,7 @@ describe.runIf(isRoot)("storage faults under a running binary (tmpfs mounts and 
     } finally {
       immutable("-i");
     }
-    await server.createUntil(201, 50);
-    expect(await server.healthUntil(200)).toEqual({ status: "ok" });
-    await server.killAndCheck();
+    await server.recoversKeepingEverything();
   }, 60_000);
 });
 
@@ -173,9 +178,7 @@ describe("storage faults under a running binary", () => {
     await expectUnavailable(await server.create());
     expect((await server.healthUntil(503)).reason).toMatch(/removed or replaced while open/);
     for (const file of files) renameSync(`${file}.away`, file);
-    await server.createUntil(201, 50);
-    expect(await server.healthUntil(200)).toEqual({ status: "ok" });
-    await server.killAndCheck();
+    await server.recoversKeepingEverything();
   }, 60_000);
 
   it("answers no 201 once the database file is deleted or replaced", async () => {
@@ -195,33 +198,24 @@ describe("storage faults under a running binary", () => {
     const path = join(tempDir(), "p.db");
     const server = await serving(path);
     await server.createUntil(201);
-    const holder = sqlite3Session(path, "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n");
-    try {
+    const lock = "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n";
+    await inSqlite3Session(path, lock, "COMMIT;\n", async () => {
       await writeLockTaken(path);
       await expectUnavailable(await server.createUntil(503, 100));
       expect((await server.healthUntil(503)).reason).toMatch(/locked/);
-      await holder.end("COMMIT;\n");
-    } finally {
-      holder.kill();
-    }
-    await server.createUntil(201, 50);
-    expect(await server.healthUntil(200)).toEqual({ status: "ok" });
-    await server.killAndCheck();
+    });
+    await server.recoversKeepingEverything();
   }, 60_000);
 
   it("keeps answering 201 beside an external reader in a long transaction and an external checkpointer", async () => {
     const path = join(tempDir(), "p.db");
     const server = await serving(path);
     await server.createUntil(201);
-    const reader = sqlite3Session(path, "BEGIN;\nSELECT count(*) FROM pets;\n");
-    try {
+    await inSqlite3Session(path, "BEGIN;\nSELECT count(*) FROM pets;\n", "COMMIT;\n", async () => {
       for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);
       sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE)");
       for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);
-      await reader.end("COMMIT;\n");
-    } finally {
-      reader.kill();
-    }
+    });
     sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE)");
     for (let i = 0; i < 20; i++) expect((await server.create()).status).toBe(201);
     expect(server.acknowledged).toHaveLength(61);
