@@ -16,6 +16,7 @@ declare -A tools=(
   [qemu-aarch64-static]=qemu-user-static  # test/release runs the linux-arm64 binary
   [file]=file                      # ... and checks every binary's format and architecture
   [sha256sum]=coreutils            # ... and its SHA256SUMS
+  [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from
