@@ -1,7 +1,7 @@
 import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { afterEach, beforeEach } from "vitest";
-import { tempDatabase } from "../../packages/adapters/src/libsql/_temp-database.js";
+import { tempDatabase } from "../_support/libsql-database.js";
 import {
   type ApiKeys,
   createPetstore,
