@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 
 export default defineConfig({
   // libsql/index loads anywhere (no native code); libsql/connect is for Node, Bun and Deno.
-  entry: { "memory/index": "src/memory/index.ts", "libsql/index": "src/libsql/index.ts", "libsql/connect": "src/libsql/local/index.ts" },
+  entry: { "memory/index": "src/memory/index.ts", "libsql/index": "src/libsql/index.ts", "libsql/connect": "src/libsql/local/index.ts", "postgres/index": "src/postgres/index.ts" },
   format: ["esm"],
   dts: true,
   clean: true,
