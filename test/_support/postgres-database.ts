@@ -50,5 +50,13 @@ export function usePostgresDatabase() {
     return { source, schema, close: () => sql.end({ timeout: 5 }) };
   }
 
-  return { url, fresh };
+  /** Another client (its own pool, as another process has) on the schema of `source`, ended by the suite's end at the latest. */
+  async function client(source: { sql: ReturnType<typeof postgres> }): Promise<{ sql: ReturnType<typeof postgres> }> {
+    const schema = (await source.sql.unsafe("SELECT current_schema() AS schema"))[0]!.schema as string;
+    const sql = postgresClient(url, { schema });
+    clients.push(sql);
+    return { sql };
+  }
+
+  return { url, fresh, client };
 }
