@@ -68,7 +68,7 @@ describe("Postgres adapters on many clients at once (each its own pool, as proce
       await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, schema_migrations");
       await Promise.all([source, ...others].map((each) => migratePostgres(each)));
       const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-      expect(history.map((row) => row.version)).toEqual([1]);
+      expect(Array.from(history, (row) => row.version)).toEqual([1]);
       await checkPostgres(source);
     } finally {
       await Promise.all(others.map((other) => other.sql.end()));
