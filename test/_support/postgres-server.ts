@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.js";
@@ -15,7 +15,10 @@ function newestPostgresBin(): string {
 /** The server refuses to run as root: it runs as this unprivileged user (`setpriv` execs, so the PID is the server's). */
 const USER = "postgres";
 
-/** A running PostgreSQL server of the tests, on 127.0.0.1, with `trust` authentication for the superuser `postgres`. */
+/**
+ * A running PostgreSQL server of the tests, on 127.0.0.1: `trust` authentication for the
+ * superuser `postgres`, passwords (SCRAM) for every other role a test makes.
+ */
 export interface PostgresServer {
   readonly port: number;
   readonly dir: string;
@@ -56,6 +59,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const data = join(dir, "data");
   chownSync(dir, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
   asPostgres([join(POSTGRES_BIN, "initdb"), "-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
+  const hba = join(data, "pg_hba.conf");
+  writeFileSync(hba, `host all ${USER} 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n`);
+  chownSync(hba, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
   let child: ChildProcess | undefined;
   let port = 0;
   let output = "";

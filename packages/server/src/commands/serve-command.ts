@@ -223,8 +223,9 @@ the database and exits 0.
 
   --port N             port to listen on, 0 for any free one (default 8080; env PETSTORE_PORT)
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
-  --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST or
-                       http(s)://HOST (env PETSTORE_DB; token in PETSTORE_DB_AUTH_TOKEN)
+  --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
+                       http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
+                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
                        (default: none, the socket address is the client)
   --metrics-listen HOST:PORT
