@@ -62,13 +62,21 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
  * when the server cannot be reached or migrated at start.
  */
 async function openPostgres(db: DbConfig): Promise<Storage> {
+  const url = new URL(db.url);
   const sql = postgres(db.url, {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
     idle_timeout: 60,
+    max_lifetime: 30 * 60,
+    // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
     ...(db.password === undefined ? {} : { password: db.password }),
+    // postgres.js reads a PG* variable for every option not given (Deno asks permission for
+    // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
+    ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
+    ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
   });
   const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
