@@ -17,6 +17,7 @@ declare -A tools=(
   [file]=file                      # ... and checks every binary's format and architecture
   [sha256sum]=coreutils            # ... and its SHA256SUMS
   [setpriv]=util-linux             # test/_support/postgres-server.ts runs PostgreSQL as its own user
+  [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from
