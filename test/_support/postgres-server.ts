@@ -36,6 +36,12 @@ export interface PostgresServer {
   destroy(): Promise<void>;
 }
 
+/** Servers still running: killed (by PID) if the test process exits without stopping them. */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 /** Runs `argv` as the `postgres` user, synchronously, throwing with its output on failure. */
 function asPostgres(argv: string[]): string {
   return execFileSync("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", ...argv], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -93,6 +99,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     child = spawned;
+    running.add(spawned);
+    spawned.once("exit", () => running.delete(spawned));
     spawned.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });

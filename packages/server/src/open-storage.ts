@@ -55,11 +55,14 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
 }
 
 /**
- * Postgres through postgres.js (bundled into the binary; the same client under Bun and Deno):
- * a pool of at most POSTGRES_POOL_SIZE connections, opened as needed and again after the
- * server was lost; every query bounded in time and in how many may wait (see
- * `PostgresSource`), so a lost server gives 503s, never hung requests. Fails with one line
- * when the server cannot be reached or migrated at start.
+ * Postgres through postgres.js, bundled into the binary: one client under Bun and Deno (Bun.sql
+ * exists only under Bun, so Deno would need postgres.js anyway), the one the tests run under
+ * Node too, so the binary's pool, reconnects and errors are the tested ones. Bun.sql works
+ * through the adapters' port as well, for users who mount the library in Bun. A pool of at
+ * most POSTGRES_POOL_SIZE connections, opened as needed and again after the server was lost;
+ * every query bounded in time and in how many may wait (see `PostgresSource`), so a lost
+ * server gives 503s, never hung requests. Fails with one line when the server cannot be
+ * reached or migrated at start.
  */
 async function openPostgres(db: DbConfig): Promise<Storage> {
   const url = new URL(db.url);
