@@ -18,6 +18,7 @@ declare -A tools=(
   [sha256sum]=coreutils            # ... and its SHA256SUMS
   [setpriv]=util-linux             # test/_support/postgres-server.ts runs PostgreSQL as its own user
   [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
+  [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from

@@ -50,7 +50,8 @@ async function answerOutside(
     for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
   } else {
     const problem = await health.problem();
-    const [status, body] = problem === undefined ? [200, { status: "ok" }] : [503, { status: "unavailable", reason: problem }];
+    const notice = problem === undefined ? await health.notice() : undefined;
+    const [status, body] = problem === undefined ? [200, { status: "ok", ...(notice && { notice }) }] : [503, { status: "unavailable", reason: problem }];
     response = new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json", ...(problem && { "Retry-After": "1" }) } });
   }
   return request.method === "HEAD" ? headResponse(response) : response;

@@ -1,3 +1,4 @@
+import type { LimiterConfig } from "../open-limiter.js";
 import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
@@ -55,4 +56,46 @@ export function integerSetting(text: string, source: string, min: number, max: n
 /** The database URL as it may be shown: without credentials or query parameters. */
 export function displayDb(url: string): string {
   return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+}
+
+const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
+/** The default of `PETSTORE_LIMITER_TIMEOUT_MS`: a hit waits at most this long for Redis. */
+const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
+
+/**
+ * `--limiter` or `PETSTORE_LIMITER` (unset: the limiter lives in the database), with
+ * `PETSTORE_LIMITER_PASSWORD`, `PETSTORE_LIMITER_TIMEOUT_MS` and `--limiter-fail-open` (or
+ * `PETSTORE_LIMITER_FAIL_OPEN=1`). A mistyped URL is never repeated: it may hold a password.
+ */
+export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undefined {
+  const read = (variable: string) => {
+    try {
+      const value = env[variable];
+      return value === "" ? undefined : value;
+    } catch {
+      // Deno throws on a variable its --allow-env does not list: then it was not given.
+      return undefined;
+    }
+  };
+  const url = args.values.limiter ?? read("PETSTORE_LIMITER");
+  const source = args.values.limiter !== undefined ? "--limiter" : "PETSTORE_LIMITER";
+  const failOpenEnv = read("PETSTORE_LIMITER_FAIL_OPEN");
+  if (failOpenEnv !== undefined && failOpenEnv !== "0" && failOpenEnv !== "1") {
+    throw new UsageError(`PETSTORE_LIMITER_FAIL_OPEN must be 0 or 1, not '${failOpenEnv}'`);
+  }
+  const failOpen = args.switches.has("limiter-fail-open") || failOpenEnv === "1";
+  const timeout = read("PETSTORE_LIMITER_TIMEOUT_MS");
+  if (url === undefined) {
+    if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
+    return undefined;
+  }
+  if (!LIMITER_URL.test(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
+  const config: LimiterConfig = {
+    url,
+    timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
+    failOpen,
+  };
+  const password = read("PETSTORE_LIMITER_PASSWORD");
+  if (password !== undefined) config.password = password;
+  return config;
 }

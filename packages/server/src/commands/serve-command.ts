@@ -10,6 +10,7 @@ import {
 import { BUILD_INFO, VERSION } from "../version.js";
 import { metricsFetch } from "../metrics/metrics-fetch.js";
 import { type ServerMetrics, serverMetrics } from "../metrics/server-metrics.js";
+import { displayLimiter, type LimiterConfig, openLimiter } from "../open-limiter.js";
 import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { health } from "../health.js";
@@ -17,7 +18,7 @@ import { type RunningServer, type ServerFetch, serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import { UsageError } from "../usage-error.js";
 import type { Command, Env, Io } from "./_command.js";
-import { dbConfig, displayDb, integerSetting, setting } from "./_options.js";
+import { dbConfig, displayDb, integerSetting, limiterConfig, setting } from "./_options.js";
 
 const BASE_PATH = "/v1";
 /** How long in-flight requests get to finish after SIGTERM or SIGINT. */
@@ -36,6 +37,8 @@ interface ServeConfig {
   port: number;
   host: string;
   db: DbConfig;
+  /** Where the rate limits live when not in the database (`--limiter`). */
+  limiter: LimiterConfig | undefined;
   trustProxy: string[];
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
@@ -104,6 +107,7 @@ function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     port: port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535),
     host,
     db: dbConfig(args, env),
+    limiter: limiterConfig(args, env),
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
@@ -211,10 +215,10 @@ function stopRequested(): Promise<string> {
 export const serveCommand: Command = {
   spec: {
     name: "serve",
-    flags: { port: "value", host: "value", db: "value", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
+    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database takes reads
 and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -226,6 +230,12 @@ the database and exits 0.
   --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
                        in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
+  --limiter URL        keep the rate limits in Redis instead of the database:
+                       redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
+                       PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
+                       PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
+  --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
+                       log it (env PETSTORE_LIMITER_FAIL_OPEN=1)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
                        (default: none, the socket address is the client)
   --metrics-listen HOST:PORT
@@ -246,6 +256,11 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     const config = serveConfig(args, env);
     const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
     const storage = await openStorage(config.db, metrics?.storage);
+    const warn = (event: string, fields: Record<string, unknown>) => io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
+    const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
+      storage.close();
+      throw error;
+    }));
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
@@ -253,8 +268,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = { ...storage.adapters, trustProxy: config.trustProxy };
-      const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: health(storage.check), log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
+      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy };
+      // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
+      const limiterCheck = redis ? () => redis.limiter.check() : undefined;
+      const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]).then(() => {}) : storage.check;
+      const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined);
+      const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
       const metricsServer = await startMetrics(config, metrics, io);
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
@@ -262,7 +281,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
-      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), version: VERSION });
+      const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
+      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
       if (devKey !== undefined) printDevKey(io, devKey, url);
       const signal = await stop;
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
@@ -271,6 +291,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       logLine(io, "stopped");
       return 0;
     } finally {
+      redis?.close();
       storage.close();
     }
   },

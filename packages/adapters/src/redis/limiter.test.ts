@@ -1,0 +1,186 @@
+import { type BanPolicy, StorageUnavailableError, type WindowSpec } from "@petstore/core";
+import fc from "fast-check";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RedisServer, startRedis } from "../../../../test/_support/redis-server.js";
+import { memoryLimiter } from "../memory/index.js";
+import { type RedisSend, redisLimiter } from "./index.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const MINUTE = 60_000;
+const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+  { name: "minute", limit: perMinute, seconds: 60 },
+  { name: "day", limit: perDay, seconds: 86_400 },
+];
+const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+
+let server: RedisServer;
+let redis: Redis;
+/** The README's ioredis one-liner; without the offline queue a hit fails at once while Redis is away. */
+let send: RedisSend;
+/** Every command name sent through `send`, in order. */
+let sent: string[];
+let prefixes = 0;
+const freshPrefix = () => `test:${++prefixes}:`;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+  await new Promise((resolve) => redis.once("ready", resolve));
+  sent = [];
+  send = (args) => {
+    sent.push(args[0]!);
+    return redis.call(args[0]!, ...args.slice(1));
+  };
+}, 30_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+});
+
+/** Resolves when ioredis has connected again (after a restart). */
+const ready = () => (redis.status === "ready" ? Promise.resolve() : new Promise((resolve) => redis.once("ready", resolve)));
+
+const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
+const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
+const LIMITS = fc.record({
+  perMinute: fc.integer({ min: 0, max: 12 }),
+  perShort: fc.integer({ min: 0, max: 30 }),
+  threshold: fc.integer({ min: 0, max: 6 }),
+  banSeconds: fc.integer({ min: 0, max: 200 }),
+});
+
+describe("redisLimiter", () => {
+  it("decides bursts of hits fired at once exactly as the memory limiter decides them one by one", async () => {
+    const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 20 }), advanceMs: ADVANCE });
+    await fc.assert(
+      fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 12 }), async (limits, bursts) => {
+        // A 5-minute second window, so that it too resets within a run.
+        const windows: WindowSpec[] = [
+          { name: "minute", limit: limits.perMinute, seconds: 60 },
+          { name: "five-minutes", limit: limits.perShort, seconds: 300 },
+        ];
+        const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+        const limiter = redisLimiter({ send, prefix: freshPrefix() });
+        const memory = memoryLimiter();
+        let now = T0 + 17;
+        for (const { buckets, advanceMs } of bursts) {
+          now += advanceMs;
+          const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
+          const together = await Promise.all(inputs.map((input) => limiter.hit(input)));
+          const oneByOne = [];
+          for (const input of inputs) oneByOne.push(await memory.hit(input));
+          expect(together).toStrictEqual(oneByOne);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("keeps a bucket in one hash under the prefix, its name a hash tag, expiring after its last window or ban", async () => {
+    const prefix = freshPrefix();
+    const limiter = redisLimiter({ send, prefix });
+    const now = Date.now();
+    await limiter.hit({ bucket: "ip:2001:db8::1", windows: windowsOf(5, 100), ban: NO_BAN, now });
+    const banning = { threshold: 0, seconds: 3 * 86_400 };
+    await limiter.hit({ bucket: "key:k1", windows: windowsOf(0, 100), ban: banning, now });
+    expect((await redis.keys(`${prefix}*`)).sort()).toEqual([`${prefix}{ip:2001:db8::1}`, `${prefix}{key:k1}`]);
+    // The day window (at most a day) plus a minute's grace; the ban's three days plus the grace.
+    const dayTtl = await redis.pttl(`${prefix}{ip:2001:db8::1}`);
+    expect(dayTtl).toBeGreaterThan(60_000);
+    expect(dayTtl).toBeLessThanOrEqual(86_400_000 + 60_000);
+    expect(await redis.pttl(`${prefix}{key:k1}`)).toBeGreaterThan(2 * 86_400_000);
+  });
+
+  it("loads the script once and runs every hit with EVALSHA", async () => {
+    const limiter = redisLimiter({ send, prefix: freshPrefix() });
+    sent.length = 0;
+    await Promise.all(Array.from({ length: 5 }, () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 })));
+    expect(sent).toEqual(["SCRIPT", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA"]);
+  });
+
+  it("runs the script with EVAL when the server forgot it (NOSCRIPT), then with EVALSHA again", async () => {
+    const limiter = redisLimiter({ send, prefix: freshPrefix() });
+    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 });
+    await hit();
+    await redis.script("FLUSH");
+    sent.length = 0;
+    expect((await hit()).windows[0]!.remaining).toBe(8);
+    expect((await hit()).windows[0]!.remaining).toBe(7);
+    expect(sent).toEqual(["EVALSHA", "EVAL", "EVALSHA"]);
+  });
+
+  it("fails hits with StorageUnavailableError while Redis is down, and decides again, through NOSCRIPT, once it is back", async () => {
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 500 });
+    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 });
+    expect((await hit()).windows[0]!.remaining).toBe(9);
+    await server.kill();
+    try {
+      for (let i = 0; i < 3; i++) await expect(hit()).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(limiter.check()).rejects.toThrow(/Redis failed a PING/);
+    } finally {
+      await server.restart();
+    }
+    await ready();
+    sent.length = 0;
+    // The restarted server is empty: its data and its script cache are gone.
+    expect((await hit()).windows[0]!.remaining).toBe(9);
+    expect(sent).toEqual(["EVALSHA", "EVAL"]);
+    await expect(limiter.check()).resolves.toBeUndefined();
+  }, 30_000);
+
+  it("answers every hit within the timeout while Redis is stopped (SIGSTOP), and decides again after SIGCONT", async () => {
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300 });
+    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(100, 1_000), ban: NO_BAN, now: T0 });
+    await hit();
+    server.signal("SIGSTOP");
+    try {
+      // Each one settles only through the timeout: a hung Redis never answers.
+      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, hit));
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe("rejected");
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
+        expect(String((outcome as PromiseRejectedResult).reason.message)).toMatch(/did not answer a rate-limit hit within 300 ms/);
+      }
+      await expect(limiter.check()).rejects.toThrow(/did not answer a PING/);
+    } finally {
+      server.signal("SIGCONT");
+    }
+    const after = await hit();
+    expect(after.allowed).toBe(true);
+    // The hits that timed out were on the wire: Redis ran them when it woke, so they counted
+    // (a timeout errs toward limiting, never toward admitting more than the limit).
+    expect(after.windows[0]!.remaining).toBe(100 - 1 - 20 - 1);
+  }, 30_000);
+
+  it("admits with failOpen while Redis does not answer, telling onFailOpen each time", async () => {
+    const errors: StorageUnavailableError[] = [];
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300, failOpen: true, onFailOpen: (error) => errors.push(error) });
+    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(1, 100), ban: NO_BAN, now: T0 + 5_000 });
+    expect((await hit()).allowed).toBe(true);
+    expect((await hit()).allowed).toBe(false);
+    server.signal("SIGSTOP");
+    try {
+      const open = await hit();
+      expect(open).toEqual({
+        allowed: true,
+        windows: [
+          { name: "minute", limit: 1, remaining: 1, resetAt: T0 + MINUTE, exceeded: false },
+          { name: "day", limit: 100, remaining: 100, resetAt: Date.UTC(2030, 0, 16), exceeded: false },
+        ],
+      });
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(StorageUnavailableError);
+    } finally {
+      server.signal("SIGCONT");
+    }
+    // Back to the counters Redis kept.
+    expect((await hit()).allowed).toBe(false);
+    expect(errors).toHaveLength(1);
+  }, 30_000);
+
+  it("refuses a timeout that is not a positive number", () => {
+    expect(() => redisLimiter({ send, timeoutMs: 0 })).toThrow(/timeoutMs must be a positive number/);
+  });
+});

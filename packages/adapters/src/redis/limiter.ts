@@ -1,0 +1,215 @@
+import { type Decision, type HitInput, type RateLimiter, StorageUnavailableError, type WindowState } from "@petstore/core";
+
+/**
+ * Sends one Redis command (`["EVALSHA", sha, "1", key, ...]`) and resolves with its reply, or
+ * rejects with the server's error (whose message starts with its code, e.g. `NOSCRIPT`). Any
+ * client is one line away; see the package README.
+ * @example (args) => redis.call(args[0]!, ...args.slice(1)) // ioredis
+ */
+export type RedisSend = (args: string[]) => Promise<unknown>;
+
+export interface RedisLimiterOptions {
+  /** The command function over the caller's client. */
+  send: RedisSend;
+  /** Put before every key, e.g. to share a Redis with other programs. Default `petstore:limit:`. */
+  prefix?: string;
+  /**
+   * The longest a hit waits for Redis; past it the hit fails (a 503) or, with `failOpen`,
+   * admits. Default 1000 ms.
+   */
+  timeoutMs?: number;
+  /**
+   * When Redis fails or does not answer in time, admit the request (and call `onFailOpen`)
+   * instead of failing it with `StorageUnavailableError` (a 503 with `Retry-After`). Off by
+   * default: limits that silently stop holding are a choice to make knowingly.
+   */
+  failOpen?: boolean;
+  /** Called with the error each time a hit is admitted because Redis failed (`failOpen`). */
+  onFailOpen?: (error: StorageUnavailableError) => void;
+}
+
+/** The Redis limiter, and a check that Redis answers now (for a health endpoint). */
+export interface RedisLimiter extends RateLimiter {
+  /** Resolves when Redis answers a `PING` within the timeout; rejects with the reason. */
+  check(): Promise<void>;
+}
+
+/**
+ * How long a bucket outlives its last window and ban, so that a process whose clock is late by
+ * less than this still finds the counters it would have counted against (as the SQL limiters'
+ * sweep grace).
+ */
+const GRACE_MS = 60_000;
+
+/**
+ * The memory limiter's decision (see `memory/limiter.ts`) as one script, so it is atomic
+ * across processes: KEYS[1] is the bucket's hash; ARGV is now, the ban's threshold and length,
+ * the grace, then each window's limit and length (ms). Each window moves forward to the one
+ * containing `now`, never back; during a ban nothing is counted; an admission counts in every
+ * window; a refusal consumes nothing but counts toward the ban within the first window, and
+ * the one past the threshold bans the bucket. The hash expires `grace` after its last window
+ * or ban ends. Replies: allowed, banned before this hit, banned until, then each window's start
+ * and count.
+ */
+export const HIT_SCRIPT = `
+local now = tonumber(ARGV[1])
+local threshold = tonumber(ARGV[2])
+local banMs = tonumber(ARGV[3])
+local grace = tonumber(ARGV[4])
+local n = (#ARGV - 4) / 2
+local fields = {'b', 'r', 'rs'}
+for i = 1, n do
+  fields[#fields + 1] = 's' .. i
+  fields[#fields + 1] = 'c' .. i
+end
+local stored = redis.call('HMGET', KEYS[1], unpack(fields))
+local bannedUntil = tonumber(stored[1]) or 0
+local refusals = tonumber(stored[2]) or 0
+local refusalsStart = tonumber(stored[3])
+local banned = bannedUntil > now
+local allowed = not banned
+local starts, counts, lengths = {}, {}, {}
+for i = 1, n do
+  local limit = tonumber(ARGV[3 + 2 * i])
+  local length = tonumber(ARGV[4 + 2 * i])
+  local start = now - (now % length)
+  local s = tonumber(stored[2 + 2 * i])
+  local c = tonumber(stored[3 + 2 * i])
+  if s == nil or s < start then
+    s = start
+    c = 0
+  end
+  starts[i], counts[i], lengths[i] = s, c, length
+  if c >= limit then allowed = false end
+end
+if allowed then
+  for i = 1, n do counts[i] = counts[i] + 1 end
+elseif not banned then
+  if refusalsStart ~= starts[1] then refusals = 0 end
+  refusalsStart = starts[1]
+  refusals = refusals + 1
+  if refusals > threshold then bannedUntil = now + banMs end
+end
+local expiresAt = bannedUntil
+local values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0}
+local reply = {allowed and 1 or 0, banned and 1 or 0, bannedUntil}
+for i = 1, n do
+  if starts[i] + lengths[i] > expiresAt then expiresAt = starts[i] + lengths[i] end
+  values[#values + 1] = 's' .. i
+  values[#values + 1] = starts[i]
+  values[#values + 1] = 'c' .. i
+  values[#values + 1] = counts[i]
+  reply[#reply + 1] = starts[i]
+  reply[#reply + 1] = counts[i]
+end
+redis.call('HSET', KEYS[1], unpack(values))
+redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now + grace))
+return reply
+`;
+
+/** A Redis reply or a thrown error, as text: enough to tell `NOSCRIPT` from the rest. */
+const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? error.message : String(error));
+
+/**
+ * Fixed-window counters in Redis, exact when many processes share it: each hit is one Lua
+ * script (`EVALSHA`, loaded once with `SCRIPT LOAD`; after a restart or failover the server
+ * answers `NOSCRIPT` and the hit runs `EVAL`, which caches it again) deciding every window
+ * all-or-nothing, as the memory and SQL limiters decide. A bucket is one hash,
+ * `<prefix>{<bucket>}`: one key, so one hash slot on Redis Cluster, and it always has an
+ * expiry. A hit that Redis does not answer within `timeoutMs` fails (or admits, with
+ * `failOpen`); nothing is retried, so when Redis comes back the next hit simply succeeds.
+ * @example
+ * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
+ */
+export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
+  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen } = options;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
+  /** The script's SHA-1 once `SCRIPT LOAD` answered; forgotten when loading failed. */
+  let loading: Promise<string> | undefined;
+
+  const load = () => {
+    loading ??= send(["SCRIPT", "LOAD", HIT_SCRIPT]).then(String, (error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+
+  /** `work` within the timeout; every failure becomes a `StorageUnavailableError`. */
+  function bounded<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`)), timeoutMs);
+      (timer as { unref?: () => void }).unref?.();
+      work().then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          const reason = error instanceof Error ? error.message : String(error);
+          reject(new StorageUnavailableError(`Redis failed ${what}: ${reason}`, { cause: error }));
+        },
+      );
+    });
+  }
+
+  async function run(key: string, args: string[]): Promise<unknown> {
+    const sha = await load();
+    try {
+      return await send(["EVALSHA", sha, "1", key, ...args]);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      // The server lost its script cache (restart, failover, SCRIPT FLUSH): EVAL runs it and
+      // caches it again on the node that holds this key.
+      return send(["EVAL", HIT_SCRIPT, "1", key, ...args]);
+    }
+  }
+
+  function decide({ windows, now }: HitInput, reply: unknown): Decision {
+    const values = (reply as unknown[]).map(Number);
+    const allowed = values[0] === 1;
+    const wasBanned = values[1] === 1;
+    const bannedUntil = values[2]!;
+    const states: WindowState[] = windows.map((window, i) => {
+      const start = values[3 + 2 * i]!;
+      const count = values[4 + 2 * i]!;
+      return {
+        name: window.name,
+        limit: window.limit,
+        remaining: Math.max(0, window.limit - count),
+        resetAt: start + window.seconds * 1000,
+        exceeded: !allowed && !wasBanned && count >= window.limit,
+      };
+    });
+    return bannedUntil > now ? { allowed: false, windows: states, bannedUntil } : { allowed, windows: states };
+  }
+
+  /** What a hit decides when Redis failed and `failOpen` is on: admitted, nothing counted. */
+  function admitted({ windows, now }: HitInput): Decision {
+    return {
+      allowed: true,
+      windows: windows.map((w) => {
+        const length = w.seconds * 1000;
+        return { name: w.name, limit: w.limit, remaining: w.limit, resetAt: now - (now % length) + length, exceeded: false };
+      }),
+    };
+  }
+
+  function hit(input: HitInput): Promise<Decision> {
+    const { bucket, windows, ban, now } = input;
+    const args = [String(now), String(ban.threshold), String(ban.seconds * 1000), String(GRACE_MS)];
+    for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
+    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) => decide(input, reply));
+    if (!failOpen) return decided;
+    return decided.catch((error: StorageUnavailableError) => {
+      onFailOpen?.(error);
+      return admitted(input);
+    });
+  }
+
+  return {
+    hit,
+    check: () => bounded("a PING", () => send(["PING"])).then(() => undefined),
+  };
+}

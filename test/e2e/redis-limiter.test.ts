@@ -1,0 +1,166 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RedisServer, startRedis } from "../_support/redis-server.js";
+import { ensureBinary } from "./_binary.js";
+import { client } from "./_http.js";
+import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
+
+/**
+ * `petstore serve --limiter redis://...` against a real redis-server: the limits live in Redis
+ * (the store stays in the libSQL file), and the server rides out Redis failing, hanging and
+ * coming back.
+ */
+let redis: RedisServer;
+let admin: Redis;
+
+beforeAll(async () => {
+  ensureBinary();
+  redis = await startRedis();
+  admin = new Redis(redis.url, { retryStrategy: () => 50 });
+  admin.on("error", () => {});
+}, 120_000);
+
+afterAll(async () => {
+  admin?.disconnect();
+  await cleanUp();
+  await redis?.stop();
+});
+
+/** A fresh database with one key of `perMinute` requests, served with the limits in Redis. */
+async function serveOnRedis(perMinute: number, env: NodeJS.ProcessEnv = {}, flags: string[] = []) {
+  const db = tempDatabaseUrl();
+  const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", String(perMinute), "--per-day", "100000"]);
+  // PETSTORE_LIMITER in `env` names Redis instead of the flag.
+  const limiter = env.PETSTORE_LIMITER === undefined ? ["--limiter", redis.url] : [];
+  const server = await startServer([...binaryServe(db), ...limiter, ...flags], { env: { ...process.env, ...env } });
+  return { server, api: client(server.url, key), keyId: id };
+}
+
+const rateHeaders = (response: Response) => ({
+  limit: response.headers.get("x-ratelimit-limit"),
+  remaining: response.headers.get("x-ratelimit-remaining"),
+  retryAfter: response.headers.get("retry-after"),
+});
+
+/** Resolves once Redis answers again (after a restart). */
+async function redisBack(): Promise<void> {
+  await redis.restart();
+  if (admin.status !== "ready") await new Promise((resolve) => admin.once("ready", resolve));
+}
+
+/** GETs until one is answered 200 (the server reconnected by itself); at most `ms`. */
+async function until200(api: ReturnType<typeof client>, ms = 15_000): Promise<Response> {
+  let last: Response | undefined;
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    last = await api("/v1/pets");
+    if (last.status === 200) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no 200 within ${ms} ms; last ${last?.status}`);
+}
+
+describe("petstore serve --limiter redis://", () => {
+  it("counts every request in Redis, under the key's bucket, and refuses past the limit", async () => {
+    const { server, api, keyId } = await serveOnRedis(5);
+    const statuses = [];
+    for (let i = 0; i < 7; i++) statuses.push((await api("/v1/pets")).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(await admin.exists(`petstore:limit:{key:${keyId}}`)).toBe(1);
+    expect(await admin.hget(`petstore:limit:{key:${keyId}}`, "c1")).toBe("5");
+    expect(server.stdout.find((line) => line.includes('"event":"listening"'))).toContain(`"limiter":"${redis.url}"`);
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
+  it("answers 503 with Retry-After and rate-limit headers while Redis is down, /healthz says so, and recovers by itself", async () => {
+    const { server, api } = await serveOnRedis(1_000);
+    expect((await api("/v1/pets")).status).toBe(200);
+    await redis.kill();
+    try {
+      const down = await api("/v1/pets");
+      expect(down.status).toBe(503);
+      expect(rateHeaders(down)).toEqual({ limit: "1000", remaining: "0", retryAfter: "1" });
+      expect((await api("/v1/pets", { method: "POST", json: { name: "Rex", categoryId: 1 } })).status).toBe(503);
+      const health = await fetch(new URL("/healthz", server.url));
+      expect(health.status).toBe(503);
+    } finally {
+      await redisBack();
+    }
+    const back = await until200(api);
+    expect(back.headers.get("x-ratelimit-limit")).toBe("1000");
+    await waitFor(() => server.stderr.some((line) => line.includes('"event":"limiter connection lost"')));
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
+  it("answers every request within PETSTORE_LIMITER_TIMEOUT_MS while Redis is stopped (SIGSTOP)", async () => {
+    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_TIMEOUT_MS: "300" });
+    expect((await api("/v1/pets")).status).toBe(200);
+    redis.signal("SIGSTOP");
+    try {
+      // A hung Redis never answers: only the timeout can settle these.
+      const answers = await Promise.all(Array.from({ length: 10 }, () => api("/v1/pets")));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(503));
+      expect(answers.every((answer) => answer.headers.get("retry-after") === "1")).toBe(true);
+    } finally {
+      redis.signal("SIGCONT");
+    }
+    await until200(api);
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
+  it("admits without limits under --limiter-fail-open while Redis is down, logging it, with /healthz 200 and a notice", async () => {
+    const { server, api } = await serveOnRedis(2, { PETSTORE_LIMITER_TIMEOUT_MS: "300" }, ["--limiter-fail-open"]);
+    expect((await api("/v1/pets")).status).toBe(200);
+    await redis.kill();
+    try {
+      for (let i = 0; i < 5; i++) expect((await api("/v1/pets")).status).toBe(200);
+      await waitFor(() => server.stderr.some((line) => line.includes('"event":"limiter failing open"')));
+      const health = await fetch(new URL("/healthz", server.url));
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { notice?: string }).notice).toMatch(/admitted without rate limits/);
+    } finally {
+      await redisBack();
+    }
+    // Redis came back empty: once the server reconnected, the limits hold again from zero.
+    const connected = () => server.stderr.filter((line) => line.includes('"event":"limiter connected"')).length;
+    await waitFor(() => connected() === 2, 15_000);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await api("/v1/pets")).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
+  it("takes the password from PETSTORE_LIMITER_PASSWORD or the URL and never prints it", async () => {
+    await admin.config("SET", "requirepass", "s3cret-pw");
+    try {
+      const authed = new URL(redis.url);
+      authed.password = "s3cret-pw";
+      const { server, api } = await serveOnRedis(10, { PETSTORE_LIMITER: authed.toString() }, []);
+      expect((await api("/v1/pets")).status).toBe(200);
+      await stopProcess(server.child, "SIGTERM");
+      expect([...server.stdout, ...server.stderr].join("\n")).not.toContain("s3cret-pw");
+
+      const db = tempDatabaseUrl();
+      const wrong = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", redis.url], {
+        env: { ...process.env, PETSTORE_LIMITER_PASSWORD: "wrong-pw" },
+      });
+      expect(wrong.code).not.toBe(0);
+      expect(wrong.stderr).toMatch(new RegExp(`cannot use limiter ${redis.url}: .*(WRONGPASS|invalid)`, "i"));
+      expect(wrong.stderr + wrong.stdout).not.toContain("wrong-pw");
+    } finally {
+      await admin.config("SET", "requirepass", "");
+    }
+  }, 60_000);
+
+  it("refuses to start in one line when Redis does not answer, or the URL is not redis://", async () => {
+    const db = tempDatabaseUrl();
+    const down = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", "redis://127.0.0.1:1"]);
+    expect(down.code).not.toBe(0);
+    expect(down.stderr.trim().split("\n")).toHaveLength(1);
+    expect(down.stderr).toMatch(/cannot use limiter redis:\/\/127\.0\.0\.1:1: /);
+    const typo = await cli(["serve", "--db", db, "--limiter", "http://user:pw@host"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/--limiter must be redis:\/\/HOST/);
+    expect(typo.stderr).not.toContain("pw@");
+  }, 60_000);
+});
