@@ -1,9 +1,10 @@
 import { Redis } from "ioredis";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
-import { ensureBinary } from "./_binary.js";
+import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, freePort, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 /**
  * `petstore serve --limiter redis://...` against a real redis-server: the limits live in Redis
@@ -122,8 +123,7 @@ describe("petstore serve --limiter redis://", () => {
       await redisBack();
     }
     // Redis came back empty: once the server reconnected, the limits hold again from zero.
-    const connected = () => server.stderr.filter((line) => line.includes('"event":"limiter connected"')).length;
-    await waitFor(() => connected() === 2, 15_000);
+    await waitFor(() => server.stderr.some((line) => line.includes('"event":"limiter reconnected"')), 15_000);
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await api("/v1/pets")).status);
     expect(statuses).toEqual([200, 200, 429]);
@@ -163,4 +163,22 @@ describe("petstore serve --limiter redis://", () => {
     expect(typo.stderr).toMatch(/--limiter must be redis:\/\/HOST/);
     expect(typo.stderr).not.toContain("pw@");
   }, 60_000);
+
+  it("runs under Deno, which needs an unrestricted --allow-env for the Redis client and Redis in --allow-net", async () => {
+    const db = tempDatabaseUrl("deno.db");
+    const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "3", "--per-day", "100"]);
+    const port = await freePort();
+    const deno = [
+      join(ROOT, "node_modules/.bin/deno"), "run", "--sloppy-imports", "--node-modules-dir=manual", "--conditions=@petstore/source", "--allow-env",
+      "--allow-sys=cpus,networkInterfaces,hostname", "--allow-ffi=node_modules/@libsql/linux-x64-gnu/index.node", "--allow-read", "--allow-write",
+      `--allow-net=127.0.0.1:${port},127.0.0.1:${redis.port}`, "packages/server/src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db,
+    ];
+    const server = await startServer(deno, { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", PETSTORE_LIMITER: redis.url } });
+    const api = client(server.url, key);
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await api("/v1/pets")).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(await admin.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("3");
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  }, 90_000);
 });

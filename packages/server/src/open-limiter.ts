@@ -1,5 +1,4 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
-import { Redis } from "ioredis";
 
 /** A rate limiter apart from the database: `--limiter redis://...`; read by `commands/_options.ts`. */
 export interface LimiterConfig {
@@ -31,7 +30,7 @@ export function displayLimiter(url: string): string {
 
 /**
  * Connects to Redis with ioredis (pure JavaScript over `node:net`/`node:tls`: it runs in the
- * compiled Bun binary and under Deno alike) and waits until it answers, so that a wrong URL
+ * compiled Bun binary and under Deno alike, there with an unrestricted `--allow-env`) and waits until it answers, so that a wrong URL
  * or a Redis that is down stops the server at start with one line. While serving, a lost
  * connection is retried every second at most, forever; meanwhile hits fail at once (no offline
  * queue) and requests get 503s, or are admitted with `failOpen`. `warn` gets one line when the
@@ -39,6 +38,9 @@ export function displayLimiter(url: string): string {
  */
 export async function openLimiter(config: LimiterConfig, warn: (event: string, fields: Record<string, unknown>) => void): Promise<OpenLimiter> {
   const shown = displayLimiter(config.url);
+  // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
+  // which Deno refuses unless --allow-env is unrestricted.
+  const { Redis } = await import("ioredis");
   const redis = new Redis(config.url, {
     ...(config.password !== undefined && { password: config.password }),
     enableOfflineQueue: false,
@@ -48,6 +50,8 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     retryStrategy: (times) => Math.min(times * 100, 1_000),
   });
   let connected = false;
+  /** Connected once: from then on a lost connection and its return are logged. */
+  let started = false;
   // ioredis reports a dropped connection as "close" (and a refused reconnect as "error").
   const lost = (reason: string) => {
     if (!connected) return;
@@ -64,7 +68,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
   redis.on("ready", () => {
     if (connected) return;
     connected = true;
-    warn("limiter connected", { limiter: shown });
+    if (started) warn("limiter reconnected", { limiter: shown });
   });
   try {
     await Promise.race([
@@ -76,7 +80,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
   }
-  connected = true;
+  connected = started = true;
   let lastWarned = Number.NEGATIVE_INFINITY;
   let admittedSince = 0;
   const limiter = redisLimiter({

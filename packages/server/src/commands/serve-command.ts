@@ -219,8 +219,8 @@ export const serveCommand: Command = {
     positionals: [],
   },
   usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
-  help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database takes reads
-and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
+  help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
+with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
 or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
 the database and exits 0.
