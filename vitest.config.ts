@@ -29,5 +29,7 @@ export default defineConfig({
   test: {
     include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 20_000,
+    // One PostgreSQL server for the run; suites make databases of their own on it.
+    globalSetup: ["test/_support/postgres-global-setup.ts"],
   },
 });

@@ -16,6 +16,8 @@ declare -A tools=(
   [qemu-aarch64-static]=qemu-user-static  # test/release runs the linux-arm64 binary
   [file]=file                      # ... and checks every binary's format and architecture
   [sha256sum]=coreutils            # ... and its SHA256SUMS
+  [setpriv]=util-linux             # test/_support/postgres-server.ts runs PostgreSQL as its own user
+  [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
   [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
 )
 
@@ -27,6 +29,9 @@ declare -A files=(
 )
 
 missing=()
+# PostgreSQL's server binaries live in a versioned directory (/usr/lib/postgresql/<major>/bin),
+# which test/_support/postgres-server.ts finds; the package also makes the `postgres` user.
+compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null && id -u postgres >/dev/null 2>&1 || missing+=(postgresql)
 for command in "${!tools[@]}"; do
   command -v "$command" >/dev/null 2>&1 || missing+=("${tools[$command]}")
 done

@@ -16,6 +16,7 @@ describe("public API", () => {
       ["@petstore/adapters/memory", "packages/adapters/api/memory.api.md"],
       ["@petstore/adapters/libsql", "packages/adapters/api/libsql.api.md"],
       ["@petstore/adapters/libsql/connect", "packages/adapters/api/libsql-connect.api.md"],
+      ["@petstore/adapters/postgres", "packages/adapters/api/postgres.api.md"],
       ["@petstore/adapters/redis", "packages/adapters/api/redis.api.md"],
       ["@petstore/core", "packages/core/api/index.api.md"],
       ["@petstore/core/testing", "packages/core/api/testing.api.md"],

@@ -1,7 +1,9 @@
 import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
+import { postgresAdapters } from "@petstore/adapters/postgres";
 import { afterEach, beforeEach } from "vitest";
-import { tempDatabase } from "../../packages/adapters/src/libsql/_temp-database.js";
+import { tempDatabase } from "../_support/libsql-database.js";
+import { usePostgresDatabase } from "../_support/postgres-database.js";
 import {
   type ApiKeys,
   createPetstore,
@@ -35,7 +37,20 @@ export const ADAPTER_KITS: AdapterKit[] = [
   libsqlKit("libsql file", () => tempDatabase()),
   // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
   libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
+  postgresKit(),
 ];
+
+/** The Postgres adapters on a fresh migrated schema of the suite's database on the run's real server. */
+function postgresKit(): AdapterKit {
+  const database = usePostgresDatabase();
+  return {
+    name: "postgres",
+    open: async () => {
+      const { source, close } = await database.fresh();
+      return { adapters: postgresAdapters(source), close };
+    },
+  };
+}
 
 /** The libSQL adapters on a migrated database file in its own temporary directory. */
 function libsqlKit(name: string, open: typeof tempDatabase): AdapterKit {

@@ -35,7 +35,7 @@ describe("petstore command line", () => {
     [["serve", "--prot", "80"], "petstore: unknown flag --prot for 'petstore serve'", "Usage: petstore serve "],
     [["serve", "--port", "http"], "petstore: --port must be a whole number from 0 to 65535, not 'http'", "Usage: petstore serve "],
     [["serve", "--port", "65536"], "petstore: --port must be a whole number from 0 to 65535, not '65536'", "Usage: petstore serve "],
-    [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST or http(s)://HOST, not 'petstore.db'", "Usage: petstore serve "],
+    [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'", "Usage: petstore serve "],
     [["serve", "--metrics-listen", "9464"], "petstore: --metrics-listen must be HOST:PORT (e.g. 127.0.0.1:9464), not '9464'", "Usage: petstore serve "],
     [["serve", "--metrics-listen", "127.0.0.1:99999"], "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'", "Usage: petstore serve "],
     [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],

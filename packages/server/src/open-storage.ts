@@ -1,14 +1,26 @@
 import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
+import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import postgres from "postgres";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
   url: string;
   authToken?: string;
   busyTimeoutMs?: number;
+  /** A Postgres password from the environment (`PGPASSWORD`), for a URL without one. */
+  password?: string;
 }
+
+/** A Postgres URL: `postgres://` or `postgresql://`. */
+export const POSTGRES_URL = /^postgres(ql)?:\/\/.+/;
+/** Connections each server keeps to Postgres at most; queries beyond them wait, at most POSTGRES_MAX_QUEUED at once. */
+const POSTGRES_POOL_SIZE = 10;
+const POSTGRES_MAX_QUEUED = 1_000;
+/** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
+const POSTGRES_TIMEOUT_MS = 1_000;
 
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
@@ -26,6 +38,7 @@ export interface Storage {
  */
 export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
   if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
+  if (POSTGRES_URL.test(db.url)) return openPostgres(db);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db);
   try {
@@ -39,4 +52,42 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
     check: () => checkLibsql(connection),
     close: () => connection.close(),
   };
+}
+
+/**
+ * Postgres through postgres.js, bundled into the binary: one client under Bun and Deno (Bun.sql
+ * exists only under Bun, so Deno would need postgres.js anyway), the one the tests run under
+ * Node too, so the binary's pool, reconnects and errors are the tested ones. Bun.sql works
+ * through the adapters' port as well, for users who mount the library in Bun. A pool of at
+ * most POSTGRES_POOL_SIZE connections, opened as needed and again after the server was lost;
+ * every query bounded in time and in how many may wait (see `PostgresSource`), so a lost
+ * server gives 503s, never hung requests. Fails with one line when the server cannot be
+ * reached or migrated at start.
+ */
+async function openPostgres(db: DbConfig): Promise<Storage> {
+  const url = new URL(db.url);
+  const sql = postgres(db.url, {
+    max: POSTGRES_POOL_SIZE,
+    // Seconds: a server that does not accept the connection fails the query (a 503) in time.
+    connect_timeout: 5,
+    idle_timeout: 60,
+    max_lifetime: 30 * 60,
+    // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+    onnotice: () => {},
+    ...(db.password === undefined ? {} : { password: db.password }),
+    // postgres.js reads a PG* variable for every option not given (Deno asks permission for
+    // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
+    ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
+    ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
+  });
+  const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
+  const close = () => void sql.end({ timeout: 5 }).catch(() => {});
+  try {
+    await migratePostgres(source);
+  } catch (error) {
+    close();
+    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), close };
 }

@@ -1,14 +1,14 @@
 import type { Client } from "@libsql/client";
-import { type LibsqlEngine, statementsOf } from "./_engine.js";
+import { type SqlEngine, statementsOf } from "../_sql/engine.js";
 import { sqliteCode, storageError } from "./_storage-errors.js";
 
 /**
  * The adapters' engine over any `@libsql/client` client: a remote server (`libsql://`,
  * `https://`, `@libsql/client/web` on the edge) or whatever else the client supports. One
- * `execute` per read, one `batch(..., "write")` per unit: no batching across callers, and a
- * write is durable when the server says so.
+ * `execute` per read, one `batch(..., "write")` per unit, made at once: no grouping across
+ * callers, and a write is durable when the server says so.
  */
-export function clientEngine(client: Client): LibsqlEngine {
+export function clientEngine(client: Client): SqlEngine {
   async function guard<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
@@ -25,11 +25,13 @@ export function clientEngine(client: Client): LibsqlEngine {
       throw storageError(error);
     }
   }
+  const execute: SqlEngine["execute"] = (statement) => guard(() => client.execute(statement));
   return {
     inProcess: false,
-    execute: (statement) => guard(() => client.execute(statement)),
+    execute,
+    // Every read is a new one: the server has every acknowledged write.
+    readLatest: execute,
     write: (unit) => guard(() => client.batch([...statementsOf(unit)], "write")),
     durable: () => Promise.resolve(),
-    batches: () => 0,
   };
 }

@@ -1,6 +1,6 @@
 import type { Client } from "@libsql/client";
+import type { Row, SqlEngine, Value } from "../_sql/engine.js";
 import { clientEngine } from "./_client-engine.js";
-import type { LibsqlEngine, Row, Value } from "./_engine.js";
 
 /**
  * A database `connectLibsql` opened (from `@petstore/adapters/libsql/connect`): hand it to the
@@ -8,8 +8,6 @@ import type { LibsqlEngine, Row, Value } from "./_engine.js";
  * and close it when done.
  */
 export interface LibsqlConnection {
-  /** What the adapters run on. */
-  readonly engine: LibsqlEngine;
   /** Runs one statement of your own (a report, a PRAGMA) on the same database; rows by column name. */
   execute(sql: string, args?: Value[]): Promise<Row[]>;
   /** Closes what `connectLibsql` opened; statements still in flight then fail. */
@@ -19,7 +17,23 @@ export interface LibsqlConnection {
 /** What the libSQL adapters run on: any `@libsql/client` client, or a `LibsqlConnection`. */
 export type LibsqlSource = { readonly client: Client } | LibsqlConnection;
 
+/** The engine behind each connection this package made: kept out of the public type. */
+const engines = new WeakMap<LibsqlConnection, SqlEngine>();
+
+/** A connection over `engine`, closed by `close`: what `connectLibsql` (and a test of an engine) hands the adapters. */
+export function libsqlConnection(engine: SqlEngine, close: () => void): LibsqlConnection {
+  const connection: LibsqlConnection = {
+    execute: async (sql, args = []) => (await engine.execute({ sql, args })).rows,
+    close,
+  };
+  engines.set(connection, engine);
+  return connection;
+}
+
 /** The engine of a source. */
-export function engineOf(source: LibsqlSource): LibsqlEngine {
-  return "engine" in source ? source.engine : clientEngine(source.client);
+export function engineOf(source: LibsqlSource): SqlEngine {
+  if ("client" in source) return clientEngine(source.client);
+  const engine = engines.get(source);
+  if (engine === undefined) throw new TypeError("Not a connection of connectLibsql: pass { client } or what connectLibsql returned");
+  return engine;
 }

@@ -1,7 +1,8 @@
 import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { describe, expect, it } from "vitest";
-import { tempDatabase } from "./_temp-database.js";
+import { libsqlConnection } from "./_source.js";
+import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { checkLibsql } from "./index.js";
 import { localEngine } from "./local/local-engine.js";
 
@@ -31,7 +32,7 @@ describe("checkLibsql", () => {
       walSync: { sync: () => Promise.reject(Object.assign(new Error("EIO"), { code: "EIO" })), reopen: () => {}, close: () => {} },
     });
     try {
-      await expect(checkLibsql({ engine, execute: async () => [], close: () => engine.close() })).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(checkLibsql(libsqlConnection(engine, () => engine.close()))).rejects.toBeInstanceOf(StorageUnavailableError);
     } finally {
       engine.close();
       await database.close();

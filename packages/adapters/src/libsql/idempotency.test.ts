@@ -1,6 +1,6 @@
 import { IDEMPOTENCY_LEASE_MS } from "@petstore/core";
 import { describe, expect, it } from "vitest";
-import { useTempDatabase } from "./_temp-database.js";
+import { useTempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);

@@ -1,5 +1,5 @@
 import { type ClaimResult, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, type IdempotencyStore } from "@petstore/core";
-import type { Statement } from "./_engine.js";
+import type { Statement } from "../_sql/engine.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /** Every this many claims, one claim also deletes a bounded number of dead records. */

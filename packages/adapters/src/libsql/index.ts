@@ -8,7 +8,6 @@ import { libsqlStore } from "./store.js";
 // No native code and no `node:` import: this entry bundles for browsers and Workers-style
 // platforms, with a `Client` of `@libsql/client/web`. `connectLibsql` (Node, Bun, Deno) is in
 // `@petstore/adapters/libsql/connect`.
-export type { LibsqlEngine } from "./_engine.js";
 export type { LibsqlConnection, LibsqlSource } from "./_source.js";
 export { checkLibsql } from "./check-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, ApiKeys, PlanName } from "@petstore/core";
-import type { Row } from "./_engine.js";
+import type { Row } from "../_sql/engine.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at";

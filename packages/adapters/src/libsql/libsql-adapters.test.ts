@@ -1,7 +1,7 @@
 import type { Client } from "@libsql/client";
 import { createPetstore, issueApiKey, type Petstore } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { plainClient, tempDatabase } from "./_temp-database.js";
+import { plainClient, tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlAdapters } from "./index.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);

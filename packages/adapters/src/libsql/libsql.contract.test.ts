@@ -1,6 +1,6 @@
 import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
-import { tempDatabase } from "./_temp-database.js";
+import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 

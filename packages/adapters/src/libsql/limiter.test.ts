@@ -2,7 +2,7 @@ import type { BanPolicy, WindowSpec } from "@petstore/core";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryLimiter } from "../memory/index.js";
-import { tempDatabase } from "./_temp-database.js";
+import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import type { LibsqlConnection } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LibsqlConnection } from "./_source.js";
-import { tempDatabase } from "./_temp-database.js";
+import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlStore, migrate } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 

@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { createPetstore, issueApiKey, type Petstore, StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDatabase } from "./_temp-database.js";
+import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlAdapters } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 

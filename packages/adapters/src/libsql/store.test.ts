@@ -1,7 +1,8 @@
 import { ApiError, cachePetPages, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
 import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
-import { tempDatabase, useTempDatabase } from "./_temp-database.js";
+import { libsqlConnection } from "./_source.js";
+import { tempDatabase, useTempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlIdempotency, libsqlStore } from "./index.js";
 import { localEngine } from "./local/local-engine.js";
 
@@ -48,7 +49,7 @@ describe("libsqlStore", () => {
     const fsyncs: (() => void)[] = [];
     const walSync = { sync: () => new Promise<void>((resolve) => fsyncs.push(resolve)), reopen: () => {}, close: () => {} };
     const engine = localEngine(() => new NativeDatabase(database().path), { walSync });
-    const store = libsqlStore({ engine, execute: async () => [], close: () => engine.close() });
+    const store = libsqlStore(libsqlConnection(engine, () => engine.close()));
     const settled = async (promise: Promise<unknown>) => {
       let done = false;
       void promise.then(() => (done = true));

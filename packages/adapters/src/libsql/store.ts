@@ -10,12 +10,13 @@ import {
   type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import type { Row, Value } from "./_engine.js";
+import type { Row, Value } from "../_sql/engine.js";
+import { groupedWrites } from "../_sql/grouped-writes.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 const PET_COLUMNS = "id, name, category_id, status";
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
-/** Most pets one INSERT adds for the creates of one write batch (see `createPet`). */
+/** Most pets one INSERT adds for the creates of one write (see `insertPet`). */
 const MAX_PETS_PER_INSERT = 64;
 
 /** `INSERT` of 1, 2... `MAX_PETS_PER_INSERT` pets, returning them: each text made and prepared once. */
@@ -23,21 +24,6 @@ const INSERT_PETS = Array.from(
   { length: MAX_PETS_PER_INSERT + 1 },
   (_, rows) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`,
 );
-
-/**
- * Runs `callback` once this turn of the event loop is over: `setImmediate` where the runtime
- * has it (Node, Bun and Deno, the only places a local engine runs), else a timer. This entry
- * names no non-web global, as it also loads on the edge.
- */
-const afterThisTurn: (callback: () => void) => void =
-  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
-
-/** Creates that wait for the same write batch, inserted by one statement. */
-interface CreateGroup {
-  /** Name, category and status of each pet, in order of arrival. */
-  values: Value[];
-  waiting: { resolve: (pet: Pet) => void; reject: (error: unknown) => void }[];
-}
 
 function toPet(row: Row): Pet {
   const pet: Pet = { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id) };
@@ -75,75 +61,26 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
  */
 export function libsqlStore(source: LibsqlSource): PetStore {
   const db = engineOf(source);
-  /** The `pets_version` read that listPets calls share, and the write batch it was read after. */
-  let sharedVersion: { read: Promise<number>; batches: number } | undefined;
+  /** Moves with every change to pets, by any process (see migrations.ts). */
+  const petsVersion = async () => Number((await db.readLatest({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
 
   /**
-   * `pets_version`, read once for the listPets calls of one turn of the event loop, and never
-   * across the start of a write batch. Still exact: a read that a request shares was taken after
-   * that request arrived. Every request of the API passes through the limiter first, whose hit
-   * is a write on this database: the request arrived before its batch began, and the read
-   * belongs to that batch or a later one. For the same reason, a pet this process creates
-   * commits in a batch that begins after any earlier read, so it is listed by the next call.
-   * A caller that writes nothing here (a limiter elsewhere) shares a read only within the
-   * turn: a request taken in that turn could equally have been ordered before any other
-   * process's commit landing during it, and a client's next request comes in a later turn.
-   */
-  function petsVersion(): Promise<number> {
-    const batches = db.batches();
-    if (sharedVersion?.batches !== batches) {
-      const read = db.execute({ sql: "SELECT version FROM pets_version", oneRow: true }).then(({ rows }) => Number(rows[0]!.version));
-      const shared = { read, batches };
-      sharedVersion = shared;
-      afterThisTurn(() => {
-        if (sharedVersion === shared) sharedVersion = undefined;
-      });
-    }
-    return sharedVersion!.read;
-  }
-
-  /** The creates without a claim whose INSERT has not been made yet, if any. */
-  let openCreates: CreateGroup | undefined;
-
-  /**
-   * A create without a claim. On a local engine the creates that arrive before the next write
-   * batch begins (one turn of the event loop) join one group, inserted by one multi-row INSERT
-   * made when the batch runs: a statement per pet cost more than the pets. Ids are assigned in
+   * A create without a claim. The creates that arrive before the engine makes the statement
+   * (on a local engine: before the next write batch, one turn of the event loop) are inserted
+   * by one multi-row INSERT: a statement per pet cost more than the pets. Ids are assigned in
    * the order of the rows, which is the order of arrival. Each caller is answered once the
-   * batch is durable, like any write.
+   * write is durable, like any write.
    */
-  function insertPet(values: Value[]): Promise<Pet> {
-    return new Promise<Pet>((resolve, reject) => {
-      const joined = openCreates;
-      if (joined !== undefined && joined.waiting.length < MAX_PETS_PER_INSERT) {
-        joined.values.push(...values);
-        joined.waiting.push({ resolve, reject });
-        return;
-      }
-      const group: CreateGroup = { values: [...values], waiting: [{ resolve, reject }] };
-      openCreates = group;
-      // Made when the write runs: at once over a client, at the batch on a local engine.
-      const unit = () => {
-        if (openCreates === group) openCreates = undefined;
-        return [{ sql: INSERT_PETS[group.waiting.length]!, args: group.values }];
-      };
-      db.write(unit).then(
-        ([inserted]) => {
-          // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
-          const pets = inserted!.rows.map(toPet).sort((a, b) => a.id - b.id);
-          group.waiting.forEach(({ resolve }, i) => resolve(pets[i]!));
-        },
-        (error: unknown) => {
-          if (openCreates === group) openCreates = undefined;
-          for (const { reject } of group.waiting) reject(error);
-        },
-      );
-    });
-  }
+  const insertPet = groupedWrites<Value[], Pet>(db, {
+    max: MAX_PETS_PER_INSERT,
+    make: (rows) => [{ sql: INSERT_PETS[rows.length]!, args: rows.flat() }],
+    // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
+    answer: ([inserted]) => inserted!.rows.map(toPet).sort((a, b) => a.id - b.id),
+  });
 
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet(values);
+    if (!claim) return insertPet("", values);
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
     // and a claim taken over after its lease ran out can never yield a second pet.
@@ -171,7 +108,7 @@ export function libsqlStore(source: LibsqlSource): PetStore {
     ...(db.inProcess ? { petsVersion } : {}),
     async listPets(query) {
       const { rows } = await db.execute(pageStatement("pets", PET_COLUMNS, query));
-      // Answered only once on disk (see LibsqlEngine.durable).
+      // Answered only once on disk (see SqlEngine.durable).
       await db.durable();
       return rows.map(toPet);
     },

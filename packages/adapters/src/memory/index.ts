@@ -3,7 +3,7 @@ import { memoryKeys } from "./keys.js";
 import { memoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
-export { memoryIdempotency, type MemoryIdempotency } from "./idempotency.js";
+export { memoryIdempotency } from "./idempotency.js";
 export { memoryKeys } from "./keys.js";
 export { memoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 export { memoryStore, type MemoryStoreOptions } from "./store.js";

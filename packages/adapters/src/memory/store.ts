@@ -1,11 +1,11 @@
-import { ApiError, type IdempotencyClaim, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStore } from "@petstore/core";
-import type { MemoryIdempotency } from "./idempotency.js";
+import { ApiError, type IdempotencyClaim, type IdempotencyStore, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStore } from "@petstore/core";
+import { MemoryIdempotencyStore } from "./idempotency.js";
 
 export interface MemoryStoreOptions {
   /** Rows to start with; they get ids 1, 2, 3... in order. */
   seed?: { pets?: NewPet[]; orders?: NewOrder[] };
-  /** The idempotency store whose claims this store completes (see `memoryAdapters`). */
-  idempotency?: MemoryIdempotency;
+  /** The `memoryIdempotency()` whose claims this store completes (see `memoryAdapters`). */
+  idempotency?: IdempotencyStore;
 }
 
 /** Rows with `id > afterId` (ids are ascending), filtered, at most `limit`. */
@@ -32,6 +32,10 @@ function page<T extends { id: number; status?: string | undefined }>(rows: T[], 
  * @example const store = memoryStore({ seed: { pets: [{ name: "Rex", categoryId: 1 }] } });
  */
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
+  const claims = options.idempotency;
+  if (claims !== undefined && !(claims instanceof MemoryIdempotencyStore)) {
+    throw new TypeError("memoryStore completes the claims of a memoryIdempotency() only");
+  }
   const pets: Pet[] = [];
   const orders: Order[] = [];
   /** Moves with every change to pets: core keeps pages of pets while it stays put. */
@@ -58,14 +62,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     petsVersion: () => petsVersion,
     getPet: async (id) => pets[id - 1],
     createPet: async (input, claim?: IdempotencyClaim) => {
-      if (claim && !options.idempotency) throw new TypeError("memoryStore needs the idempotency store that made this claim");
+      if (claim && !claims) throw new TypeError("memoryStore needs the idempotency store that made this claim");
       // As in libSQL: a claim taken over after its lease ran out must not yield a second pet.
-      if (claim && !options.idempotency!.holds(claim)) {
+      if (claim && !claims!.holds(claim)) {
         throw new ApiError("idempotency_key_in_use", "This Idempotency-Key was taken over by a newer request; retry later");
       }
       const pet = insertPet(input);
       // Same synchronous step as the insert: nothing can observe one without the other.
-      if (claim) options.idempotency!.complete(claim, pet.id);
+      if (claim) claims!.complete(claim, pet.id);
       return pet;
     },
     listOrders: async (query) => page(orders, query),

@@ -1,11 +1,11 @@
 import type { LimiterConfig } from "../open-limiter.js";
-import type { DbConfig } from "../open-storage.js";
+import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
 
 const DEFAULT_DB = "file:petstore.db";
-const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+)$/;
+const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+|postgres(ql)?:\/\/.+)$/;
 
 /** A flag's value, else the environment variable's (an empty variable counts as unset). */
 export function setting(args: ParsedArgs, flag: string, env: Env, variable: string): { value: string; source: string } | undefined {
@@ -16,24 +16,32 @@ export function setting(args: ParsedArgs, flag: string, env: Env, variable: stri
   return undefined;
 }
 
-/** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN`. */
+/** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN` (libSQL) or `PGPASSWORD` (Postgres). */
 export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
   if (!DB_URL.test(db.value)) {
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST or http(s)://HOST, not '${db.value}'`);
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'`);
   }
   const config: DbConfig = { url: db.value };
   const authToken = env.PETSTORE_DB_AUTH_TOKEN;
   if (authToken) config.authToken = authToken;
+  // Postgres credentials stay out of the process list: the URL's password, else PGPASSWORD.
+  const password = POSTGRES_URL.test(db.value) ? optionalEnv(env, "PGPASSWORD") : undefined;
+  if (password) config.password = password;
   // How long a request waits for another process's write lock (or a remote answer) before a 503.
-  let busyTimeout: string | undefined;
-  try {
-    busyTimeout = env.PETSTORE_DB_BUSY_TIMEOUT_MS;
-  } catch {
-    // Deno throws on a variable its --allow-env does not list: then it was not given.
-  }
+  const busyTimeout = optionalEnv(env, "PETSTORE_DB_BUSY_TIMEOUT_MS");
   if (busyTimeout) config.busyTimeoutMs = integerSetting(busyTimeout, "PETSTORE_DB_BUSY_TIMEOUT_MS", 1, 600_000);
   return config;
+}
+
+/** An environment variable that may be unset. */
+function optionalEnv(env: Env, variable: string): string | undefined {
+  try {
+    return env[variable];
+  } catch {
+    // Deno throws on a variable its --allow-env does not list: then it was not given.
+    return undefined;
+  }
 }
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import NativeDatabase from "libsql";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
+import { POSTGRES_URL } from "../open-storage.js";
 import { dbConfig } from "./_options.js";
 
 /** How long the snapshot waits for a lock another process holds (as the servers do). */
@@ -118,6 +119,10 @@ with the copy, delete the database's -wal and -shm files, start the servers.
     const out = args.values.out;
     if (out === undefined || out === "") throw new UsageError("--out is required: the file the copy is written to");
     const { url } = dbConfig(args, env);
+    if (POSTGRES_URL.test(url)) {
+      io.err("petstore: backup copies a local database file; for Postgres use pg_dump (e.g. pg_dump --format=custom --file=petstore.dump DATABASE_URL)");
+      return 1;
+    }
     if (!url.startsWith("file:") || url.startsWith("file::memory:")) {
       io.err(`petstore: backup copies a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}; a libSQL server or Turso keeps its own backups`);
       return 1;

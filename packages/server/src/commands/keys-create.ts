@@ -45,7 +45,7 @@ SHA-256, never the key.
   --per-minute N    requests per minute for this key, overriding the plan's
   --per-day N       requests per day for this key, overriding the plan's
   --label TEXT      a note to recognise the key by in 'petstore keys list'
-  --db URL          the database (default file:petstore.db; env PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN)
+  --db URL          the database: file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
   --json            print one JSON object: id, key, plan, perMinute, perDay, label`,
   run: async (args, env, io) => {
     const input = keyInput(args);

@@ -28,7 +28,7 @@ export const keysListCommand: Command = {
   help: `Lists the API keys: id, plan, limits, label, when created and when revoked. Keys
 themselves are never stored, so they cannot be shown.
 
-  --db URL    the database (default file:petstore.db; env PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN)
+  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
   --json      print one JSON array of { id, plan, perMinute, perDay, label, createdAt, revokedAt }`,
   run: async (args, env, io) => {
     const storage = await openStorage(dbConfig(args, env));

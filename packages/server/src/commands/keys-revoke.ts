@@ -9,7 +9,7 @@ export const keysRevokeCommand: Command = {
   help: `Revokes an API key by its id (see 'petstore keys list'). Every server on the database
 refuses the key within 5 seconds. Revoking a key twice keeps the first revocation time.
 
-  --db URL    the database (default file:petstore.db; env PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN)`,
+  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     const storage = await openStorage(dbConfig(args, env));

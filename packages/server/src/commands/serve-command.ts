@@ -227,8 +227,9 @@ the database and exits 0.
 
   --port N             port to listen on, 0 for any free one (default 8080; env PETSTORE_PORT)
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
-  --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST or
-                       http(s)://HOST (env PETSTORE_DB; token in PETSTORE_DB_AUTH_TOKEN)
+  --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
+                       http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
+                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
   --limiter URL        keep the rate limits in Redis instead of the database:
                        redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
                        PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most

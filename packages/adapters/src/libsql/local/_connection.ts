@@ -1,6 +1,6 @@
 import { StorageUnavailableError } from "@petstore/core";
 import type NativeDatabase from "libsql";
-import type { Result, Row, Statement } from "../_engine.js";
+import type { Result, Row, Statement } from "../../_sql/engine.js";
 import { sqliteCode } from "../_storage-errors.js";
 import type { FileIdentity } from "./_file-identity.js";
 
@@ -10,11 +10,6 @@ type Prepared = { statement: NativeDatabase.Statement; columns: string[] | undef
 
 /** The adapters' statements, plus the few the group commit runs: far below this. */
 const MAX_PREPARED = 200;
-
-/** An error shaped like `@libsql/client`'s, so that it maps like the client's (a 503). */
-function closedError(): Error {
-  return Object.assign(new Error("The database connection is closed"), { code: "CLIENT_CLOSED" });
-}
 
 /**
  * One native connection of the `libsql` package, opened on first use and again after it was
@@ -44,7 +39,7 @@ export class LocalConnection {
   }
 
   open(): Native {
-    if (this.#closed) throw closedError();
+    if (this.#closed) throw new StorageUnavailableError("the database connection is closed");
     if (this.#stale && !this.inTransaction) this.drop();
     if (!this.#connection?.open) {
       // A new connection to a path whose file was removed would make an empty database there.

@@ -1,14 +1,5 @@
+import { StorageUnavailableError } from "@petstore/core";
 import { WalOpenError, type WalSync } from "./_wal-sync.js";
-
-/** An error shaped like SQLite's, so that it becomes a 503 like a failed commit. */
-function fsyncError(cause: unknown): Error {
-  return Object.assign(new Error("The database's log could not be written to disk", { cause }), { code: "SQLITE_IOERR_FSYNC" });
-}
-
-/** The WAL could not be opened for this fsync: a 503 for its waiters, and the next one may succeed. */
-function openError(cause: unknown): Error {
-  return Object.assign(new Error("The database's log could not be opened to reach the disk", { cause }), { code: "SQLITE_CANTOPEN" });
-}
 
 /**
  * When commits made with `synchronous = NORMAL` reach the disk: `durable()` settles after an
@@ -59,8 +50,9 @@ export class WalDurability {
           this.onFsync?.(performance.now() - began);
         },
         (error: unknown) => {
-          if (error instanceof WalOpenError) outcome = openError(error);
-          else this.#failure ??= fsyncError(error);
+          // Not opened for this fsync: a 503 for its waiters, and the next one may succeed.
+          if (error instanceof WalOpenError) outcome = new StorageUnavailableError("the database's log could not be opened to reach the disk", { cause: error });
+          else this.#failure ??= new StorageUnavailableError("the database's log could not be written to disk", { cause: error });
         },
       )
       .finally(() => {

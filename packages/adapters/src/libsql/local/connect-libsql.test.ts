@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { createPetstore, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDatabase } from "../_temp-database.js";
+import { tempDatabase } from "../../../../../test/_support/libsql-database.js";
 import { libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "../index.js";
 import { connectLibsql } from "./connect-libsql.js";
 

@@ -2,8 +2,7 @@ import { createClient } from "@libsql/client";
 import { StorageUnavailableError } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { clientEngine } from "../_client-engine.js";
-import type { LibsqlEngine } from "../_engine.js";
-import type { LibsqlConnection } from "../_source.js";
+import { type LibsqlConnection, libsqlConnection as connection } from "../_source.js";
 import { fileIdentity } from "./_file-identity.js";
 import { walSyncOf } from "./_wal-sync.js";
 import { localEngine, type StorageObserver } from "./local-engine.js";
@@ -36,14 +35,6 @@ function filePath(url: string): string {
   const path = decodeURIComponent(rest);
   if (path === "") throw new TypeError(`A file: URL needs a path: ${url}`);
   return path;
-}
-
-function connection(engine: LibsqlEngine, close: () => void): LibsqlConnection {
-  return {
-    engine,
-    execute: async (sql, args = []) => (await engine.execute({ sql, args })).rows,
-    close,
-  };
 }
 
 /**

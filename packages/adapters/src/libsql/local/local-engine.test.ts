@@ -79,6 +79,24 @@ describe("localEngine", () => {
     expect(names()).toEqual(["a", "b", "c", "d"]);
   });
 
+  it("shares one latest read among the callers of a turn, and reads again once a write of this process was answered", async () => {
+    const db = localEngine(() => recording(open(), ran));
+    const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
+    const reads = () => ran.filter((sql) => sql === count.sql).length;
+    const first = await Promise.all([db.readLatest(count), db.readLatest(count)]);
+    expect(first.map(({ rows }) => rows[0]!.n)).toEqual([0, 0]);
+    expect(reads()).toBe(1);
+    // Same turn as the answer of the write: the shared read would miss it, so it is not shared.
+    const afterWrite = await db.write([insert("a")]).then(() => db.readLatest(count));
+    expect(afterWrite.rows[0]!.n).toBe(1);
+    expect(reads()).toBe(2);
+    // Another connection's commit, then a later turn: read again.
+    open().prepare("INSERT INTO items (name) VALUES ('b')").run([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await db.readLatest(count)).rows[0]!.n).toBe(2);
+    expect(reads()).toBe(3);
+  });
+
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
     const db = localEngine(() => open());
     await db.write([insert("taken")]);
@@ -216,10 +234,12 @@ describe("localEngine", () => {
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
-      await expect(write).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
+      const failed = { message: "the database's log could not be written to disk", cause: { code: "EIO" } };
+      await expect(write).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(write).rejects.toMatchObject(failed);
       // Linux may have dropped the pages that failed: a later fsync could succeed without them.
-      await expect(db.write([insert("fido")])).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
-      await expect(db.durable()).rejects.toMatchObject({ cause: { code: "SQLITE_IOERR_FSYNC" } });
+      await expect(db.write([insert("fido")])).rejects.toMatchObject(failed);
+      await expect(db.durable()).rejects.toMatchObject(failed);
       expect(sync.pending).toHaveLength(0);
       expect(names()).toEqual(["rex", "fido"]);
     });
@@ -281,12 +301,14 @@ describe("localEngine", () => {
     await expect(db.durable()).resolves.toBeUndefined();
   });
 
-  it("answers CLIENT_CLOSED once closed", async () => {
+  it("answers storage unavailable once closed", async () => {
     const db = localEngine(() => open());
     await db.execute("SELECT 1");
     db.close();
-    await expect(db.execute("SELECT 1")).rejects.toMatchObject({ cause: { code: "CLIENT_CLOSED" } });
-    await expect(db.write([insert("late")])).rejects.toMatchObject({ cause: { code: "CLIENT_CLOSED" } });
+    const closed = { message: "the database connection is closed" };
+    await expect(db.execute("SELECT 1")).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.execute("SELECT 1")).rejects.toMatchObject(closed);
+    await expect(db.write([insert("late")])).rejects.toMatchObject(closed);
   });
 
   it("answers no write into a database file, WAL or shm that is no longer at its path, and serves again once it is back", async () => {

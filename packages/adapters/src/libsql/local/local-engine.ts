@@ -1,6 +1,6 @@
 import { StorageUnavailableError } from "@petstore/core";
 import type NativeDatabase from "libsql";
-import { type LibsqlEngine, type Result, type Statement, statementsOf, type Unit, type WriteOptions } from "../_engine.js";
+import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Unit, type WriteOptions } from "../../_sql/engine.js";
 import { storageError } from "../_storage-errors.js";
 import { LocalConnection } from "./_connection.js";
 import type { FileIdentity } from "./_file-identity.js";
@@ -36,7 +36,7 @@ export interface LocalEngineOptions {
 }
 
 /** The engine of a local database, which its opener closes. */
-export interface LocalEngine extends LibsqlEngine {
+export interface LocalEngine extends SqlEngine {
   close(): void;
 }
 
@@ -67,7 +67,10 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
   const wal = walSync && new WalDurability(walSync, clock, observer?.onFsync?.bind(observer));
   const connection = new LocalConnection(connect, () => walSync?.reopen(), files, !options.inMemory);
   let queue: Pending[] = [];
+  /** Write batches begun: a read taken while this stays put has seen every commit of this process. */
   let batches = 0;
+  /** The reads `readLatest` callers share, by statement: within this turn, while `batches` stays put. */
+  const shared = new Map<string, { read: Promise<Result>; batches: number }>();
   /** When the last fsync of a commit on the event loop began (without `walSync`). */
   let syncedAt = 0;
 
@@ -146,16 +149,35 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
     if (wal && due && !acknowledged) wal.sync();
   }
 
+  async function execute(statement: Statement): Promise<Result> {
+    try {
+      return connection.run(statement);
+    } catch (error) {
+      throw storageError(error);
+    }
+  }
+
+  /**
+   * Shared only while it still reflects every acknowledged write: a read runs at once (in
+   * process), a batch commits and acknowledges within one task after it begins, so a write
+   * of this process acknowledged after the read began a batch after it. Another process's
+   * commit acknowledged before a call of this turn could only reach a client whose next
+   * request arrives in a later turn: sharing never outlives the turn.
+   */
+  function readLatest(statement: Statement): Promise<Result> {
+    const key = typeof statement === "string" ? statement : `${statement.sql}\n${JSON.stringify(statement.args ?? [])}`;
+    const held = shared.get(key);
+    if (held?.batches === batches) return held.read;
+    if (shared.size === 0) afterThisTurn(() => shared.clear());
+    const read = execute(statement);
+    shared.set(key, { read, batches });
+    return read;
+  }
+
   return {
     inProcess: true,
-    batches: () => batches,
-    async execute(statement) {
-      try {
-        return connection.run(statement);
-      } catch (error) {
-        throw storageError(error);
-      }
-    },
+    execute,
+    readLatest,
     write: (unit: Unit, writeOptions?: WriteOptions) =>
       new Promise((resolve, reject) => {
         const fsync = writeOptions?.survives !== "process-crash";

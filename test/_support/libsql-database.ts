@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { afterEach, beforeEach } from "vitest";
-import type { LibsqlSource } from "./_source.js";
-import { connectLibsql } from "./local/connect-libsql.js";
-import { migrate } from "./migrations.js";
+import { type LibsqlSource, migrate } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
+
+// Test support (imports vitest): kept out of the packages' sources.
 
 /**
  * A plain `@libsql/client` client on a file, as a remote URL would be served: every statement

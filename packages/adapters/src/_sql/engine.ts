@@ -1,0 +1,82 @@
+/**
+ * The seam between the SQL adapters and the engines they run on (a local libSQL file, a
+ * `@libsql/client` client, D1, Postgres). Private to the package: users hand the adapters a
+ * source (a client, a connection), never an engine.
+ */
+
+/** What the adapters bind: never booleans (the `libsql` package aborts the process on one). */
+export type Value = string | number | null;
+/**
+ * SQL text, or SQL with positional arguments (`?` in SQLite, `$1` in Postgres) or named ones
+ * (`:name` in SQLite, given without the colon). `oneRow`: it returns at most one row, which a
+ * local database then reads the cheaper way.
+ */
+export type Statement = string | { sql: string; args?: Value[] | Record<string, Value>; oneRow?: boolean };
+/** A row by column name. */
+export type Row = Record<string, unknown>;
+export interface Result {
+  rows: Row[];
+  /** Rows changed by a statement that returns no rows (`RETURNING` ones report 0). */
+  rowsAffected: number;
+}
+
+/**
+ * One atomic unit of a write: its statements, or a function that makes them when the engine
+ * runs the write. Until the engine calls it, callers may join what it will write (see
+ * `groupedWrites`); an engine calls it once, at the latest after the turn of the event loop in
+ * which the write was asked for, so that the callers of one turn share it.
+ */
+export type Unit = readonly Statement[] | (() => readonly Statement[]);
+
+export interface WriteOptions {
+  /**
+   * `"power-loss"` (the default): the write is fsynced before `write` resolves. `"process-crash"`:
+   * on a local file it may be committed without an fsync of its own (WAL, `synchronous = NORMAL`):
+   * it survives the process being killed at once, an OS crash or power cut only once the next
+   * fsync (at most a second later) has run. A server keeps its own rules.
+   */
+  survives?: "power-loss" | "process-crash";
+}
+
+/**
+ * How the SQL adapters reach their database. Failures that mean "storage cannot be used now"
+ * reject with `StorageUnavailableError` (a 503); a wrong statement rejects with the driver's error.
+ */
+export interface SqlEngine {
+  /** True when statements run in this process (a local file or `:memory:`): a small read costs microseconds, not a round trip. */
+  readonly inProcess: boolean;
+  /** A read (or a write that needs no transaction of its own). */
+  execute(statement: Statement): Promise<Result>;
+  /**
+   * A read whose rows reflect every write acknowledged before the call, by this process or
+   * another. Calls with the same statement may share one read while that holds (a local engine
+   * shares one within a turn of the event loop until its next write batch begins), so a small
+   * read that every request asks for costs one read per turn.
+   */
+  readLatest(statement: Statement): Promise<Result>;
+  /**
+   * Commits the unit's statements atomically (in one transaction) and resolves, with one result
+   * per statement, once they are durable.
+   */
+  write(unit: Unit, options?: WriteOptions): Promise<Result[]>;
+  /**
+   * Settles once everything committed before the call, by any process, is on disk. A local
+   * file may make a commit visible before its fsync is done: an answer built from rows a
+   * client could not get back after a power cut (a pet listed, then gone, its id handed out
+   * again) waits for this first. At once where commits are durable when visible.
+   */
+  durable(): Promise<void>;
+}
+
+/** The statements of a unit, made now if it is a function. */
+export function statementsOf(unit: Unit): readonly Statement[] {
+  return typeof unit === "function" ? unit() : unit;
+}
+
+/**
+ * Runs `callback` once this turn of the event loop is over: `setImmediate` where the runtime
+ * has it (Node, Bun and Deno), else a timer. Names no non-web global, as the adapters also
+ * load on the edge.
+ */
+export const afterThisTurn: (callback: () => void) => void =
+  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));

@@ -1,0 +1,37 @@
+import type { Row, Value } from "../_sql/engine.js";
+
+/** Statements on a client or in one of its transactions: `$1`, `$2`... bound from `parameters`. */
+export interface PostgresQueries {
+  /** The rows, with `count`: the rows a statement changed or returned. */
+  unsafe(query: string, parameters?: Value[]): PromiseLike<ArrayLike<Row> & { count?: number | null }>;
+}
+
+/**
+ * The client the Postgres adapters run on: a query with parameters, and a transaction. A
+ * `postgres` (postgres.js) `sql` instance is one, and so is Bun's built-in `Bun.sql` (or a
+ * `new SQL(url)`): the adapters load neither; the client, its pool and its credentials are the
+ * caller's.
+ * @example
+ * import postgres from "postgres";
+ * const sql = postgres(process.env.DATABASE_URL!, { max: 10 });
+ */
+export interface PostgresClient extends PostgresQueries {
+  /** Runs `run` in one transaction (`BEGIN` ... `COMMIT`, `ROLLBACK` when it throws) on one connection. */
+  begin(run: (transaction: PostgresQueries) => Promise<unknown>): PromiseLike<unknown>;
+}
+
+/** What the Postgres adapters run on: the client, and how long and how many queries may wait on it. */
+export interface PostgresSource {
+  /** A postgres.js `sql`, or `Bun.sql`. */
+  readonly sql: PostgresClient;
+  /**
+   * How long one query or transaction may take before its request gets a 503 (the database
+   * down, hung, or its pool busy). Default 1000.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Most queries and transactions waiting or running at once; past it a query fails at once
+   * with a 503 instead of queueing for the pool. Default 1000.
+   */
+  readonly maxQueued?: number;
+}

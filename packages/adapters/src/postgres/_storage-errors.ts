@@ -1,0 +1,41 @@
+import { StorageUnavailableError } from "@petstore/core";
+
+/**
+ * SQLSTATE classes and codes that mean "the database cannot be used right now" rather than
+ * "this statement is wrong": a connection lost or refused, the server shutting down or out of
+ * resources, a statement cancelled (timeout), a transaction to retry (serialization failure,
+ * deadlock, lock not available).
+ */
+const UNAVAILABLE_CLASSES = ["08", "53", "57", "58"];
+const UNAVAILABLE_STATES = new Set(["40001", "40P01", "55P03", "55000"]);
+
+/** Socket and client errors of postgres.js and Bun.sql that mean the same. */
+const CLIENT_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|CONNECTION_.+|CONNECT_TIMEOUT|ERR_POSTGRES_(CONNECTION_.+|.*TIMEOUT.*|.*CLOSED.*))$/;
+
+/** The five-character SQLSTATE of a server error (postgres.js: `code`; Bun.sql: `errno`), if it has one. */
+export function sqlState(error: unknown): string | undefined {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  for (const candidate of [code, errno]) if (typeof candidate === "string" && /^[0-9A-Z]{5}$/.test(candidate)) return candidate;
+  return undefined;
+}
+
+/** Why storage cannot be used right now, when `error` means that; undefined otherwise. */
+function unavailableReason(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof StorageUnavailableError) return cause.message;
+    const state = sqlState(cause);
+    if (state !== undefined && (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2)))) {
+      return `the Postgres server cannot serve now (${state})`;
+    }
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && CLIENT_CODES.test(code)) return `the Postgres server is unreachable (${code})`;
+  }
+  return undefined;
+}
+
+/** `error` as the adapters throw it: a `StorageUnavailableError` (a 503) when storage cannot be used now, else as it is. */
+export function storageError(error: unknown): unknown {
+  if (error instanceof StorageUnavailableError) return error;
+  const reason = unavailableReason(error);
+  return reason === undefined ? error : new StorageUnavailableError(reason, { cause: error });
+}

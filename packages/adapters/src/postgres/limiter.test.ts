@@ -1,0 +1,129 @@
+import type { BanPolicy, WindowSpec } from "@petstore/core";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
+import { memoryLimiter } from "../memory/index.js";
+import type { PostgresClient } from "./_client.js";
+import { postgresLimiter } from "./limiter.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+const MINUTE = 60_000;
+const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+  { name: "minute", limit: perMinute, seconds: 60 },
+  { name: "day", limit: perDay, seconds: 86_400 },
+];
+const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
+const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
+const LIMITS = fc.record({
+  perMinute: fc.integer({ min: 0, max: 12 }),
+  perShort: fc.integer({ min: 0, max: 30 }),
+  threshold: fc.integer({ min: 0, max: 6 }),
+  banSeconds: fc.integer({ min: 0, max: 200 }),
+});
+
+const database = usePostgresDatabase();
+
+/** The client, counting the statements sent through it (the server is real; only the count is ours). */
+function counting(sql: PostgresClient): { client: PostgresClient; sent: () => number } {
+  let sent = 0;
+  return {
+    client: {
+      unsafe: (query, parameters) => {
+        sent++;
+        return sql.unsafe(query, parameters);
+      },
+      begin: (run) => sql.begin(run),
+    },
+    sent: () => sent,
+  };
+}
+
+describe("postgresLimiter", () => {
+  it("decides hits fired at once (one statement per bucket) and in sequence exactly as the memory limiter decides them one by one", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      let run = 0;
+      const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
+      await fc.assert(
+        fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 10 }), async (limits, bursts) => {
+          // Buckets of their own for each run, on one schema.
+          run++;
+          const windows: WindowSpec[] = [
+            { name: "minute", limit: limits.perMinute, seconds: 60 },
+            { name: "five-minutes", limit: limits.perShort, seconds: 300 },
+          ];
+          const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+          const sql = postgresLimiter(source);
+          const memory = memoryLimiter();
+          let now = T0 + 17;
+          for (const { buckets, advanceMs } of bursts) {
+            now += advanceMs;
+            const inputs = buckets.map((bucket) => ({ bucket: `${run}:${bucket}`, windows, ban, now }));
+            const together = await Promise.all(inputs.map((input) => sql.hit(input)));
+            const oneByOne = [];
+            for (const input of inputs) oneByOne.push(await memory.hit(input));
+            expect(together).toStrictEqual(oneByOne);
+          }
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      await close();
+    }
+  });
+
+  it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      const { client, sent } = counting(source.sql);
+      const limiter = postgresLimiter({ sql: client });
+      const windows = windowsOf(1_000, 10_000);
+      await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 });
+      const before = sent();
+      const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 })));
+      expect(sent()).toBe(before + 1);
+      expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
+    } finally {
+      await close();
+    }
+  });
+
+  it("admits exactly the limit and bans after the threshold when many clients (as many processes) hit one bucket at once", async () => {
+    const { source, close } = await database.fresh();
+    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
+    try {
+      const limiters = [source, ...others].map((each) => postgresLimiter(each));
+      const windows = windowsOf(60, 1_000);
+      const ban = { threshold: 30, seconds: 600 };
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => limiters[i % 4]!.hit({ bucket: "key:burst", windows, ban, now: T0 + (i % 7) })),
+      );
+      const admitted = decisions.filter((decision) => decision.allowed);
+      expect(admitted).toHaveLength(60);
+      // Each admission saw its own count: the remaining numbers are all different.
+      expect(new Set(admitted.map((decision) => decision.windows[0]!.remaining)).size).toBe(60);
+      // 30 refusals count toward the ban; the 31st crosses the threshold and bans the bucket.
+      expect(decisions.filter((decision) => !decision.allowed && decision.bannedUntil === undefined)).toHaveLength(30);
+      expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+
+  it("keeps counting in the newer window when a process with a late clock hits", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      const limiter = postgresLimiter(source);
+      const windows = windowsOf(5, 100);
+      await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE + 500 });
+      const late = await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE - 1_500 });
+      expect(late.allowed).toBe(true);
+      expect(late.windows[0]).toMatchObject({ remaining: 3, resetAt: T0 + 2 * MINUTE });
+      expect(late.windows[1]).toMatchObject({ remaining: 98 });
+    } finally {
+      await close();
+    }
+  });
+});

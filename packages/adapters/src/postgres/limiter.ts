@@ -1,0 +1,96 @@
+import type { RateLimiter } from "@petstore/core";
+import { type HitArgs, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
+import type { PostgresSource } from "./_client.js";
+import { engineOf } from "./_engine.js";
+
+const COLUMNS = "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused";
+
+/**
+ * The decision for `:hits` hits from a bucket as `source` gives it (columns `window0_start`,
+ * `window0_count`, `window1_start`, `window1_count`, `refusals`, `banned_until`, all NULL for
+ * a new bucket): the bucket's row after them, in the order of COLUMNS. The same steps as
+ * libSQL's statement (see libsql/limiter.ts for each): `c` the bucket moved to the current
+ * windows (never back), `d` banned or how many are admitted, `s` how many refusals count and
+ * whether one crosses the threshold, `n` the next row.
+ */
+const decision = (source: string) => `
+SELECT n.window0_start, n.window0_count, n.window1_start, n.window1_count, n.refusals, n.banned_until,
+  greatest(n.banned_until, n.window0_start + :length0, n.window1_start + :length1), n.admitted, n.refused
+FROM (
+  SELECT
+    greatest(coalesce(b.window0_start, 0), :start0) AS window0_start,
+    CASE WHEN b.window0_start >= :start0 THEN b.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN b.window0_start >= :start0 THEN b.refusals ELSE 0 END AS refusals,
+    greatest(coalesce(b.window1_start, 0), :start1) AS window1_start,
+    CASE WHEN b.window1_start >= :start1 THEN b.window1_count ELSE 0 END AS window1_count,
+    coalesce(b.banned_until, 0) AS banned_until
+  FROM (${source}) AS b
+) AS c
+CROSS JOIN LATERAL (
+  SELECT c.banned_until > :now AS banned,
+    CASE WHEN c.banned_until > :now THEN 0
+      ELSE greatest(0, least(:hits, :limit0 - c.window0_count, :limit1 - c.window1_count)) END AS admitted
+) AS d
+CROSS JOIN LATERAL (
+  SELECT
+    CASE WHEN d.banned THEN 0
+      -- A ban of no length is over at once: every refusal is an ordinary one.
+      WHEN :banMs <= 0 THEN :hits - d.admitted
+      ELSE least(:hits - d.admitted, greatest(0, :threshold - c.refusals)) END AS limited,
+    :banMs > 0 AND NOT d.banned AND :hits - d.admitted > greatest(0, :threshold - c.refusals) AS bans
+) AS s
+CROSS JOIN LATERAL (
+  SELECT
+    c.window0_start,
+    c.window0_count + d.admitted AS window0_count,
+    c.window1_start,
+    c.window1_count + d.admitted AS window1_count,
+    c.refusals + s.limited + s.bans::int AS refusals,
+    CASE WHEN s.bans THEN :now + :banMs ELSE c.banned_until END AS banned_until,
+    d.admitted,
+    s.limited + s.bans::int AS refused
+) AS n`;
+
+/**
+ * ONE statement decides the hits, atomic across connections and processes: a new bucket is
+ * inserted as decided from nothing; an existing one is decided again in `DO UPDATE` from the
+ * row as it is then, locked and latest (under READ COMMITTED, `ON CONFLICT DO UPDATE` sees the
+ * newest committed version and holds its lock to the commit), so concurrent statements on
+ * one bucket are decided one after the other and never from a stale read.
+ */
+const HIT_SQL_NAMED = `
+INSERT INTO rate_limits AS r (bucket, ${COLUMNS})
+SELECT :bucket, x.* FROM (${decision(
+  "SELECT NULL::bigint AS window0_start, NULL::bigint AS window0_count, NULL::bigint AS window1_start, NULL::bigint AS window1_count, NULL::bigint AS refusals, NULL::bigint AS banned_until",
+)}) AS x
+ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
+  "SELECT r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.refusals, r.banned_until",
+)})
+RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused`;
+
+/** Named in the text for the reader, bound by number with their types (`:now` becomes `$2::bigint`). */
+const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "start0", "start1", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
+const HIT_SQL = HIT_SQL_NAMED.replace(/(?<!:):([a-zA-Z]\w*)/g, (_, name: string) => {
+  const index = HIT_PARAMETERS.indexOf(name as keyof HitArgs);
+  if (index < 0) throw new Error(`HIT_SQL: unknown parameter :${name}`);
+  return `$${index + 1}::${name === "bucket" ? "text" : "bigint"}`;
+});
+
+const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= $1::bigint LIMIT $2::integer)";
+
+const STATEMENTS: LimiterStatements = {
+  hit: (args) => ({ sql: HIT_SQL, args: HIT_PARAMETERS.map((name) => args[name]), oneRow: true }),
+  sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
+};
+
+/**
+ * Fixed-window counters in Postgres (run `migratePostgres` first), exact when many processes
+ * share the database: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`
+ * that decides both windows, refusals and the ban exactly as the libSQL and memory limiters
+ * do. The hits on one bucket of one turn of the event loop are decided by one statement (one
+ * round trip). Expired buckets are deleted by every 1000th statement. Takes exactly two windows.
+ * @example const limiter = postgresLimiter({ sql });
+ */
+export function postgresLimiter(source: PostgresSource): RateLimiter {
+  return sqlLimiter(engineOf(source), STATEMENTS, "postgresLimiter");
+}

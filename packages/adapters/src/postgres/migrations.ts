@@ -1,0 +1,101 @@
+import type { PostgresSource } from "./_client.js";
+import { storageError } from "./_storage-errors.js";
+
+/** The key of the advisory lock migrators take: the first 8 bytes of SHA-256("petstore migrations") as a signed bigint. */
+const MIGRATION_LOCK = "8797888972254416548";
+
+/**
+ * The schema, one version at a time. Append new versions; never edit an applied one (a
+ * database records which versions it has, not what they said). The same tables and columns
+ * as libSQL's, in Postgres types (times in Unix ms as `bigint`).
+ */
+const MIGRATIONS: readonly { version: number; name: string; statements: readonly string[] }[] = [
+  {
+    version: 1,
+    name: "pets, orders, keys, rate limits, idempotency, health probe",
+    statements: [
+      // An identity never hands out a value twice, even after its row is deleted or its insert rolled back.
+      `CREATE TABLE pets (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name text NOT NULL,
+        category_id bigint NOT NULL,
+        status text CHECK (status IN ('available', 'pending', 'sold'))
+      )`,
+      "CREATE INDEX pets_by_status ON pets (status, id)",
+      `CREATE TABLE orders (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        pet_id bigint NOT NULL,
+        quantity integer NOT NULL,
+        ship_date text,
+        status text NOT NULL CHECK (status IN ('placed', 'approved', 'delivered')),
+        complete boolean NOT NULL
+      )`,
+      "CREATE INDEX orders_by_status ON orders (status, id)",
+      // `position`: insertion order, which `list` keeps (as libSQL's rowid does).
+      `CREATE TABLE api_keys (
+        position bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        id text PRIMARY KEY,
+        hash text NOT NULL UNIQUE,
+        plan text NOT NULL,
+        per_minute integer,
+        per_day integer,
+        label text,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+      )`,
+      // One row per bucket; see limiter.ts (and libsql/limiter.ts) for what each column means.
+      `CREATE TABLE rate_limits (
+        bucket text PRIMARY KEY,
+        window0_start bigint NOT NULL,
+        window0_count bigint NOT NULL,
+        window1_start bigint NOT NULL,
+        window1_count bigint NOT NULL,
+        refusals bigint NOT NULL,
+        banned_until bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        admitted bigint NOT NULL,
+        refused bigint NOT NULL
+      )`,
+      "CREATE INDEX rate_limits_by_expiry ON rate_limits (expires_at)",
+      `CREATE TABLE idempotency_keys (
+        scope text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        claimed_at bigint NOT NULL,
+        pet_id bigint,
+        PRIMARY KEY (scope, key)
+      )`,
+      "CREATE INDEX idempotency_keys_by_age ON idempotency_keys (claimed_at)",
+      // One row that `checkPostgres` rewrites: a write that proves the database takes writes now.
+      "CREATE TABLE health_probe (id integer PRIMARY KEY CHECK (id = 1), checked_at bigint NOT NULL)",
+    ],
+  },
+];
+
+/**
+ * Applies pending migrations in one transaction with their rows in `schema_migrations`, under
+ * a transaction-level advisory lock: when several processes start at once, one migrates and
+ * the others wait for it, then find every version applied. DDL is transactional in Postgres:
+ * a failed migration leaves no half of itself. The migrator's own time limit is the server's.
+ * @example await migratePostgres({ sql });
+ */
+export async function migratePostgres(source: PostgresSource): Promise<void> {
+  try {
+    await source.sql.begin(async (tx) => {
+      await tx.unsafe("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK]);
+      await tx.unsafe("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+      const applied = new Set(Array.from(await tx.unsafe("SELECT version FROM schema_migrations"), (row) => Number(row.version)));
+      for (const migration of MIGRATIONS) {
+        if (applied.has(migration.version)) continue;
+        for (const statement of migration.statements) await tx.unsafe(statement);
+        await tx.unsafe("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1::integer, $2::text, $3::bigint)", [
+          migration.version,
+          migration.name,
+          Date.now(),
+        ]);
+      }
+    });
+  } catch (error) {
+    throw storageError(error);
+  }
+}

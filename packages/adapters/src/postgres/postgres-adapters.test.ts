@@ -1,0 +1,145 @@
+import { type IdempotencyClaim, StorageUnavailableError } from "@petstore/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
+import { type PostgresServer, startPostgres } from "../../../../test/_support/postgres-server.js";
+import postgres from "postgres";
+import { checkPostgres, migratePostgres, postgresAdapters, postgresIdempotency, postgresStore } from "./index.js";
+
+const database = usePostgresDatabase();
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
+
+describe("Postgres adapters on many clients at once (each its own pool, as processes have)", () => {
+  it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", async () => {
+    const { source, close } = await database.fresh();
+    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
+    try {
+      const stores = [source, ...others].map((each) => postgresStore(each));
+      const lists: number[][] = [];
+      const creating = Promise.all(Array.from({ length: 200 }, (_, i) => stores[i % 4]!.createPet({ name: `Pet ${i}`, categoryId: 1 })));
+      // Lists taken while the creates commit: none may miss an id below one it shows.
+      for (let i = 0; i < 10; i++) lists.push((await stores[i % 4]!.listPets({ limit: 100 })).map((pet) => pet.id));
+      const created = await creating;
+      const ids = created.map((pet) => pet.id);
+      expect(new Set(ids).size).toBe(200);
+      const all = [];
+      for (let afterId = 0; ; ) {
+        const page = await stores[0]!.listPets({ limit: 100, afterId });
+        if (page.length === 0) break;
+        all.push(...page.map((pet) => pet.id));
+        afterId = page.at(-1)!.id;
+      }
+      expect(all).toEqual([...ids].sort((a, b) => a - b));
+      for (const list of lists) expect(list).toEqual(all.slice(0, list.length));
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+
+  it("grants one claim of one Idempotency-Key sent through many clients at once, which creates one pet", async () => {
+    const { source, close } = await database.fresh();
+    const others = await Promise.all(Array.from({ length: 5 }, () => database.client(source)));
+    try {
+      const sources = [source, ...others];
+      const claim: IdempotencyClaim = { scope: "key_1", key: "order-42", fingerprint: "f1" };
+      const attempts = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const each = sources[i % sources.length]!;
+          const result = await postgresIdempotency(each).claim(claim, T0);
+          if (result.state !== "claimed") return result.state;
+          return (await postgresStore(each).createPet({ name: "Rex", categoryId: 1 }, claim)).id;
+        }),
+      );
+      const created = attempts.filter((attempt) => typeof attempt === "number");
+      expect(created).toHaveLength(1);
+      expect(attempts.filter((attempt) => attempt === "in_progress" || attempt === "completed")).toHaveLength(23);
+      expect(await postgresIdempotency(source).claim(claim, T0 + 1)).toEqual({ state: "completed", petId: created[0] });
+      expect(await postgresStore(source).listPets({ limit: 10 })).toHaveLength(1);
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+
+  it("migrates once when several clients migrate at once, recording the version in schema_migrations", async () => {
+    const { source, close } = await database.fresh();
+    const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
+    try {
+      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, schema_migrations");
+      await Promise.all([source, ...others].map((each) => migratePostgres(each)));
+      const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
+      expect(Array.from(history, (row) => row.version)).toEqual([1]);
+      await checkPostgres(source);
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+});
+
+describe("Postgres adapters when the server fails", () => {
+  let server: PostgresServer;
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(() => server?.destroy());
+
+  it("answers storage unavailable while the server is down, and serves again once it is back, without a new client", async () => {
+    const sql = postgres(server.url(), { max: 4, onnotice: () => {}, connect_timeout: 2 });
+    try {
+      const source = { sql, timeoutMs: 3_000 };
+      await migratePostgres(source);
+      const { store, limiter } = postgresAdapters(source);
+      const rex = await store.createPet({ name: "Rex", categoryId: 1 });
+      await server.stop();
+      await expect(store.createPet({ name: "Fido", categoryId: 1 })).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(checkPostgres(source)).rejects.toBeInstanceOf(StorageUnavailableError);
+      const windows = [
+        { name: "minute", limit: 5, seconds: 60 },
+        { name: "day", limit: 50, seconds: 86_400 },
+      ];
+      await expect(limiter.hit({ bucket: "key:a", windows, ban: { threshold: 3, seconds: 60 }, now: T0 })).rejects.toBeInstanceOf(StorageUnavailableError);
+      await server.start();
+      await checkPostgres(source);
+      expect(await store.getPet(rex.id)).toEqual(rex);
+      expect((await store.createPet({ name: "Fido", categoryId: 1 })).id).toBeGreaterThan(rex.id);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  it("fails a query past its timeout while the server hangs, and at once once maxQueued are waiting", async () => {
+    const sql = postgres(server.url(), { max: 2, onnotice: () => {} });
+    try {
+      await migratePostgres({ sql });
+      const source = { sql, timeoutMs: 300, maxQueued: 3 };
+      const store = postgresStore(source);
+      await store.listPets({ limit: 1 });
+      // Another session holds an exclusive lock on pets: reads of pets wait, as on a hung server.
+      const blocker = postgres(server.url(), { max: 1, onnotice: () => {} });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const locking = blocker.begin(async (tx) => {
+        await tx.unsafe("LOCK TABLE pets IN ACCESS EXCLUSIVE MODE");
+        await held;
+      });
+      try {
+        const granted = async () =>
+          (await sql.unsafe("SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pets'::regclass AND mode = 'AccessExclusiveLock' AND granted"))[0]!.n;
+        await expect.poll(granted, { timeout: 5_000 }).toBe(1);
+        const waiting = [store.listPets({ limit: 1 }), store.listPets({ limit: 1 }), store.listPets({ limit: 1 })];
+        // A fourth finds three already waiting: refused at once, not queued.
+        await expect(store.listPets({ limit: 1 })).rejects.toThrow(/already waiting/);
+        for (const each of waiting) await expect(each).rejects.toThrow(/did not answer within 300 ms/);
+      } finally {
+        release();
+        await locking;
+        await blocker.end();
+      }
+      // The waiting queries finish once the lock is gone: the bound frees up by itself.
+      await expect.poll(async () => (await store.listPets({ limit: 1 }).then(() => "served", () => "failed")), { timeout: 5_000 }).toBe("served");
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+});

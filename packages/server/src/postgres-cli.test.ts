@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { usePostgresDatabase } from "../../../test/_support/postgres-database.js";
+import { freePort } from "../../../test/_support/free-port.js";
+import { runCli } from "./cli.js";
+import type { Env } from "./commands/_command.js";
+
+async function cli(argv: string[], env: Env = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line) });
+  return { code, out: out.join("\n"), err };
+}
+
+// The run's real PostgreSQL server; a database of this suite's own, owned by a role with a password.
+const database = usePostgresDatabase();
+const PASSWORD = "s3cret-Pa55";
+
+/** The suite's database as a role that must give a password (SCRAM): its URL without one. */
+async function appDatabase(): Promise<string> {
+  const { source, close } = await database.fresh();
+  try {
+    await source.sql.unsafe(`DO $$ BEGIN CREATE ROLE petstore_app LOGIN PASSWORD '${PASSWORD}'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    const name = new URL(database.url).pathname.slice(1);
+    await source.sql.unsafe(`GRANT ALL ON DATABASE ${name} TO petstore_app`);
+    await source.sql.unsafe(`CREATE SCHEMA IF NOT EXISTS petstore_app AUTHORIZATION petstore_app`);
+  } finally {
+    await close();
+  }
+  // The role's own schema comes first in its search_path ("$user").
+  return database.url.replace("postgres@", "petstore_app@");
+}
+
+describe("petstore on a Postgres database", () => {
+  it("creates, lists and revokes keys with the password from PGPASSWORD, which it never prints", async () => {
+    const url = await appDatabase();
+    const env = { PGPASSWORD: PASSWORD };
+    const created = await cli(["keys", "create", "--plan", "pro", "--label", "ci", "--db", url, "--json"], env);
+    expect(created.err).toEqual([]);
+    expect(created.code).toBe(0);
+    const { id, key, plan } = JSON.parse(created.out) as { id: string; key: string; plan: string };
+    expect(plan).toBe("pro");
+    expect(key).toMatch(/^psk_/);
+    const listed = await cli(["keys", "list", "--db", url, "--json"], env);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain(id);
+    expect(await cli(["keys", "revoke", id, "--db", url], env)).toMatchObject({ code: 0 });
+    const again = await cli(["keys", "list", "--db", url, "--json"], env);
+    expect(again.out).toMatch(/revoked/i);
+    for (const output of [created, listed, again]) expect(output.out + output.err.join("\n")).not.toContain(PASSWORD);
+
+    // The same through PETSTORE_DB, and a password in the URL: it works, and errors hide it.
+    const withPassword = url.replace("petstore_app@", `petstore_app:${PASSWORD}@`);
+    expect((await cli(["keys", "list", "--json"], { PETSTORE_DB: withPassword })).code).toBe(0);
+    const wrong = await cli(["keys", "list"], { PETSTORE_DB: url.replace("petstore_app@", "petstore_app:wrong-password@") });
+    expect(wrong.code).toBe(1);
+    expect(wrong.err).toHaveLength(1);
+    expect(wrong.err[0]).toMatch(/^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: .*password authentication failed/);
+    expect(wrong.err[0]).not.toContain("wrong-password");
+  });
+
+  it("refuses to start with one line and exit 1 when the server is down", async () => {
+    const port = await freePort();
+    const { code, out, err } = await cli(["serve", "--db", `postgres://petstore@127.0.0.1:${port}/petstore`, "--port", "0", "--host", "127.0.0.1"]);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toEqual([`petstore: cannot open postgres://127.0.0.1:${port}/petstore: the Postgres server is unreachable (ECONNREFUSED)`]);
+  });
+
+  it("says in one line to use pg_dump when asked to back up a Postgres database", async () => {
+    const { code, err } = await cli(["backup", "--db", "postgres://petstore:hidden@db.internal/petstore", "--out", "x.db"]);
+    expect(code).toBe(1);
+    expect(err).toHaveLength(1);
+    expect(err[0]).toContain("pg_dump");
+    expect(err[0]).not.toContain("hidden");
+  });
+});
