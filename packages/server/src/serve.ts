@@ -32,7 +32,7 @@ interface DenoServer {
 
 interface DenoRuntime {
   serve(
-    options: { hostname: string; port: number; onListen: (address: { hostname: string; port: number }) => void},
+    options: { hostname: string; port: number; reusePort: boolean; onListen: (address: { hostname: string; port: number }) => void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
 }
@@ -43,6 +43,10 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     port: options.port,
     // Bun's development mode answers errors with an HTML page; the API answers JSON only.
     development: false,
+    // Out of development mode Bun sets SO_REUSEPORT by default: a second server on the same
+    // address and port would start without error and the kernel would split connections
+    // between the two. A port in use must be an error instead.
+    reusePort: false,
     fetch: (request, server) => options.fetch(request, () => server.requestIP(request)?.address),
   });
   return {
@@ -58,7 +62,8 @@ async function serveOnDeno(deno: DenoRuntime, options: ServeOptions): Promise<Ru
   let server: DenoServer | undefined;
   const address = await new Promise<{ hostname: string; port: number }>((resolve) => {
     server = deno.serve(
-      { hostname: options.hostname, port: options.port, onListen: resolve },
+      // Deno's default too, said here as on Bun: a port in use is an error, never shared.
+      { hostname: options.hostname, port: options.port, reusePort: false, onListen: resolve },
       (request, info) => options.fetch(request, () => info.remoteAddr.hostname),
     );
   });

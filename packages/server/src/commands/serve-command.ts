@@ -103,16 +103,29 @@ function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   } catch (error) {
     throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
   }
+  const apiPort = port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535);
+  const metricsListen = args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen");
+  if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
+    throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
+  }
   return {
-    port: port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535),
+    port: apiPort,
     host,
     db: dbConfig(args, env),
     limiter: limiterConfig(args, env),
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
-    metricsListen: args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen"),
+    metricsListen,
   };
+}
+
+const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** Two listeners that would compete for one port: the same port (not 0) on the same or a wildcard address. */
+function sharesAddress(a: { host: string; port: number }, b: { host: string; port: number }): boolean {
+  if (a.port === 0 || a.port !== b.port) return false;
+  return a.host === b.host || WILDCARDS.has(a.host) || WILDCARDS.has(b.host);
 }
 
 /** Counts the requests being answered; only when metrics are on (it adds a promise per request). */
