@@ -63,7 +63,22 @@ export class LocalConnection {
     if (this.reopenable) this.#close();
   }
 
+  /**
+   * Closes for good, first moving the WAL into the database file (`TRUNCATE` also empties the
+   * WAL), so that after a clean shutdown the database file alone holds every commit, for an
+   * operator who copies it. SQLite would do this itself when the last connection closes, but
+   * the driver closes a connection only once its prepared statements are collected, and the
+   * process exits before that. While another connection reads, the checkpoint cannot finish
+   * (SQLite reports it busy, after the busy timeout): that connection is not done with the WAL.
+   */
   close(): void {
+    if (this.#connection?.open && !this.#connection.inTransaction) {
+      try {
+        this.#connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // Closing goes on: the WAL keeps the commits, and the next connection reads them.
+      }
+    }
     this.#closed = true;
     this.#close();
   }
