@@ -5,12 +5,13 @@
  * there the library serves real requests under Node, Bun and Deno and type-checks under
  * three module resolutions.
  */
-import { execFile } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFile } from "node:child_process";
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { npmQuietly, readmeCommands, runLine, startLine } from "./_readme-commands.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
@@ -86,4 +87,69 @@ describe.each([
     const check = run(join(BIN, "tsc"), ["-p", `tsconfig.${moduleResolution}.json`], { cwd: project, timeout: 60_000 });
     await expect(check.catch((error: { stdout: string }) => Promise.reject(new Error(error.stdout)))).resolves.toBeDefined();
   });
+});
+
+/**
+ * Each example's README, followed word by word: its `sh` block run line by line in a fresh
+ * project outside the repository holding the example's files and the two tarballs, as the
+ * README says. Only what a README leaves to the reader is filled in: a free port (`PORT=0`),
+ * and for the clients the address and key of a running Pet Store. A server's printed `curl`
+ * line is then tried.
+ */
+describe("each example, run as its README says", () => {
+  const EXAMPLES = join(ROOT, "examples");
+  const projects: string[] = [];
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of children) child.kill("SIGKILL");
+    for (const dir of projects) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh project with the example's files and the tarballs; the environment its commands run in. */
+  function projectFor(example: string): { dir: string; env: NodeJS.ProcessEnv } {
+    const dir = mkdtempSync(join(tmpdir(), `petstore-example-${example}-`));
+    projects.push(dir);
+    cpSync(join(EXAMPLES, example), dir, { recursive: true, filter: (path) => !path.endsWith("README.md") });
+    for (const name of ["core", "adapters"]) copyFileSync(join(TARBALLS, `petstore-${name}-1.0.0.tgz`), join(dir, `petstore-${name}-1.0.0.tgz`));
+    // Bun and Deno as a user has them on PATH (here: the workspace's own).
+    return { dir, env: { ...process.env, ...npmQuietly, PATH: `${BIN}:${process.env.PATH}`, PORT: "0", NO_COLOR: "1" } };
+  }
+
+  /** Runs every line; the last one a server that prints a curl line, which must answer 200. */
+  async function runServerExample(example: string): Promise<{ url: string; key: string }> {
+    const { dir, env } = projectFor(example);
+    const lines = readmeCommands(join(EXAMPLES, example, "README.md"));
+    for (const line of lines.slice(0, -1)) await runLine(line, dir, env);
+    const { child, match } = await startLine(lines.at(-1)!, dir, env, /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
+    children.push(child);
+    const [, key, url] = match;
+    const answer = await fetch(url!, { headers: { authorization: `Bearer ${key}` } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("x-ratelimit-limit")).toBe("60");
+    return { url: url!.replace(/\/pets$/, ""), key: key! };
+  }
+
+  it.concurrent.each(["node-http", "bun-serve", "hono-mount", "itty-mount"])("%s serves the curl line it prints", async (example) => {
+    await runServerExample(example);
+  }, 240_000);
+
+  it.concurrent("testing-with-memory passes its tests", async () => {
+    const { dir, env } = projectFor("testing-with-memory");
+    let output = "";
+    for (const line of readmeCommands(join(EXAMPLES, "testing-with-memory", "README.md"))) output = await runLine(line, dir, env);
+    expect(output).toMatch(/Tests\s+\d+ passed/);
+  }, 240_000);
+
+  it.concurrent("the clients, typed-client and retrying-client, work against a running Pet Store", async () => {
+    const { url, key } = await runServerExample("node-http");
+    for (const example of ["typed-client", "retrying-client"]) {
+      const { dir, env } = projectFor(example);
+      let output = "";
+      for (const line of readmeCommands(join(EXAMPLES, example, "README.md"))) {
+        // The README's example server address and key placeholder, made this server's.
+        output = await runLine(line.replaceAll("http://127.0.0.1:3000/v1", url).replaceAll("psk_...", key), dir, { ...env, COUNT: "5" });
+      }
+      expect(output).toMatch(example === "typed-client" ? /Created pet \d+ at \/v1\/pets\/\d+/ : /added Pet 5 as id \d+/);
+    }
+  }, 240_000);
 });

@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+
+/** The command lines of the first `sh` block of a README, comments after `#` kept out. */
+export function readmeCommands(readme: string): string[] {
+  const block = /```sh\n([\s\S]*?)```/.exec(readFileSync(readme, "utf8"));
+  if (!block) throw new Error(`${readme} has no sh block`);
+  return block[1]!
+    .split("\n")
+    .map((line) => line.replace(/\s+#.*$/, "").trim())
+    .filter(Boolean);
+}
+
+/** npm as a user's would run, with no audit or fund chatter, answering from the cache first. */
+export const npmQuietly = { npm_config_audit: "false", npm_config_fund: "false", npm_config_prefer_offline: "true" };
+
+/** Runs one command line with bash in `cwd`; rejects with its output when it fails. */
+export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", line], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(output);
+      else reject(new Error(`'${line}' failed (${code ?? signal}):\n${output}`));
+    });
+  });
+}
+
+/** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`. */
+export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  // exec: the PID is the server's own, so killing it stops the server.
+  const child = spawn("bash", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`'${line}' printed nothing matching ${ready} within 60 s:\n${lines.join("\n")}`));
+    }, 60_000);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`'${line}' exited (${code ?? signal}):\n${lines.join("\n")}`));
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on("line", (text) => {
+        lines.push(text);
+        const match = ready.exec(text);
+        if (match) {
+          clearTimeout(timer);
+          resolve({ child, match });
+        }
+      });
+    }
+  });
+}
