@@ -153,3 +153,44 @@ describe("each example, run as its README says", () => {
     }
   }, 240_000);
 });
+
+/**
+ * `@petstore/core/testing` beside the test runner a project already has: its optional peer
+ * dependency on vitest once made npm crash in a vitest 3 project ("Cannot read properties of
+ * null"). Installed with vitest 3, vitest 4 and none; where there is a runner, the memory
+ * adapters pass the four contract suites.
+ */
+describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install of the tarballs beside %s", (runner) => {
+  it("succeeds, and the contract suites run on that vitest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "petstore-runner-"));
+    try {
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "runner-project", private: true, type: "module" }));
+      const env = { ...process.env, ...npmQuietly };
+      // First the project's own runner, as it was before our packages came.
+      if (runner !== undefined) await run("npm", ["install", "-D", runner], { cwd: dir, env, timeout: 180_000 });
+      await run("npm", ["install", join(TARBALLS, "petstore-core-1.0.0.tgz"), join(TARBALLS, "petstore-adapters-1.0.0.tgz")], { cwd: dir, env, timeout: 180_000 });
+      const { stdout } = await run("node", ["--input-type=module", "-e", 'import("@petstore/core").then((core) => console.log(typeof core.createPetstore))'], { cwd: dir });
+      expect(stdout.trim()).toBe("function");
+      if (runner === undefined) return;
+      writeFileSync(
+        join(dir, "memory.contract.test.js"),
+        [
+          'import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";',
+          'import { memoryAdapters, memoryKeys, memoryLimiter } from "@petstore/adapters/memory";',
+          "const store = async () => { const { store, idempotency } = memoryAdapters(); return { store, idempotency }; };",
+          'petStoreContract("memory", store);',
+          'idempotencyContract("memory", store);',
+          'rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));',
+          'apiKeysContract("memory", async () => ({ keys: memoryKeys() }));',
+        ].join("\n"),
+      );
+      const tests = await run(join(dir, "node_modules/.bin/vitest"), ["run"], { cwd: dir, env: { ...env, NO_COLOR: "1" }, timeout: 120_000 });
+      expect(tests.stdout).toMatch(/Tests\s+\d+ passed/);
+      expect(tests.stdout).not.toMatch(/failed/);
+      const version = JSON.parse(readFileSync(join(dir, "node_modules/vitest/package.json"), "utf8")).version as string;
+      expect(version.split(".")[0]).toBe(runner.split("@")[1]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
