@@ -1,15 +1,15 @@
-import { execFileSync } from "node:child_process";
-import { copyFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureBinary } from "./_binary.js";
+import { BINARY, ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
 import { binaryServe, cleanUp, cli, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
-describe("petstore backup, then a restore as the README says", () => {
+describe("petstore backup, then petstore restore", () => {
   it("keeps every pet acknowledged before the backup began, and the original loses nothing", async () => {
     const dir = tempDir();
     const db = join(dir, "live.db");
@@ -52,10 +52,10 @@ describe("petstore backup, then a restore as the README says", () => {
     expect(acknowledged.filter((pet) => original.get(pet.id) !== pet.name)).toEqual([]);
     expect(await stopProcess(again.child, "SIGTERM")).toEqual({ code: 0, signal: null });
 
-    // Restore: the server is stopped; replace the file, delete the stale -wal and -shm, start.
-    copyFileSync(join(dir, "backup.db"), db);
-    rmSync(`${db}-wal`, { force: true });
-    rmSync(`${db}-shm`, { force: true });
+    // Restore: the server is stopped; the command replaces the database and its -wal and -shm.
+    const restore = await cli(["restore", "--from", join(dir, "backup.db"), "--db", `file:${db}`]);
+    expect(restore).toMatchObject({ code: 0, stderr: "" });
+    expect(restore.stdout).toContain(`Restored ${db} from ${join(dir, "backup.db")}: ${summary.pets} pets, 0 orders, 1 API key; integrity check ok.`);
     const restored = await startServer(binaryServe(`file:${db}`));
     const restoredApi = client(restored.url, key);
     const pets = await listAllPets(restoredApi);
@@ -64,8 +64,101 @@ describe("petstore backup, then a restore as the README says", () => {
     expect(before.filter((pet) => byId.get(pet.id) !== pet.name)).toEqual([]);
     const created = await restoredApi("/v1/pets", { method: "POST", json: { name: "after restore", categoryId: 1 } });
     expect(created.status).toBe(201);
-    expect(((await created.json()) as { id: number }).id).toBeGreaterThan(Math.max(...byId.keys()));
+    // Never an id a client was given before the restore, though the backup holds fewer pets.
+    expect(((await created.json()) as { id: number }).id).toBeGreaterThan(Math.max(...acknowledged.map((pet) => pet.id)));
     expect(await stopProcess(restored.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(execFileSync("sqlite3", [db, "PRAGMA integrity_check"], { encoding: "utf8" }).trim()).toBe("ok");
+  }, 90_000);
+});
+
+/** The pets of a database file as sqlite3 sees it, or the error sqlite3 printed. */
+function petCount(db: string): number | string {
+  try {
+    return Number(execFileSync("sqlite3", [db, "SELECT count(*) FROM pets"], { encoding: "utf8", stdio: "pipe" }).trim());
+  } catch (error) {
+    return String((error as { stderr?: string }).stderr ?? error);
+  }
+}
+
+/** A database with `pets` pets (and a WAL still holding some: the server is killed, not stopped) and a backup of it made after `backedUp` of them. */
+async function databaseWithBackup(pets: number, backedUp: number): Promise<{ dir: string; db: string; backup: string; key: string; ids: number[] }> {
+  const dir = tempDir();
+  const db = join(dir, "live.db");
+  const backup = join(dir, "backup.db");
+  const { key } = await createKey(`file:${db}`);
+  const server = await startServer(binaryServe(`file:${db}`));
+  const api = client(server.url, key);
+  const ids: number[] = [];
+  for (let n = 0; n < pets; n++) {
+    if (n === backedUp) expect((await cli(["backup", "--db", `file:${db}`, "--out", backup])).code).toBe(0);
+    const response = await api("/v1/pets", { method: "POST", json: { name: `p${n}`, categoryId: 1 } });
+    expect(response.status).toBe(201);
+    ids.push(((await response.json()) as { id: number }).id);
+  }
+  await stopProcess(server.child, "SIGKILL");
+  return { dir, db, backup, key, ids };
+}
+
+describe("petstore restore, used carelessly", () => {
+  it("refuses while a server has the database open, which keeps serving everything", async () => {
+    const { db, backup, key } = await databaseWithBackup(30, 10);
+    const server = await startServer(binaryServe(`file:${db}`));
+    const refused = await cli(["restore", "--from", backup, "--db", `file:${db}`]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`petstore: another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore\n`);
+    expect(await listAllPets(client(server.url, key))).toHaveLength(30);
+    const created = await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "still here", categoryId: 1 } });
+    expect(created.status).toBe(201);
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(petCount(db)).toBe(31);
+  }, 60_000);
+
+  it("replaces a database whose WAL still holds commits, and the next start is sound", async () => {
+    const { db, backup, key, ids } = await databaseWithBackup(30, 10);
+    const restore = await cli(["restore", "--from", backup, "--db", `file:${db}`, "--json"]);
+    expect(restore.code).toBe(0);
+    expect(JSON.parse(restore.stdout)).toMatchObject({ pets: 10, idsContinue: true });
+    const server = await startServer(binaryServe(`file:${db}`));
+    const api = client(server.url, key);
+    expect((await listAllPets(api)).map((pet) => pet.id)).toEqual(ids.slice(0, 10));
+    const created = await api("/v1/pets", { method: "POST", json: { name: "after", categoryId: 1 } });
+    expect(((await created.json()) as { id: number }).id).toBeGreaterThan(Math.max(...ids));
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(execFileSync("sqlite3", [db, "PRAGMA integrity_check"], { encoding: "utf8" }).trim()).toBe("ok");
+  }, 60_000);
+
+  it("refuses a backup that is no Pet Store database, touching nothing", async () => {
+    const { dir, db } = await databaseWithBackup(5, 1);
+    const other = join(dir, "other.db");
+    execFileSync("sqlite3", [other, "CREATE TABLE t (x)"]);
+    const refused = await cli(["restore", "--from", other, "--db", `file:${db}`]);
+    expect(refused).toMatchObject({ code: 1, stderr: `petstore: ${other} is not a Pet Store database (it has no pets, orders and api_keys tables)\n` });
+    expect(petCount(db)).toBe(5);
+  }, 60_000);
+
+  it("killed at any point, leaves the old database or the new one, never a mix", async () => {
+    const { dir, db, backup } = await databaseWithBackup(40, 15);
+    // How long a whole restore takes here, so that the kills fall all through one.
+    const spare = join(dir, "spare.db");
+    execFileSync("sqlite3", [db, `VACUUM INTO '${spare}'`]);
+    const started = performance.now();
+    expect((await cli(["restore", "--from", backup, "--db", `file:${spare}`])).code).toBe(0);
+    const took = performance.now() - started;
+    const outcomes = new Set<number | string>();
+    for (let round = 0; round < 12; round++) {
+      const child = spawn(BINARY, ["restore", "--from", backup, "--db", `file:${db}`], { stdio: "ignore" });
+      await new Promise((resolve) => setTimeout(resolve, (took * round) / 12));
+      await stopProcess(child, "SIGKILL");
+      const pets = petCount(db);
+      // 40: the old database (its WAL checkpointed or not); 15: the backup.
+      expect([40, 15]).toContain(pets);
+      expect(execFileSync("sqlite3", [db, "PRAGMA integrity_check"], { encoding: "utf8" }).trim()).toBe("ok");
+      outcomes.add(pets);
+      if (pets === 15) break;
+    }
+    // Whatever was left, a restore run to the end completes it.
+    expect((await cli(["restore", "--from", backup, "--db", `file:${db}`])).code).toBe(0);
+    expect(petCount(db)).toBe(15);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".restoring"))).toEqual([]);
   }, 90_000);
 });

@@ -3,12 +3,13 @@ import { backupCommand } from "./commands/backup.js";
 import { keysCreateCommand } from "./commands/keys-create.js";
 import { keysListCommand } from "./commands/keys-list.js";
 import { keysRevokeCommand } from "./commands/keys-revoke.js";
+import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
 import { parseArgs } from "./parse-args.js";
 import { UsageError } from "./usage-error.js";
 import { VERSION, versionLine } from "./version.js";
 
-const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand, backupCommand];
+const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand, backupCommand, restoreCommand];
 
 const HELP = `petstore ${VERSION}: the Pet Store API server and its API key management.
 
@@ -57,7 +58,7 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
   const found = findCommand(argv);
   if (!found) {
     const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, first === "keys" ? 2 : 1).join(" ")}'`;
-    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id> | backup  (see 'petstore --help')");
+    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id> | backup | restore  (see 'petstore --help')");
   }
   const { command, rest } = found;
   try {

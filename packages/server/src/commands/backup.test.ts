@@ -90,7 +90,9 @@ describe("petstore backup", () => {
     const fingerprint = () => ({ size: statSync(source).size, mtime: statSync(source).mtimeMs, ino: statSync(source).ino });
     const before = fingerprint();
     symlinkSync(source, join(dir, "link-to-live.db"));
-    for (const out of [source, `${source}-wal`, join(dir, "link-to-live.db")]) {
+    symlinkSync(dir, join(dir, "link-to-dir"));
+    const names = [source, `${source}-wal`, `${source}-shm`, `${source}-journal`, join(dir, "link-to-live.db"), join(dir, "link-to-dir", "live.db-journal")];
+    for (const out of names) {
       const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", out, "--force"]);
       expect(code).toBe(1);
       expect(err).toEqual([expect.stringMatching(/is the database itself \(or one of its files\): write the copy elsewhere$/)]);
@@ -101,20 +103,41 @@ describe("petstore backup", () => {
   it("exits 1 when the destination's directory does not exist", async () => {
     const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", join(dir, "no-such-dir", "copy.db")]);
     expect(code).toBe(1);
-    expect(err).toEqual([expect.stringMatching(/^petstore: cannot back up to .*no-such-dir\/copy\.db: /)]);
+    expect(err).toEqual([`petstore: the directory ${join(dir, "no-such-dir")} does not exist: create it first (mkdir -p ${join(dir, "no-such-dir")})`]);
+  });
+
+  it("refuses to put a copy in the place of a database in use, pointing to restore", async () => {
+    const other = join(dir, "other-live.db");
+    writeFileSync(other, "");
+    writeFileSync(`${other}-wal`, "stale");
+    const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", other, "--force"]);
+    expect(code).toBe(1);
+    expect(err).toEqual([expect.stringContaining("is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore")]);
+    expect(readFileSync(`${other}-wal`, "utf8")).toBe("stale");
+  });
+
+  it("removes the copies a killed backup left behind, and only those", async () => {
+    const out = join(dir, "tidy.db");
+    // A process id that runs no process, and this process's own (a backup in progress).
+    const dead = join(dir, ".tidy.db.999999999-0a0b0c0d.partial");
+    const running = join(dir, `.tidy.db.${process.pid}-0a0b0c0d.partial`);
+    for (const file of [dead, `${dead}-journal`, running]) writeFileSync(file, "partial");
+    expect((await cli(["backup", "--db", `file:${source}`, "--out", out])).code).toBe(0);
+    expect([existsSync(dead), existsSync(`${dead}-journal`), existsSync(running)]).toEqual([false, false, true]);
+    rmSync(running);
   });
 
   it("exits 2 without --out", async () => {
     const { code, err } = await cli(["backup", "--db", `file:${source}`]);
     expect(code).toBe(2);
     expect(err[0]).toBe("petstore: --out is required: the file the copy is written to");
-    expect(err[1]).toContain("Usage: petstore backup --db file:PATH --out FILE");
+    expect(err[1]).toContain("Usage: petstore backup --out FILE [--db file:PATH]");
   });
 
   it("explains itself and the restore in backup --help", async () => {
     const { code, out } = await cli(["backup", "--help"]);
     expect(code).toBe(0);
-    for (const text of ["--out FILE", "--force", "--json", "Restore", "-wal"]) expect(out.join("\n")).toContain(text);
+    for (const text of ["--out FILE", "--force", "--json", "petstore restore --from FILE"]) expect(out.join("\n")).toContain(text);
   });
 
   describe("on a small or read-only file system", () => {

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { linkSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import NativeDatabase from "libsql";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
 import { POSTGRES_URL } from "../open-storage.js";
 import { dbConfig } from "./_options.js";
+import { count, exists, localPath, processRuns, reason, sameFile, syncPath } from "./_database-file.js";
 
 /** How long the snapshot waits for a lock another process holds (as the servers do). */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -21,37 +21,6 @@ interface BackupSummary {
   integrity: "ok";
 }
 
-/** The file a `file:` URL names, resolved the way the driver resolves it (query dropped). */
-function localPath(url: string): string {
-  const withoutQuery = url.replace(/[?#].*$/, "");
-  return resolve(withoutQuery.startsWith("file://") ? fileURLToPath(withoutQuery) : decodeURIComponent(withoutQuery.slice("file:".length)));
-}
-
-/** Why a path cannot be used, in a few words, from a `node:fs` error. */
-function reason(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message)) return "the disk is full";
-  if (code === "EROFS" || /readonly|read-only/i.test(message)) return "the file system is read-only";
-  if (code === "EACCES" || code === "EPERM") return "permission denied";
-  return message.split("\n")[0]!;
-}
-
-/** fsync by path: of the finished copy, then of its directory (so the new name survives a power cut). */
-function syncPath(path: string, flags: "r" | "r+"): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** One statement's single number. */
-function count(db: NativeDatabase.Database, table: string): number {
-  return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
-}
-
 /**
  * Snapshots `source` into `out` with SQLite's `VACUUM INTO` on a connection of the same
  * driver the servers use: one read transaction, so the copy is consistent while servers keep
@@ -62,6 +31,7 @@ function count(db: NativeDatabase.Database, table: string): number {
  * (SQLite's "How To Corrupt An SQLite Database File", 2.2).
  */
 function snapshot(source: string, out: string, force: boolean): BackupSummary {
+  removeAbandonedCopies(out);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}-${randomBytes(4).toString("hex")}.partial`);
   const removeTemp = () => {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
@@ -98,18 +68,34 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
   }
 }
 
-/** `petstore backup`: an online, consistent, checked copy of a local database file. */
+/** Copies that a backup killed midway left beside `out` (`.NAME.PID-RAND.partial` and its journal), whose process is gone. */
+function removeAbandonedCopies(out: string): void {
+  const prefix = `.${basename(out)}.`;
+  for (const name of readdirSync(dirname(out))) {
+    const match = /^(\d+)-[0-9a-f]+\.partial/.exec(name.slice(prefix.length));
+    if (name.startsWith(prefix) && match && !processRuns(Number(match[1]))) rmSync(join(dirname(out), name), { force: true });
+  }
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** `1 pet`, `2 pets`. */
 const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 export const backupCommand: Command = {
   spec: { name: "backup", flags: { db: "value", out: "value", force: "switch", json: "switch" }, positionals: [] },
-  usage: "petstore backup --db file:PATH --out FILE [--force] [--json]",
+  usage: "petstore backup --out FILE [--db file:PATH] [--force] [--json]",
   help: `Copies a local database while servers keep using it (SQLite's VACUUM INTO: one consistent
 snapshot; servers are not stopped or blocked), checks the copy with PRAGMA integrity_check and
 prints what it holds. The copy is written under a temporary name beside FILE and renamed when
-complete: FILE is never a partial copy. Restore: stop the servers, replace the database file
-with the copy, delete the database's -wal and -shm files, start the servers.
+complete: FILE is never a partial copy, and copies a killed backup left behind are removed by
+the next one. Restore with 'petstore restore --from FILE' (stop the servers first).
 
   --db URL     the database: file:PATH (default file:petstore.db; env PETSTORE_DB)
   --out FILE   where the copy goes; its directory must exist
@@ -141,8 +127,19 @@ with the copy, delete the database's -wal and -shm files, start the servers.
       return 1;
     }
     const destination = resolve(out);
-    if (sameFile(source, destination) || [`${source}-wal`, `${source}-shm`].includes(destination)) {
+    // Through links too: the names SQLite gives the database's own files, from the real directory.
+    const real = (path: string) => join(realpathOr(dirname(path)), basename(path));
+    const own = ["", "-wal", "-shm", "-journal"].map((suffix) => `${real(source)}${suffix}`);
+    if (sameFile(source, destination) || own.includes(real(destination)) || own.slice(1).some((file) => sameFile(file, destination))) {
       io.err(`petstore: --out ${destination} is the database itself (or one of its files): write the copy elsewhere`);
+      return 1;
+    }
+    if (!exists(dirname(destination))) {
+      io.err(`petstore: the directory ${dirname(destination)} does not exist: create it first (mkdir -p ${dirname(destination)})`);
+      return 1;
+    }
+    if (exists(`${destination}-wal`) || exists(`${destination}-shm`)) {
+      io.err(`petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore --from BACKUP --db file:${destination}'`);
       return 1;
     }
     if (!args.switches.has("force") && exists(destination)) {
@@ -157,23 +154,3 @@ with the copy, delete the database's -wal and -shm files, start the servers.
     return 0;
   },
 };
-
-/** Both paths name one file (also through a link): compared by stat, never by opening. */
-function sameFile(a: string, b: string): boolean {
-  if (a === b) return true;
-  try {
-    const [first, second] = [statSync(a), statSync(b)];
-    return first.dev === second.dev && first.ino === second.ino;
-  } catch {
-    return false;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,0 +1,72 @@
+import { closeSync, fsyncSync, openSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type NativeDatabase from "libsql";
+
+/**
+ * Files of a local database, for the commands that copy one (`backup`, `restore`). The
+ * database itself is only ever opened through SQLite: a descriptor of it opened and closed
+ * beside the driver would drop the process's POSIX locks on it (SQLite's "How To Corrupt An
+ * SQLite Database File", 2.2), so these stat it, never open it.
+ */
+
+/** The file a `file:` URL names, resolved the way the driver resolves it (query dropped). */
+export function localPath(url: string): string {
+  const withoutQuery = url.replace(/[?#].*$/, "");
+  return resolve(withoutQuery.startsWith("file://") ? fileURLToPath(withoutQuery) : decodeURIComponent(withoutQuery.slice("file:".length)));
+}
+
+/** Why a path cannot be used, in a few words, from a `node:fs` error. */
+export function reason(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message)) return "the disk is full";
+  if (code === "EROFS" || /readonly|read-only/i.test(message)) return "the file system is read-only";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  return message.split("\n")[0]!;
+}
+
+/** fsync by path: of the finished copy, then of its directory (so the new name survives a power cut). */
+export function syncPath(path: string, flags: "r" | "r+"): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One statement's single number. */
+export function count(db: NativeDatabase.Database, table: string): number {
+  return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+}
+
+/** Both paths name one file (also through a link): compared by stat, never by opening. */
+export function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const [first, second] = [statSync(a), statSync(b)];
+    return first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
+}
+
+export function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a process with this id runs (one of another user's counts). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
+  }
+}
