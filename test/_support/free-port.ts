@@ -14,3 +14,17 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Starts something on a free port, again on another one when the port was taken between the
+ * probe and the start (the error then says the address is in use); other errors are thrown.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt >= attempts || !/in use|AddrInUse|EADDRINUSE|bind/i.test(String(error))) throw error;
+    }
+  }
+}

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { BINARY } from "./_binary.js";
-export { freePort } from "../_support/free-port.js";
+export { freePort, onFreePort } from "../_support/free-port.js";
 
 /** Every process the suites started and that may still run: killed when the test process ends. */
 const running = new Set<ChildProcess>();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, createKey, freePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, onFreePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 
@@ -62,21 +62,24 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     // The API's port does not serve them (that 404 is counted as route="other").
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
 
-    const port = await freePort();
     writeFileSync(
       join(dir, "prometheus.yml"),
       ["global:", "  scrape_interval: 1s", "scrape_configs:", "  - job_name: petstore", "    static_configs:", `      - targets: ["${target}"]`, ""].join("\n"),
     );
-    prometheus = spawn(
-      "prometheus",
-      [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "tsdb")}`, `--web.listen-address=127.0.0.1:${port}`],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    const log: string[] = [];
-    prometheus.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000).catch(() => {
-      throw new Error(`prometheus did not start:\n${log.join("")}`);
+    const base = await onFreePort(async (port) => {
+      const log: string[] = [];
+      prometheus = spawn(
+        "prometheus",
+        [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "tsdb")}`, `--web.listen-address=127.0.0.1:${port}`],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      prometheus.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
+      const exited = new Promise<never>((_, reject) => prometheus!.once("exit", () => reject(new Error(`prometheus exited:\n${log.join("")}`))));
+      const ready = waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000).catch(() => {
+        throw new Error(`prometheus did not start:\n${log.join("")}`);
+      });
+      await Promise.race([ready, exited]);
+      return `http://127.0.0.1:${port}`;
     });
 
     const api = client(server.url, key);
@@ -96,7 +99,7 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     expect(batches.petstore).toBeGreaterThanOrEqual(1);
     expect(await totals(base, 'petstore_build_info{job="petstore"}', "version")).toEqual({ "1.0.0": 1 });
 
-    expect(await stopProcess(prometheus, "SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(await stopProcess(prometheus!, "SIGTERM")).toEqual({ code: 0, signal: null });
     prometheus = undefined;
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   }, 90_000);

@@ -39,20 +39,17 @@ describe("two binaries on one database file", () => {
     const { key, id } = await createKey(db);
     const [server, other] = await Promise.all([startServer(binaryServe(db)), startServer(binaryServe(db))]);
     const api = client(server.url, key);
-    // The server now trusts the key from its cache: the worst case for a revocation.
+    // The server now trusts the key from its cache, read no sooner than this: the worst case for a revocation.
+    const cachedNoSoonerThan = Date.now();
     expect((await api("/v1/pets")).status).toBe(200);
 
     const revoke = await cli(["keys", "revoke", id, "--db", db]);
     expect(revoke.code).toBe(0);
-    const revoked = Date.now();
     expect((await client(other.url, key)("/v1/pets")).status).toBe(401);
-    let status = 200;
-    while (status === 200 && Date.now() - revoked < 7_000) {
-      status = (await api("/v1/pets")).status;
-      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const elapsed = Date.now() - revoked;
-    expect(status).toBe(401);
-    expect(elapsed).toBeLessThanOrEqual(5_200);
+    // The documented bound: a cached key is trusted for at most 5 s after it was read. A request
+    // sent once that has passed must be refused, however slow the machine.
+    const bound = cachedNoSoonerThan + 5_000 - Date.now();
+    if (bound > 0) await new Promise((resolve) => setTimeout(resolve, bound + 1));
+    expect((await api("/v1/pets")).status).toBe(401);
   }, 30_000);
 });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateApiKey } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../_support/free-port.js";
+import { onFreePort } from "../_support/free-port.js";
 import { bundleWorker } from "./_bundle.js";
 
 const WORKERD = resolve(import.meta.dirname, "../../node_modules/.bin/workerd");
@@ -37,21 +37,24 @@ describe("the worker-module example in workerd", () => {
   let stderr = "";
   beforeAll(async () => {
     writeFileSync(join(dir, "worker.mjs"), (await bundleWorker()).code);
-    const port = await freePort();
-    writeFileSync(join(dir, "config.capnp"), config(port, key));
-    base = `http://127.0.0.1:${port}`;
-    child = spawn(WORKERD, ["serve", "config.capnp", "--verbose"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        await fetch(`${base}/v1/openapi.json`);
-        return;
-      } catch {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`workerd did not answer within 20 s:\n${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+    // Started again on another port if this one was taken between the probe and workerd's start.
+    base = await onFreePort(async (port) => {
+      writeFileSync(join(dir, "config.capnp"), config(port, key));
+      stderr = "";
+      child = spawn(WORKERD, ["serve", "config.capnp", "--verbose"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+      child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const url = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        try {
+          await fetch(`${url}/v1/openapi.json`);
+          return url;
+        } catch {
+          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`workerd did not answer within 20 s:\n${stderr}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
       }
-    }
+    });
   }, 60_000);
   afterAll(() => {
     child?.kill("SIGKILL");

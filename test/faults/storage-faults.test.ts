@@ -13,6 +13,7 @@ import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopPro
  * are made with tmpfs mounts, which need root (as CI has).
  */
 const isRoot = process.getuid?.() === 0;
+if (!isRoot) console.warn("storage-faults.test: skipping the storage-fault suite: tmpfs mounts and chattr need root");
 const RATE_LIMIT_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy"];
 /** Requests wait this long for another process's write lock before their 503. */
 const BUSY_TIMEOUT_MS = "300";

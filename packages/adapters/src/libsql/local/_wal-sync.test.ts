@@ -1,9 +1,9 @@
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import NativeDatabase from "libsql";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { walSyncOf } from "./_wal-sync.js";
 
 /** The POSIX locks this process holds on `path`, from Linux's /proc/locks. */
@@ -15,6 +15,17 @@ function locksOn(path: string): string[] {
       const fields = line.trim().split(/\s+/);
       return fields[4] === String(process.pid) && fields[5]?.split(":")[2] === String(inode);
     });
+}
+
+/** This process's open descriptors of `path`, from Linux's /proc/self/fd. */
+function descriptorsOf(path: string): string[] {
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false;
+    }
+  });
 }
 
 describe.runIf(process.platform === "linux")("walSyncOf", () => {
@@ -38,13 +49,15 @@ describe.runIf(process.platform === "linux")("walSyncOf", () => {
     // is how other processes know they are not the last one.
     const held = locksOn(path);
     expect(held).toHaveLength(1);
+    const sqlitesOwn = descriptorsOf(`${path}-wal`);
     const walSync = walSyncOf(path)!;
     await walSync.sync();
     walSync.reopen();
     connection.exec("INSERT INTO t VALUES (1)");
     await walSync.sync();
     walSync.close();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Our WAL descriptor is closed once its last fsync settled: then no lock may be gone.
+    await vi.waitFor(() => expect(descriptorsOf(`${path}-wal`)).toEqual(sqlitesOwn));
     expect(locksOn(path)).toEqual(held);
   });
 
