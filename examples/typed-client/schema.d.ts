@@ -256,7 +256,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 printable ASCII characters; a retry with the same key and body replays the first answer (kept 24 h) */
+                /** @description 1 to 255 printable ASCII characters other than the comma, sent once; a retry with the same key and body replays the first answer (kept 24 h) */
                 "Idempotency-Key"?: string;
             };
             path?: never;

@@ -116,7 +116,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
               name: "Idempotency-Key",
               in: "header",
               required: false,
-              description: "1 to 255 printable ASCII characters; a retry with the same key and body replays the first answer (kept 24 h)",
+              description: "1 to 255 printable ASCII characters other than the comma, sent once; a retry with the same key and body replays the first answer (kept 24 h)",
               schema: { type: "string", minLength: 1, maxLength: 255 },
             },
           ],

@@ -84,8 +84,20 @@ export interface Settings {
   onResponse: ((event: ResponseEvent) => void) | undefined;
 }
 
+/**
+ * The default `onError`: one JSON line on stderr with the time, the cause's message and code
+ * (a driver's `SQLITE_CORRUPT`, say) and its cause's, then the stack, which in a compiled
+ * binary names only minified frames.
+ */
 function logError(error: unknown, requestId: string): void {
-  console.error(JSON.stringify({ level: "error", requestId, error: error instanceof Error ? error.stack : String(error) }));
+  const described = (thrown: unknown) => {
+    if (!(thrown instanceof Error)) return { message: String(thrown) };
+    const code = (thrown as { code?: unknown }).code;
+    return { message: thrown.message, ...(typeof code === "string" || typeof code === "number" ? { code } : {}) };
+  };
+  const cause = error instanceof Error && error.cause !== undefined ? { cause: described(error.cause) } : {};
+  const stack = error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {};
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", requestId, ...described(error), ...cause, ...stack }));
 }
 
 /** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */

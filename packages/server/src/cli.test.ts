@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -61,7 +61,7 @@ describe("petstore command line", () => {
     const { code, err } = await cli(["serve"], { PETSTORE_PORT: "eighty" });
     expect(code).toBe(2);
     expect(err[0]).toBe("petstore: PETSTORE_PORT must be a whole number from 0 to 65535, not 'eighty'");
-    const bad = await cli(["keys", "list", "--db", "file:" + join(dir, "flag.db")], { PETSTORE_DB: "nonsense" });
+    const bad = await cli(["keys", "create", "--plan", "free", "--db", "file:" + join(dir, "flag.db")], { PETSTORE_DB: "nonsense" });
     expect(bad.code).toBe(0);
   });
 
@@ -101,9 +101,20 @@ describe("petstore command line", () => {
   });
 
   it("exits 1 when revoking an id no key has", async () => {
-    const { code, err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${join(dir, "empty.db")}`]);
+    const empty = join(dir, "empty.db");
+    expect((await cli(["keys", "create", "--plan", "free", "--db", `file:${empty}`])).code).toBe(0);
+    const { code, err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${empty}`]);
     expect(code).toBe(1);
     expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"]);
+  });
+
+  it("refuses to list or revoke keys of a database that does not exist, creating none", async () => {
+    const typo = join(dir, "petstroe.db");
+    for (const argv of [["keys", "list"], ["keys", "revoke", "key_x"]]) {
+      const { code, out, err } = await cli([...argv, "--db", `file:${typo}`]);
+      expect({ code, out, err }).toEqual({ code: 1, out: "", err: [`petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`] });
+    }
+    expect(existsSync(typo)).toBe(false);
   });
 
   it("exits 1 with the reason when the database cannot be opened", async () => {

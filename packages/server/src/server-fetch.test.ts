@@ -17,6 +17,39 @@ async function setup(check: () => Promise<void> = async () => {}, clock = { now:
 afterEach(() => vi.useRealTimers());
 
 describe("the server's request path", () => {
+  it("logs a key put into a path by mistake as redacted, never verbatim", async () => {
+    const { call, key, lines } = await setup();
+    await call(`/v1/pets/${key}`, { headers: { authorization: `Bearer ${key}` } });
+    await call(`/nowhere/${key}`);
+    expect(lines.map((line) => line.path)).toEqual(["/v1/pets/psk_[redacted]", "/nowhere/psk_[redacted]"]);
+    expect(JSON.stringify(lines)).not.toContain(key);
+  });
+
+  it("logs an unexpected error by default as one line with its time, message, code and cause", async () => {
+    const adapters = memoryAdapters();
+    const failure = Object.assign(new Error("SQLITE_CORRUPT: database disk image is malformed", { cause: new Error("page 7") }), { code: "SQLITE_CORRUPT" });
+    adapters.store.listPets = () => Promise.reject(failure);
+    const fetch = serverFetch({ api: adapters, basePath: "/v1", health: health(async () => {}, () => 0), log: () => {} });
+    const { key } = await issueApiKey(adapters.keys, { plan: "free" });
+    const stderr = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const response = await fetch(new Request("http://petstore.test/v1/pets", { headers: { authorization: `Bearer ${key}` } }), () => undefined);
+      expect(response.status).toBe(500);
+      expect(stderr).toHaveBeenCalledTimes(1);
+      const line = JSON.parse(stderr.mock.calls[0]![0] as string);
+      expect(line).toMatchObject({
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        level: "error",
+        requestId: response.headers.get("x-request-id"),
+        message: "SQLITE_CORRUPT: database disk image is malformed",
+        code: "SQLITE_CORRUPT",
+        cause: { message: "page 7" },
+      });
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
   it("answers GET /healthz with 200 and no key when storage answers", async () => {
     const { call } = await setup();
     const response = await call("/healthz");

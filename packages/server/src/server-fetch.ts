@@ -57,6 +57,11 @@ async function answerOutside(
   return request.method === "HEAD" ? headResponse(response) : response;
 }
 
+/** A key pasted into a path by mistake (`/v1/pets/psk_...`) never reaches the log. */
+function withoutKeys(pathname: string): string {
+  return pathname.includes("psk_") ? pathname.replace(/psk_[A-Za-z0-9_-]*/g, "psk_[redacted]") : pathname;
+}
+
 /** `time` of the access log: one ISO string per millisecond, however many lines share it. */
 function isoClock(): () => string {
   let ms = 0;
@@ -83,7 +88,7 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
       time: time(),
       requestId: event.requestId,
       method: request.method,
-      path: pathname,
+      path: withoutKeys(pathname),
       // nginx's 499 "client closed request": the client left mid-request; no server error happened.
       status: event.aborted ? 499 : event.response.status,
       durationMs: Math.round(event.durationMs * 100) / 100,

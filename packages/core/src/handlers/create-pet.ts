@@ -11,8 +11,9 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 // application/json, or any type with the +json structured syntax suffix (RFC 6839).
 const JSON_MEDIA_TYPE = /^\s*(application\/json|[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
-// 1..255 printable ASCII characters (space to tilde).
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+// 1..255 printable ASCII characters (space to tilde) but the comma: fetch joins a repeated
+// header's values with ", ", so two keys sent at once would otherwise pass as one key.
+const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
 
 function invalidBody(message: string, details: ErrorDetail[]): ApiError {
@@ -171,7 +172,9 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
 export const createPet: Handler = async (request, ctx) => {
   const idempotencyKey = request.headers.get("idempotency-key");
   if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-    const message = "must be 1 to 255 printable ASCII characters";
+    const message = idempotencyKey.includes(",")
+      ? "must be sent once, and a key holds no comma (a repeated header arrives joined by commas)"
+      : "must be 1 to 255 printable ASCII characters other than the comma";
     throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
   }
   const contentType = request.headers.get("content-type");

@@ -70,3 +70,14 @@ export function processRuns(pid: number): boolean {
     return (error as { code?: unknown }).code === "EPERM";
   }
 }
+
+/**
+ * Why a command that only reads or changes keys must not open `url`: a local file that does
+ * not exist (SQLite would create an empty database there, and a mistyped path would look like
+ * a database without keys). Undefined when it may.
+ */
+export function missingDatabase(url: string): string | undefined {
+  if (!url.startsWith("file:") || url.startsWith("file::memory:")) return undefined;
+  const path = localPath(url);
+  return exists(path) ? undefined : `no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`;
+}
