@@ -64,6 +64,11 @@ export interface SqlEngine {
    * again) waits for this first. At once where commits are durable when visible.
    */
   durable(): Promise<void>;
+  /**
+   * A failure no request meets, in a few words (a local file whose checkpoints fail while its
+   * WAL grows); undefined when there is none. Health checks report it.
+   */
+  problem?(): string | undefined;
 }
 
 /** The statements of a unit, made now if it is a function. */

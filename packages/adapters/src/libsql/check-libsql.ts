@@ -1,3 +1,4 @@
+import { StorageUnavailableError } from "@petstore/core";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
@@ -18,4 +19,7 @@ export async function checkLibsql(source: LibsqlSource, now = Date.now()): Promi
   );
   // And the disk takes what was committed: a failed or hanging fsync fails the check too.
   await engine.durable();
+  // And nothing fails beside the requests: checkpoints that no longer reach the database file.
+  const problem = engine.problem?.();
+  if (problem !== undefined) throw new StorageUnavailableError(problem);
 }

@@ -268,8 +268,15 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   run: async (args, env, io) => {
     const config = serveConfig(args, env);
     const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
-    const storage = await openStorage(config.db, metrics?.storage);
     const warn = (event: string, fields: Record<string, unknown>) => io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
+    const storage = await openStorage(config.db, {
+      ...metrics?.storage,
+      // A storage failure no request meets: logged, counted, and reported by /healthz.
+      onCheckpointFailed: (reason) => {
+        warn("checkpoint failed", { reason });
+        metrics?.storage.onCheckpointFailed(reason);
+      },
+    });
     const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
       storage.close();
       throw error;

@@ -31,7 +31,7 @@ export interface ServerMetrics {
   requestStarted(): void;
   requestFinished(): void;
   /** For a local libSQL file: each group commit and each WAL fsync. */
-  storage: { onBatch(batch: { units: number; commitMs: number }): void; onFsync(ms: number): void };
+  storage: { onBatch(batch: { units: number; commitMs: number }): void; onFsync(ms: number): void; onCheckpointFailed(reason: string): void };
   render(): string;
 }
 
@@ -51,6 +51,7 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   const refusals = new Series("petstore_rate_limit_refusals_total", "429 answers by plan and reason (rate_limited, temporarily_banned).", "counter", ["plan", "reason"]);
   const bans = new Series("petstore_bans_total", "Bans begun, by plan.", "counter", ["plan"]);
   const unauthorized = new Series("petstore_unauthorized_total", "401 answers: no key, or a malformed, unknown or revoked one.", "counter");
+  const checkpointFailures = new Series("petstore_libsql_checkpoint_failures_total", "Checkpoints of a WAL grown past 64 MB that failed: the database file takes no more pages.", "counter");
   const storageFailures = new Series("petstore_storage_failures_total", "503 answers: storage busy, unreachable or failing (health checks included).", "counter");
   const keyCache = new Series("petstore_key_cache_lookups_total", "API key verifications by outcome: hit (cached) or miss (storage asked).", "counter", ["result"]);
   const batchUnits = new Histogram("petstore_libsql_write_batch_units", "Atomic writes per group-committed libSQL batch (local files); the creates of one batch are one multi-row INSERT, counted once.", BATCH_BUCKETS);
@@ -66,6 +67,7 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   for (const result of ["hit", "miss"]) keyCache.inc([result], 0);
   unauthorized.inc([], 0);
   storageFailures.inc([], 0);
+  checkpointFailures.inc([], 0);
 
   return {
     observe(event) {
@@ -88,12 +90,13 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
         commit.observe([], commitMs / 1000);
       },
       onFsync: (ms) => fsync.observe([], ms / 1000),
+      onCheckpointFailed: () => checkpointFailures.inc(),
     },
     render() {
       memory.set([], rss());
       uptime.set([], (clock() - startedAt) / 1000);
       open.set([], inFlight);
-      return exposition([requests, latency, refusals, bans, unauthorized, storageFailures, keyCache, batchUnits, commit, fsync, build, memory, uptime, startTime, open]);
+      return exposition([requests, latency, refusals, bans, unauthorized, storageFailures, checkpointFailures, keyCache, batchUnits, commit, fsync, build, memory, uptime, startTime, open]);
     },
   };
 }

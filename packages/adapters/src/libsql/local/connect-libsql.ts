@@ -80,7 +80,13 @@ export async function connectLibsql(options: ConnectLibsqlOptions): Promise<Libs
         first = undefined;
         return opened;
       },
-      { ...(walSync && { walSync }), wal: mode === "wal", files: fileIdentity(path), ...(observer && { observer }) },
+      {
+        ...(walSync && { walSync }),
+        wal: mode === "wal",
+        ...(mode === "wal" && { walPath: `${path}-wal` }),
+        files: fileIdentity(path),
+        ...(observer && { observer }),
+      },
     );
     return connection(engine, () => {
       first?.close();

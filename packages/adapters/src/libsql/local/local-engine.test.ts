@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { StorageUnavailableError } from "@petstore/core";
 import { tmpdir } from "node:os";
@@ -6,6 +7,8 @@ import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fileIdentity } from "./_file-identity.js";
 import { WalOpenError } from "./_wal-sync.js";
+import { libsqlConnection } from "../_source.js";
+import { checkLibsql } from "../check-libsql.js";
 import { localEngine } from "./local-engine.js";
 
 /** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
@@ -324,4 +327,54 @@ describe("localEngine", () => {
     await rename(`${path}.other`, path);
     await expect(db.write([insert("into a replaced file")])).rejects.toBeInstanceOf(StorageUnavailableError);
   });
+});
+
+describe.runIf(process.platform === "linux" && process.getuid?.() === 0)("localEngine's watch on the WAL (chattr: root only)", () => {
+  it("reports failing checkpoints once the WAL passes 64 MB, and forgets them once checkpoints succeed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "petstore-wal-watch-"));
+    const path = join(dir, "test.db");
+    const setup = new NativeDatabase(path);
+    setup.exec("PRAGMA journal_mode = WAL");
+    setup.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+    // What the health check writes (see migrations).
+    setup.exec("CREATE TABLE health_probe (id INTEGER PRIMARY KEY, checked_at INTEGER NOT NULL)");
+    setup.close();
+    const clock = { now: 1_000_000 };
+    const failures: string[] = [];
+    const db = localEngine(() => new NativeDatabase(path), {
+      clock: () => clock.now,
+      walPath: `${path}-wal`,
+      observer: { onCheckpointFailed: (reason) => failures.push(reason) },
+    });
+    const megabyte = "x".repeat(1024 * 1024);
+    const writeMegabytes = async (count: number) => {
+      for (let i = 0; i < count; i++) await db.write([{ sql: "INSERT INTO items (body) VALUES (?)", args: [megabyte] }]);
+    };
+    try {
+      await writeMegabytes(1);
+      // The database file takes no more pages: SQLite's own checkpoints fail without a word.
+      execFileSync("chattr", ["+i", path]);
+      try {
+        await writeMegabytes(70);
+        expect(db.problem()).toBeUndefined();
+        // The next look, 10 s later, finds the WAL past the bound and checkpoints by hand.
+        clock.now += 10_000;
+        await writeMegabytes(1);
+        expect(db.problem()).toMatch(/^checkpoints fail \(.+\): the WAL holds \d+\.\d MB not in the database file$/);
+        expect(failures).toEqual([db.problem()]);
+        // Writes themselves still succeed meanwhile: only the health check reports it.
+        await writeMegabytes(1);
+        await expect(checkLibsql(libsqlConnection(db, () => {}))).rejects.toThrow(new StorageUnavailableError(db.problem()!));
+      } finally {
+        execFileSync("chattr", ["-i", path]);
+      }
+      clock.now += 10_000;
+      await writeMegabytes(1);
+      expect(db.problem()).toBeUndefined();
+      expect(failures).toHaveLength(1);
+    } finally {
+      db.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { StorageUnavailableError } from "@petstore/core";
 import type NativeDatabase from "libsql";
 import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Unit, type WriteOptions } from "../../_sql/engine.js";
@@ -9,11 +10,21 @@ import type { WalSync } from "./_wal-sync.js";
 
 /** A batch of writes that may skip its fsync still gets one if the last was longer ago than this. */
 const MAX_UNSYNCED_MS = 1_000;
+/**
+ * A WAL larger than this is checkpointed by hand after a commit, at most every
+ * `WAL_WATCH_EVERY_MS`, to learn whether checkpoints still succeed: SQLite's own, which run
+ * after commits once the WAL holds 1000 pages (4 MB), fail silently, and a database file that
+ * can no longer be written would let the WAL grow without bound, unnoticed.
+ */
+export const WAL_WATCH_BYTES = 64 * 1024 * 1024;
+const WAL_WATCH_EVERY_MS = 10_000;
 
 /** What a local database reports for metrics: batch sizes, commit and fsync times (ms). */
 export interface StorageObserver {
   onBatch?(batch: { units: number; commitMs: number }): void;
   onFsync?(ms: number): void;
+  /** A checkpoint of a WAL past `WAL_WATCH_BYTES` failed: the reason, with the WAL's size. */
+  onCheckpointFailed?(reason: string): void;
 }
 
 export interface LocalEngineOptions {
@@ -31,6 +42,8 @@ export interface LocalEngineOptions {
   wal?: boolean;
   /** An in-memory database: its one connection is kept whatever fails. */
   inMemory?: boolean;
+  /** The WAL's path, for watching its size (stat only: the file is never opened here). */
+  walPath?: string;
   /** Told of every committed batch and every WAL fsync, for metrics; must not throw. */
   observer?: StorageObserver;
 }
@@ -38,6 +51,8 @@ export interface LocalEngineOptions {
 /** The engine of a local database, which its opener closes. */
 export interface LocalEngine extends SqlEngine {
   close(): void;
+  /** Undefined while checkpoints succeed; else why the WAL keeps growing. */
+  problem(): string | undefined;
 }
 
 /** What one caller of `write` asked for, and how to answer it once the batch has committed. */
@@ -75,6 +90,33 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
   let syncedAt = 0;
 
   const lastSync = () => (wal ? wal.syncedAt : syncedAt);
+  let watchedAt = Number.NEGATIVE_INFINITY;
+  let checkpointProblem: string | undefined;
+
+  /** After a commit, now and then: a WAL past the bound is checkpointed here, to see that it can be. */
+  function watchWal(now: number): void {
+    if (options.walPath === undefined || now - watchedAt < WAL_WATCH_EVERY_MS) return;
+    watchedAt = now;
+    let bytes: number;
+    try {
+      bytes = statSync(options.walPath).size;
+    } catch {
+      return;
+    }
+    if (bytes <= WAL_WATCH_BYTES) {
+      checkpointProblem = undefined;
+      return;
+    }
+    try {
+      // PASSIVE: never waits for readers; an error means the database file takes no pages.
+      connection.control("PRAGMA wal_checkpoint(PASSIVE)");
+      checkpointProblem = undefined;
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      checkpointProblem = `checkpoints fail (${message}): the WAL holds ${(bytes / 1024 / 1024).toFixed(1)} MB not in the database file`;
+      observer?.onCheckpointFailed?.(checkpointProblem);
+    }
+  }
 
   /** The unit's results, or the error that failed it alone; throws when the transaction is gone. */
   function runUnit(statements: readonly Statement[]): Result[] | { error: unknown } {
@@ -132,6 +174,7 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
       const moved = files?.changed();
       if (moved !== undefined) throw new StorageUnavailableError(moved);
       observer?.onBatch?.({ units: pending.length, commitMs: performance.now() - began });
+      watchWal(now);
     } catch (error) {
       // Nothing of this batch was committed, or only into a removed file: every caller hears
       // the error (a 503 when the database is locked, full, unwritable or gone), none a result.
@@ -190,5 +233,6 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
       connection.close();
       walSync?.close();
     },
+    problem: () => checkpointProblem,
   };
 }
