@@ -1,8 +1,6 @@
-/**
- * The seam between the SQL adapters and the engines they run on (a local libSQL file, a
- * `@libsql/client` client, D1, Postgres). Private to the package: users hand the adapters a
- * source (a client, a connection), never an engine.
- */
+// The seam between the SQL adapters and the engines they run on (a local libSQL file, a
+// `@libsql/client` client, D1, Postgres). Private to the package: users hand the adapters a
+// source (a client, a connection), never an engine.
 
 /** What the adapters bind: never booleans (the `libsql` package aborts the process on one). */
 export type Value = string | number | null;
