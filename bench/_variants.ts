@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { generateApiKey } from "@petstore/core";
 import { BINARY } from "../test/e2e/_binary.js";
+import { freshDatabase, sharedRedis } from "./_engines.js";
 import { pinned, type Started, start, stop, waitUntilServing } from "./_processes.js";
 import { SEED_PETS } from "./_seed.js";
 
@@ -157,6 +158,38 @@ function peer(name: string, script: string): Variant {
   };
 }
 
+/**
+ * The hand-built peer of the binary on PostgreSQL (bench/hono-postgres-peer.ts): a fresh
+ * database, and the limits in Redis (`redis`) or in that database.
+ */
+function postgresPeer(name: string, limits: "postgres" | "redis"): Variant {
+  return {
+    name,
+    ours: false,
+    start: async (port) => {
+      const key = newKey();
+      const engines = { BENCH_DATABASE_URL: await freshDatabase(), ...(limits === "redis" && { BENCH_REDIS_URL: await sharedRedis() }) };
+      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED, ...engines });
+      return launch([BUN, join(ROOT, "bench/hono-postgres-peer.ts")], { port, env, key, readyPath: "/v1/pets", seed: true });
+    },
+  };
+}
+
+/** The binary on a fresh PostgreSQL database, the limits in it or (`redis`) in the run's Redis. */
+function binaryOnPostgres(name: string, limits: "postgres" | "redis"): Variant {
+  return {
+    name,
+    ours: true,
+    start: (port) =>
+      inTemporaryDirectory(async (dir) => {
+        const db = await freshDatabase();
+        const key = await createKey(db);
+        const limiter = limits === "redis" ? ["--limiter", await sharedRedis()] : [];
+        return launch([BINARY, ...serveArgs(port, db), ...limiter], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+      }),
+  };
+}
+
 /** Where this project's servers' stdout goes, in their temporary directory. */
 const ACCESS_LOG = "stdout.log";
 
@@ -214,4 +247,8 @@ export const VARIANTS: readonly Variant[] = [
         launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
       ),
   },
+  binaryOnPostgres("binary-postgres", "postgres"),
+  postgresPeer("hono-rlf-postgres", "postgres"),
+  binaryOnPostgres("binary-postgres-redis", "redis"),
+  postgresPeer("hono-rlf-redis", "redis"),
 ];

@@ -19,6 +19,7 @@ import { BINARY, ensureBinary } from "../test/e2e/_binary.js";
 import { type LoadRequest, type LoadResult, loadGenerator } from "./_load.js";
 import { canPin, freePort, httpGet, pinned, rssBytes, start, stop } from "./_processes.js";
 import { median, table } from "./_stats.js";
+import { stopEngines } from "./_engines.js";
 import { petsStored, type RunningVariant, type Variant, VARIANTS } from "./_variants.js";
 
 const USAGE = "npm run bench -- [--rounds N] [--duration S] [--warmup S] [--connections N] [--variants a,b] [--load wrk|autocannon] [--cold-starts N]";
@@ -388,6 +389,23 @@ const noise = noiseReport();
 if (noise.length > 0) console.log(`\nNoise\n${noise.join("\n")}`);
 
 const find = (variant: string, endpoint: Endpoint) => rows.find((r) => r.variant === variant && r.endpoint === endpoint);
+
+/** Issue 18's table: the binary on PostgreSQL (+ Redis) over its hand-built peer, medians of this run. */
+{
+  const pairs = [["binary-postgres", "hono-rlf-postgres"], ["binary-postgres-redis", "hono-rlf-redis"]] as const;
+  const lines = [["binary / peer", "endpoint", "req/s ×", "p50 ms (binary / peer)", "p99 ms (binary / peer)", "RSS × (after the run)"]];
+  for (const [ours, peer] of pairs) {
+    for (const endpoint of ENDPOINTS) {
+      const a = find(ours, endpoint);
+      const b = find(peer, endpoint);
+      if (!a || !b) continue;
+      const rss = a.rss !== undefined && b.rss !== undefined ? ratioText(a.rss / b.rss) : "-";
+      lines.push([`${ours} / ${peer}`, endpoint, ratioText(a.perSecond / b.perSecond), `${fmt(a.p50Ms, 2)} / ${fmt(b.p50Ms, 2)}`, `${fmt(a.p99Ms, 2)} / ${fmt(b.p99Ms, 2)}`, rss]);
+    }
+  }
+  if (lines.length > 1) console.log(`\nThe binary against the hand-built peer on the same PostgreSQL and Redis (issue 18)\n${table(lines)}`);
+}
+
 const verdicts: [string, boolean | undefined, string][] = [];
 {
   const r = (x: number | undefined) => (x === undefined ? "not measured" : ratioText(x));
@@ -427,8 +445,19 @@ const verdicts: [string, boolean | undefined, string][] = [];
     rows.some((row) => row.ours) ? unlogged.length === 0 : undefined,
     unlogged.length === 0 ? "one line per answer" : unlogged.map((row) => `${row.variant} ${row.endpoint}: ${fmt(row.logPerRequest!, 2)} per answer`).join("; "),
   ]);
+  // Issue 18: the binary on PostgreSQL (and + Redis) against the hand-built peer on the same servers.
+  for (const [ours, peer] of [["binary-postgres", "hono-rlf-postgres"], ["binary-postgres-redis", "hono-rlf-redis"]] as const) {
+    for (const endpoint of ENDPOINTS) {
+      const a = find(ours, endpoint);
+      const b = find(peer, endpoint);
+      const verb = endpoint.split(" ")[0];
+      const ratio = a && b ? a.perSecond / b.perSecond : undefined;
+      verdicts.push([`${ours} ${verb} req/s ≥ ${peer}'s (issue 18)`, atLeast(ratio, 1), ratio === undefined ? "not measured" : `${ratioText(ratio)} × (${fmt(a!.perSecond, 0)} vs ${fmt(b!.perSecond, 0)})`]);
+      verdicts.push([`${ours} ${verb} p99 ≤ ${peer}'s (issue 18)`, atLeast(b?.p99Ms, a?.p99Ms), `${ms(a?.p99Ms)} vs ${ms(b?.p99Ms)}`]);
+    }
+  }
 }
-console.log(`\nTargets (issue 15; median of ${rounds} round(s)${rounds < 5 ? ": fewer than the 5 the targets ask for, indicative only" : ""})`);
+console.log(`\nTargets (issues 15 and 18; median of ${rounds} round(s)${rounds < 5 ? ": fewer than the 5 the targets ask for, indicative only" : ""})`);
 console.log(table([["target", "met", "measured"], ...verdicts.map(([target, met, measured]) => [target, met === undefined ? "-" : met ? "yes" : "NO", measured])]));
 console.log("  Not checked here: that every 201 of the file database is durable (test/e2e/durability.test.ts, a crash test).");
 
@@ -441,4 +470,5 @@ if (defects.length > 0) {
   console.error("!".repeat(78));
   process.exitCode = 1;
 }
+await stopEngines();
 console.log(`\nDone in ${fmt((Date.now() - began) / 1000, 0)} s.`);

@@ -24,6 +24,12 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/** Servers still running: killed (by PID) if the process exits without stopping them. */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));
@@ -34,6 +40,8 @@ function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
   // No persistence: each start is an empty server, as after a failover to an empty replica.
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes"];
   const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   return new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => fail(new Error(`redis-server did not start within ${START_TIMEOUT_MS} ms: ${output}`)), START_TIMEOUT_MS);

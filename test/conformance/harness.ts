@@ -1,9 +1,12 @@
 import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { postgresAdapters } from "@petstore/adapters/postgres";
-import { afterEach, beforeEach } from "vitest";
+import { redisLimiter } from "@petstore/adapters/redis";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeEach } from "vitest";
 import { tempDatabase } from "../_support/libsql-database.js";
 import { usePostgresDatabase } from "../_support/postgres-database.js";
+import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import {
   type ApiKeys,
   createPetstore,
@@ -38,7 +41,33 @@ export const ADAPTER_KITS: AdapterKit[] = [
   // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
   libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
   postgresKit(),
+  libsqlRedisKit(),
 ];
+
+/**
+ * A store in a libSQL file with the limits in Redis (a supported combination): a real
+ * redis-server for the suite file, started on first use and stopped after it, a fresh key
+ * prefix (so fresh buckets) per world.
+ */
+function libsqlRedisKit(): AdapterKit {
+  let server: Promise<RedisServer> | undefined;
+  let client: Redis | undefined;
+  let worlds = 0;
+  afterAll(async () => {
+    client?.disconnect();
+    await (await server)?.stop();
+  });
+  return {
+    name: "libsql file + redis limiter",
+    open: async () => {
+      server ??= startRedis();
+      const redis = (client ??= new Redis((await server).url));
+      const database = await tempDatabase();
+      const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: `conformance:${++worlds}:` });
+      return { adapters: { ...libsqlAdapters(database.db), limiter }, close: database.close };
+    },
+  };
+}
 
 /** The Postgres adapters on a fresh migrated schema of the suite's database on the run's real server. */
 function postgresKit(): AdapterKit {
