@@ -226,6 +226,27 @@ describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
     }
   }, 120_000);
 
+  it("answers 503 within the 1 s query bound while PostgreSQL hangs (SIGSTOP), and serves again after SIGCONT", async () => {
+    const { key } = await createKey(db);
+    pg.signal("SIGSTOP");
+    let answers: Answer[];
+    const began = performance.now();
+    try {
+      // Each answer must come before REQUEST_TIMEOUT_MS, or call() throws: a hang fails the test.
+      answers = await Promise.all(Array.from({ length: 9 }, (_, i) => call(i % 3, key, "/v1/pets", { method: "POST", json: { name: "Hung", categoryId: 1 } })));
+    } finally {
+      pg.signal("SIGCONT");
+    }
+    console.info(`section 4, PostgreSQL hung (SIGSTOP): ${answers.length} creates over 3 servers answered ${[...new Set(answers.map((a) => a.status))].join(",")} within ${Math.round(performance.now() - began)} ms`);
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 503, code: "service_unavailable" });
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    for (const index of [0, 1, 2]) {
+      await expect.poll(async () => (await call(index, key, "/v1/pets?limit=1")).status, { timeout: 20_000, interval: 200 }).toBe(200);
+    }
+  }, 60_000);
+
   it("stops all three with exit 0 on SIGTERM", async () => {
     const exits = await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
     expect(exits).toEqual(servers.map(() => ({ code: 0, signal: null })));
