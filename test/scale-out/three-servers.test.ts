@@ -137,28 +137,20 @@ describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
     }
   }, 30_000);
 
-  // Verified keys are cached for at most 5 s (the contract): the margin is one polling round.
   it("refuses a revoked key on all three within the documented 5 s", async () => {
     const { id, key } = await createKey(db);
-    // Each server has verified (and cached) the key.
+    // Each server verifies (and caches) the key: the worst case for a revocation. It read the key before it answered.
     for (const index of [0, 1, 2]) expect((await call(index, key, "/v1/pets?limit=1")).status).toBe(200);
+    const cachedNoLaterThan = Date.now();
     const revoked = await cli(["keys", "revoke", id, "--db", db]);
     expect(revoked.code).toBe(0);
-    const revokedAt = performance.now();
-    const refusedAfterMs = await Promise.all(
-      [0, 1, 2].map(async (index) => {
-        // Polled until refused, for at most the documented time and a margin for one request.
-        // Timed by when the refused request was sent, so that a slow answer on a busy machine is not counted.
-        while (performance.now() - revokedAt < 6_500) {
-          const sentAt = performance.now();
-          if ((await call(index, key, "/v1/pets?limit=1")).status === 401) return Math.round(sentAt - revokedAt);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        return Number.POSITIVE_INFINITY;
-      }),
-    );
-    console.info(`section 4: revoked key refused by the three servers after ${refusedAfterMs.join(", ")} ms`);
-    for (const ms of refusedAfterMs) expect(ms).toBeLessThanOrEqual(6_500);
+    // The documented bound: a cached key is trusted for at most 5 s after it was read. A request
+    // sent once that has passed must be refused by every server, however slow the machine.
+    const bound = cachedNoLaterThan + 5_000 - Date.now();
+    if (bound > 0) await new Promise((resolve) => setTimeout(resolve, bound + 1));
+    const statuses = await Promise.all([0, 1, 2].map(async (index) => (await call(index, key, "/v1/pets?limit=1")).status));
+    console.info(`section 4: revoked key, 5 s after it was cached: the three servers answer ${statuses.join(", ")}`);
+    expect(statuses).toEqual([401, 401, 401]);
   }, 30_000);
 
   it("keeps every pet answered 201 when PostgreSQL restarts mid-load (fast shutdown), and the servers recover by themselves", async () => {
