@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.js";
@@ -32,6 +32,8 @@ export interface PostgresServer {
   start(): Promise<void>;
   /** Fast shutdown (SIGINT): open transactions roll back, committed ones stay; resolves when the process exited. */
   stop(): Promise<void>;
+  /** Sends `signal` to the server and each of its processes (backends, writers), by PID: SIGSTOP hangs it, SIGCONT resumes it. */
+  signal(signal: NodeJS.Signals): void;
   /** Stops (fast shutdown) and removes the data directory. */
   destroy(): Promise<void>;
 }
@@ -155,6 +157,13 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
     start: () => start(true),
     stop,
+    signal(signal) {
+      const pid = child?.pid;
+      if (pid === undefined) throw new Error("postgres is not running");
+      // Its children by PID, from Linux's /proc (the postmaster forks one per connection).
+      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+      for (const each of [pid, ...children]) process.kill(each, signal);
+    },
     async destroy() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

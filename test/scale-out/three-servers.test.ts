@@ -137,28 +137,20 @@ describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
     }
   }, 30_000);
 
-  // Verified keys are cached for at most 5 s (the contract): the margin is one polling round.
   it("refuses a revoked key on all three within the documented 5 s", async () => {
     const { id, key } = await createKey(db);
-    // Each server has verified (and cached) the key.
+    // Each server verifies (and caches) the key: the worst case for a revocation. It read the key before it answered.
     for (const index of [0, 1, 2]) expect((await call(index, key, "/v1/pets?limit=1")).status).toBe(200);
+    const cachedNoLaterThan = Date.now();
     const revoked = await cli(["keys", "revoke", id, "--db", db]);
     expect(revoked.code).toBe(0);
-    const revokedAt = performance.now();
-    const refusedAfterMs = await Promise.all(
-      [0, 1, 2].map(async (index) => {
-        // Polled until refused, for at most the documented time and a margin for one request.
-        // Timed by when the refused request was sent, so that a slow answer on a busy machine is not counted.
-        while (performance.now() - revokedAt < 6_500) {
-          const sentAt = performance.now();
-          if ((await call(index, key, "/v1/pets?limit=1")).status === 401) return Math.round(sentAt - revokedAt);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        return Number.POSITIVE_INFINITY;
-      }),
-    );
-    console.info(`section 4: revoked key refused by the three servers after ${refusedAfterMs.join(", ")} ms`);
-    for (const ms of refusedAfterMs) expect(ms).toBeLessThanOrEqual(6_500);
+    // The documented bound: a cached key is trusted for at most 5 s after it was read. A request
+    // sent once that has passed must be refused by every server, however slow the machine.
+    const bound = cachedNoLaterThan + 5_000 - Date.now();
+    if (bound > 0) await new Promise((resolve) => setTimeout(resolve, bound + 1));
+    const statuses = await Promise.all([0, 1, 2].map(async (index) => (await call(index, key, "/v1/pets?limit=1")).status));
+    console.info(`section 4: revoked key, 5 s after it was cached: the three servers answer ${statuses.join(", ")}`);
+    expect(statuses).toEqual([401, 401, 401]);
   }, 30_000);
 
   it("keeps every pet answered 201 when PostgreSQL restarts mid-load (fast shutdown), and the servers recover by themselves", async () => {
@@ -225,6 +217,27 @@ describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
       await expect.poll(async () => (await fetch(new URL("/healthz", servers[index]!.url))).status, { timeout: 20_000, interval: 200 }).toBe(200);
     }
   }, 120_000);
+
+  it("answers 503 within the 1 s query bound while PostgreSQL hangs (SIGSTOP), and serves again after SIGCONT", async () => {
+    const { key } = await createKey(db);
+    pg.signal("SIGSTOP");
+    let answers: Answer[];
+    const began = performance.now();
+    try {
+      // Each answer must come before REQUEST_TIMEOUT_MS, or call() throws: a hang fails the test.
+      answers = await Promise.all(Array.from({ length: 9 }, (_, i) => call(i % 3, key, "/v1/pets", { method: "POST", json: { name: "Hung", categoryId: 1 } })));
+    } finally {
+      pg.signal("SIGCONT");
+    }
+    console.info(`section 4, PostgreSQL hung (SIGSTOP): ${answers.length} creates over 3 servers answered ${[...new Set(answers.map((a) => a.status))].join(",")} within ${Math.round(performance.now() - began)} ms`);
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 503, code: "service_unavailable" });
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    for (const index of [0, 1, 2]) {
+      await expect.poll(async () => (await call(index, key, "/v1/pets?limit=1")).status, { timeout: 20_000, interval: 200 }).toBe(200);
+    }
+  }, 60_000);
 
   it("stops all three with exit 0 on SIGTERM", async () => {
     const exits = await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));

@@ -27,6 +27,24 @@ export interface HitArgs {
   banMs: number;
 }
 
+/** The order in which a hit statement binds its arguments (see `hitText`, `hitValues`). */
+const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "start0", "start1", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
+
+/**
+ * A hit statement written with named parameters for the reader (`:now`), as the engine binds
+ * it: each name replaced by `placeholder(its position from 1, name)`; a `::` cast is no name.
+ */
+export function hitText(named: string, placeholder: (position: number, name: keyof HitArgs) => string): string {
+  return named.replace(/(?<!:):([a-zA-Z]\w*)/g, (_, name: string) => {
+    const index = HIT_PARAMETERS.indexOf(name as keyof HitArgs);
+    if (index < 0) throw new Error(`hit statement: unknown parameter :${name}`);
+    return placeholder(index + 1, name as keyof HitArgs);
+  });
+}
+
+/** The arguments of a hit statement made by `hitText`, in their positions. */
+export const hitValues = (args: HitArgs) => HIT_PARAMETERS.map((name) => args[name]);
+
 /** An engine's SQL for the limiter's two statements. */
 export interface LimiterStatements {
   /**

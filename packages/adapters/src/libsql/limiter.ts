@@ -1,5 +1,5 @@
 import type { RateLimiter } from "@petstore/core";
-import { type HitArgs, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
+import { hitText, hitValues, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
@@ -72,18 +72,13 @@ RETURNING window0_start, window0_count, window1_start, window1_count, banned_unt
  * Named in the text for the reader, bound by number (`:now` becomes `?2`): the `libsql` package
  * takes longer to bind ten values by name than to run the statement.
  */
-const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "start0", "start1", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
-const HIT_SQL = HIT_SQL_NAMED.replace(/:(\w+)/g, (_, name: string) => {
-  const index = HIT_PARAMETERS.indexOf(name as keyof HitArgs);
-  if (index < 0) throw new Error(`HIT_SQL: unknown parameter :${name}`);
-  return `?${index + 1}`;
-});
+const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
 
 const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ? LIMIT ?)";
 
 /** SQLite's text for the shared limiter. */
 const STATEMENTS: LimiterStatements = {
-  hit: (args) => ({ sql: HIT_SQL, args: HIT_PARAMETERS.map((name) => args[name]), oneRow: true }),
+  hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
   sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
 };
 

@@ -3,46 +3,17 @@ import {
   type IdempotencyClaim,
   type NewOrder,
   type NewPet,
-  type Order,
-  type OrderStatus,
   type PageQuery,
   type Pet,
-  type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import type { Row, Value } from "../_sql/engine.js";
-import { groupedWrites } from "../_sql/grouped-writes.js";
+import { petInserts } from "../_sql/pet-inserts.js";
+import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
-const PET_COLUMNS = "id, name, category_id, status";
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
-/** Most pets one INSERT adds for the creates of one write (see `insertPet`). */
-const MAX_PETS_PER_INSERT = 64;
-
-/** `INSERT` of 1, 2... `MAX_PETS_PER_INSERT` pets, returning them: each text made and prepared once. */
-const INSERT_PETS = Array.from(
-  { length: MAX_PETS_PER_INSERT + 1 },
-  (_, rows) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`,
-);
-
-function toPet(row: Row): Pet {
-  const pet: Pet = { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id) };
-  // An absent status stays absent (no key at all), as the contract says.
-  if (row.status !== null) pet.status = row.status as PetStatus;
-  return pet;
-}
-
-function toOrder(row: Row): Order {
-  const order: Order = {
-    id: Number(row.id),
-    petId: Number(row.pet_id),
-    quantity: Number(row.quantity),
-    status: row.status as OrderStatus,
-    complete: Number(row.complete) === 1,
-  };
-  if (row.ship_date !== null) order.shipDate = String(row.ship_date);
-  return order;
-}
+/** `INSERT` of `rows` pets, returning them. */
+const insertPets = (rows: number) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`;
 
 /** `SELECT` of one page: ids above `afterId`, ascending, optionally of one status. */
 function pageStatement(table: string, columns: string, query: PageQuery<string>) {
@@ -64,23 +35,11 @@ export function libsqlStore(source: LibsqlSource): PetStore {
   /** Moves with every change to pets, by any process (see migrations.ts). */
   const petsVersion = async () => Number((await db.readLatest({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
 
-  /**
-   * A create without a claim. The creates that arrive before the engine makes the statement
-   * (on a local engine: before the next write batch, one turn of the event loop) are inserted
-   * by one multi-row INSERT: a statement per pet cost more than the pets. Ids are assigned in
-   * the order of the rows, which is the order of arrival. Each caller is answered once the
-   * write is durable, like any write.
-   */
-  const insertPet = groupedWrites<Value[], Pet>(db, {
-    max: MAX_PETS_PER_INSERT,
-    make: (rows) => [{ sql: INSERT_PETS[rows.length]!, args: rows.flat() }],
-    // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
-    answer: ([inserted]) => inserted!.rows.map(toPet).sort((a, b) => a.id - b.id),
-  });
+  const insertPet = petInserts(db, insertPets);
 
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet("", values);
+    if (!claim) return insertPet(values);
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
     // and a claim taken over after its lease ran out can never yield a second pet.

@@ -1,19 +1,8 @@
-import type { ApiKeyRecord, ApiKeys, PlanName } from "@petstore/core";
-import type { Row } from "../_sql/engine.js";
+import type { ApiKeys } from "@petstore/core";
+import { KEY_COLUMNS, keyRecordValues, toKeyRecord } from "../_sql/rows.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 import { sqlState } from "./_storage-errors.js";
-
-const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at";
-
-function toRecord(row: Row): ApiKeyRecord {
-  const record: ApiKeyRecord = { id: String(row.id), hash: String(row.hash), plan: row.plan as PlanName, createdAt: Number(row.created_at) };
-  if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
-  if (row.per_day !== null) record.perDay = Number(row.per_day);
-  if (row.label !== null) record.label = String(row.label);
-  if (row.revoked_at !== null) record.revokedAt = Number(row.revoked_at);
-  return record;
-}
 
 /**
  * API key records in Postgres (run `migratePostgres` first), shared by every process on it.
@@ -27,17 +16,8 @@ export function postgresKeys(source: PostgresSource): ApiKeys {
       try {
         await db.write([
           {
-            sql: `INSERT INTO api_keys (${COLUMNS}) VALUES ($1::text, $2::text, $3::text, $4::integer, $5::integer, $6::text, $7::bigint, $8::bigint)`,
-            args: [
-              record.id,
-              record.hash,
-              record.plan,
-              record.perMinute ?? null,
-              record.perDay ?? null,
-              record.label ?? null,
-              record.createdAt,
-              record.revokedAt ?? null,
-            ],
+            sql: `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1::text, $2::text, $3::text, $4::integer, $5::integer, $6::text, $7::bigint, $8::bigint)`,
+            args: keyRecordValues(record),
           },
         ]);
       } catch (error) {
@@ -47,11 +27,11 @@ export function postgresKeys(source: PostgresSource): ApiKeys {
       }
     },
     async findByHash(hash) {
-      const { rows } = await db.execute({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = $1::text`, args: [hash], oneRow: true });
-      return rows[0] && toRecord(rows[0]);
+      const { rows } = await db.execute({ sql: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1::text`, args: [hash], oneRow: true });
+      return rows[0] && toKeyRecord(rows[0]);
     },
     async list() {
-      return (await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY position`)).rows.map(toRecord);
+      return (await db.execute(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY position`)).rows.map(toKeyRecord);
     },
     async revoke(id, now) {
       // coalesce: revoking twice keeps the first time.

@@ -1,5 +1,5 @@
 import type { RateLimiter } from "@petstore/core";
-import { type HitArgs, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
+import { hitText, hitValues, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 
@@ -68,18 +68,13 @@ ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
 )})
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused`;
 
-/** Named in the text for the reader, bound by number with their types (`:now` becomes `$2::bigint`). */
-const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "start0", "start1", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
-const HIT_SQL = HIT_SQL_NAMED.replace(/(?<!:):([a-zA-Z]\w*)/g, (_, name: string) => {
-  const index = HIT_PARAMETERS.indexOf(name as keyof HitArgs);
-  if (index < 0) throw new Error(`HIT_SQL: unknown parameter :${name}`);
-  return `$${index + 1}::${name === "bucket" ? "text" : "bigint"}`;
-});
+/** Bound by number with their types (`:now` becomes `$2::bigint`). */
+const HIT_SQL = hitText(HIT_SQL_NAMED, (position, name) => `$${position}::${name === "bucket" ? "text" : "bigint"}`);
 
 const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= $1::bigint LIMIT $2::integer)";
 
 const STATEMENTS: LimiterStatements = {
-  hit: (args) => ({ sql: HIT_SQL, args: HIT_PARAMETERS.map((name) => args[name]), oneRow: true }),
+  hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
   sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
 };
 

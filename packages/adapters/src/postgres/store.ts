@@ -3,23 +3,17 @@ import {
   type IdempotencyClaim,
   type NewOrder,
   type NewPet,
-  type Order,
-  type OrderStatus,
   type PageQuery,
   type Pet,
-  type PetStatus,
   type PetStore,
 } from "@petstore/core";
-import type { Row, Value } from "../_sql/engine.js";
-import { groupedWrites } from "../_sql/grouped-writes.js";
+import { petInserts } from "../_sql/pet-inserts.js";
+import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 
-const PET_COLUMNS = "id, name, category_id, status";
 // `complete` as 0 or 1: clients disagree on how a boolean column arrives.
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete::integer AS complete";
-/** Most pets one INSERT adds for the creates of one turn (see `insertPet`). */
-const MAX_PETS_PER_INSERT = 64;
 /**
  * The advisory lock every insert into `pets` holds to its commit: the first 8 bytes of
  * SHA-256("petstore pets") as a signed bigint. Pets then commit in the order of their ids, in
@@ -27,8 +21,8 @@ const MAX_PETS_PER_INSERT = 64;
  */
 const PETS_LOCK = "4208976140421883827";
 
-/** `INSERT` of 1, 2... `MAX_PETS_PER_INSERT` pets in the order of their rows, under the pets lock, returning them. */
-const INSERT_PETS = Array.from({ length: MAX_PETS_PER_INSERT + 1 }, (_, rows) => {
+/** `INSERT` of `rows` pets in the order of their rows, under the pets lock, returning them. */
+const insertPets = (rows: number) => {
   const values = Array.from({ length: rows }, (_, i) => `($${3 * i + 1}::text, $${3 * i + 2}::bigint, $${3 * i + 3}::text, ${i})`).join(", ");
   // The lock's row joins every inserted row, so it is taken before the first id is drawn.
   return `INSERT INTO pets (name, category_id, status)
@@ -36,7 +30,7 @@ const INSERT_PETS = Array.from({ length: MAX_PETS_PER_INSERT + 1 }, (_, rows) =>
     CROSS JOIN (SELECT pg_advisory_xact_lock(${PETS_LOCK})) AS locked
     ORDER BY v.position
     RETURNING ${PET_COLUMNS}`;
-});
+};
 
 /**
  * A create that completes an idempotency claim, as ONE statement: under the pets lock, the
@@ -62,25 +56,6 @@ completed AS (
 )
 SELECT ${PET_COLUMNS} FROM pet`;
 
-function toPet(row: Row): Pet {
-  const pet: Pet = { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id) };
-  // An absent status stays absent (no key at all), as the contract says.
-  if (row.status !== null) pet.status = row.status as PetStatus;
-  return pet;
-}
-
-function toOrder(row: Row): Order {
-  const order: Order = {
-    id: Number(row.id),
-    petId: Number(row.pet_id),
-    quantity: Number(row.quantity),
-    status: row.status as OrderStatus,
-    complete: Number(row.complete) === 1,
-  };
-  if (row.ship_date !== null) order.shipDate = String(row.ship_date);
-  return order;
-}
-
 /** `SELECT` of one page: ids above `afterId`, ascending, optionally of one status. */
 function pageStatement(table: string, columns: string, query: PageQuery<string>) {
   const afterId = query.afterId ?? 0;
@@ -100,16 +75,11 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 export function postgresStore(source: PostgresSource): PetStore {
   const db = engineOf(source);
 
-  const insertPet = groupedWrites<Value[], Pet>(db, {
-    max: MAX_PETS_PER_INSERT,
-    make: (rows) => [{ sql: INSERT_PETS[rows.length]!, args: rows.flat() }],
-    // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
-    answer: ([inserted]) => inserted!.rows.map(toPet).sort((a, b) => a.id - b.id),
-  });
+  const insertPet = petInserts(db, insertPets);
 
   async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet("", values);
+    if (!claim) return insertPet(values);
     const [inserted] = await db.write([{ sql: INSERT_CLAIMED_PET, args: [...values, claim.scope, claim.key, claim.fingerprint], oneRow: true }]);
     const row = inserted?.rows[0];
     if (!row) {

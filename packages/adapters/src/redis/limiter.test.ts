@@ -78,6 +78,24 @@ describe("redisLimiter", () => {
     );
   });
 
+  it("admits exactly the limit of hits fired at once over three connections, as three processes would", async () => {
+    const others = [new Redis(server.url), new Redis(server.url)];
+    try {
+      const prefix = freshPrefix();
+      const limiters = [send, ...others.map((other): RedisSend => (args) => other.call(args[0]!, ...args.slice(1)))].map((each) => redisLimiter({ send: each, prefix }));
+      const windows = windowsOf(25, 1_000);
+      const ban = { threshold: 10, seconds: 600 };
+      const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 3]!.hit({ bucket: "key:shared", windows, ban, now: T0 + i })));
+      const admitted = decisions.filter((d) => d.allowed);
+      expect(admitted).toHaveLength(25);
+      expect(new Set(admitted.map((d) => d.windows[0]!.remaining)).size).toBe(25);
+      // 65 refused: 10 refusals up to the threshold, the 11th bans, the rest are refused during the ban.
+      expect(decisions.filter((d) => d.bannedUntil !== undefined)).toHaveLength(90 - 25 - 10);
+    } finally {
+      for (const other of others) other.disconnect();
+    }
+  });
+
   it("keeps a bucket in one hash under the prefix, its name a hash tag, expiring after its last window or ban", async () => {
     const prefix = freshPrefix();
     const limiter = redisLimiter({ send, prefix });

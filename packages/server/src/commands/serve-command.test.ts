@@ -128,4 +128,19 @@ describe("petstore serve's bootstrap key", () => {
     expect(await runCli(["serve", "--help"], {}, { out: (line) => out.push(line), err: () => {} })).toBe(0);
     for (const variable of ["PETSTORE_BOOTSTRAP_KEY", "PETSTORE_BOOTSTRAP_PER_MINUTE", "PETSTORE_BOOTSTRAP_PER_DAY"]) expect(out.join("\n")).toContain(variable);
   });
+
+  it.each([
+    ["a limiter URL that is not redis://", { PETSTORE_LIMITER: "http://user:s3cret@cache:6379" }, "petstore: PETSTORE_LIMITER must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)"],
+    ["PETSTORE_LIMITER_FAIL_OPEN that is not 0 or 1", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_FAIL_OPEN: "yes" }, "petstore: PETSTORE_LIMITER_FAIL_OPEN must be 0 or 1, not 'yes'"],
+    ["fail-open without a limiter", { PETSTORE_LIMITER_FAIL_OPEN: "1" }, "petstore: --limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)"],
+    ["a zero limiter timeout", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_TIMEOUT_MS: "0" }, "petstore: PETSTORE_LIMITER_TIMEOUT_MS must be a whole number from 1 to 60000, not '0'"],
+  ])("exits 2 before opening the database or Redis on %s, never echoing a password", async (_, env, message) => {
+    const db = newDb();
+    const { code, out, err } = await serve(db, env);
+    expect(code).toBe(2);
+    expect(out).toEqual([]);
+    expect(err[0]).toBe(message);
+    expect(err.join("\n")).not.toContain("s3cret");
+    expect(existsSync(db.slice("file:".length))).toBe(false);
+  });
 });

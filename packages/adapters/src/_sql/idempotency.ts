@@ -1,0 +1,54 @@
+import type { ClaimResult, IdempotencyClaim, IdempotencyStore } from "@petstore/core";
+import type { SqlEngine, Statement } from "./engine.js";
+
+/** Every this many claims, one claim also deletes a bounded number of dead records. */
+const SWEEP_EVERY = 1_000;
+const SWEEP_BATCH = 1_000;
+
+/** An engine's SQL for the idempotency records (table `idempotency_keys`). */
+export interface IdempotencyStatements {
+  /**
+   * ONE upsert that takes the key only when no live record holds it (none, or one finished
+   * past the TTL or left unfinished past the lease), returning a row only when it took it.
+   */
+  take(claim: IdempotencyClaim, now: number): Statement;
+  /** Deletes at most `batch` dead records. */
+  sweep(now: number, batch: number): Statement;
+  /** The record of the claim's scope and key: `fingerprint`, `pet_id`. */
+  find(claim: IdempotencyClaim): Statement;
+  /** Deletes the claim's record only while it is unfinished and has the claim's fingerprint. */
+  release(claim: IdempotencyClaim): Statement;
+}
+
+/**
+ * Idempotency records in a SQL database, shared by every process on it: of concurrent claims
+ * of one key exactly one wins (`take` is one atomic statement); the store completes the claim
+ * in its insert's transaction. Dead records are deleted by every 1000th claim (no timers).
+ */
+export function sqlIdempotency(db: SqlEngine, statements: IdempotencyStatements): IdempotencyStore {
+  let claims = 0;
+
+  async function claim(claim: IdempotencyClaim, now: number): Promise<ClaimResult> {
+    const take = statements.take(claim, now);
+    const sweeping = ++claims % SWEEP_EVERY === 0;
+    for (;;) {
+      const [taken] = await db.write(sweeping ? [take, statements.sweep(now, SWEEP_BATCH)] : [take]);
+      if (taken!.rows.length > 0) return { state: "claimed" };
+      const record = (await db.execute(statements.find(claim))).rows[0];
+      // Gone: released between the two statements, so it is free to take now.
+      if (!record) continue;
+      if (record.fingerprint !== claim.fingerprint) return { state: "mismatch" };
+      if (record.pet_id === null) return { state: "in_progress" };
+      return { state: "completed", petId: Number(record.pet_id) };
+    }
+  }
+
+  return {
+    claim,
+    async release(claim) {
+      // Only this request's unfinished claim: a completed record must keep answering replays,
+      // and a claim another request took over after the lease is not ours to drop.
+      await db.write([statements.release(claim)]);
+    },
+  };
+}
