@@ -162,7 +162,14 @@ export async function startPostgres(): Promise<PostgresServer> {
       if (pid === undefined) throw new Error("postgres is not running");
       // Its children by PID, from Linux's /proc (the postmaster forks one per connection).
       const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-      for (const each of [pid, ...children]) process.kill(each, signal);
+      for (const each of [pid, ...children]) {
+        try {
+          process.kill(each, signal);
+        } catch (error) {
+          // A backend that exited between the listing and the signal (its client went away).
+          if ((error as { code?: unknown }).code !== "ESRCH" || each === pid) throw error;
+        }
+      }
     },
     async destroy() {
       await stop();
