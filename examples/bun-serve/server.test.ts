@@ -28,8 +28,8 @@ describe("the bun-serve example", () => {
     expect(response.headers.get("x-ratelimit-limit")).toBe("60");
   });
 
-  it("is the snippet the README shows, word for word", () => {
-    const readme = readFileSync(`${ROOT}README.md`, "utf8");
+  it("is the snippet docs/library.md shows, word for word", () => {
+    const readme = readFileSync(`${ROOT}docs/library.md`, "utf8");
     expect(readme).toContain(readFileSync(`${ROOT}examples/bun-serve/server.ts`, "utf8"));
   });
 });
