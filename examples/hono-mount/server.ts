@@ -14,7 +14,8 @@ app.get("/", (c) => c.text("Welcome to the shop"));
 app.get("/health", (c) => c.json({ ok: true }));
 
 // The Pet Store gets the request unchanged, /v1 included, which is its default basePath.
-// (hono/mount's mount() would strip /v1 first; then the Pet Store would need basePath "".)
+// (Hono's app.mount("/v1", ...) would strip /v1 before the Pet Store saw the request, and its
+// Location and Link headers would then lack it: pass the request unchanged, as here.)
 app.all("/v1/*", (c) => petstore.fetch(c.req.raw, { clientAddress: c.env.requestIP(c.req.raw)?.address }));
 
 const server = Bun.serve({

@@ -11,8 +11,15 @@ import { route, routeFinder } from "./pipeline/route.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
-  /** A fetch handler; an arrow property, so it can be passed around unbound. */
-  fetch: (request: Request, info?: ClientInfo) => Promise<Response>;
+  /**
+   * A fetch handler; an arrow property, so it can be passed around unbound. A host passes the
+   * `Request` and the client's address; a test may call it as it calls `fetch`, with a URL
+   * and a `RequestInit`.
+   */
+  fetch: {
+    (request: Request, info?: ClientInfo): Promise<Response>;
+    (url: string | URL, init?: RequestInit): Promise<Response>;
+  };
 }
 
 /**
@@ -33,7 +40,11 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const finish = finishStage(settings, findRoute);
 
   return {
-    fetch: async (request, info) => {
+    fetch: async (input: Request | string | URL, second?: ClientInfo | RequestInit) => {
+      // As fetch is called: a URL and its init make the Request; a host's Request comes with the client's address.
+      // (Any other object is taken for a Request: hosts may hand over their own Request class.)
+      const byUrl = typeof input === "string" || input instanceof URL;
+      const [request, info] = byUrl ? [new Request(input, second as RequestInit | undefined), undefined] : [input, second as ClientInfo | undefined];
       const exchange = beginExchange(request, info, settings.clock()); // request id, path, standard headers
       let response: Response;
       try {

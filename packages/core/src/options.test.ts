@@ -1,4 +1,6 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
+import { createPetstore } from "./app.js";
 import { type PetstoreOptions, resolveOptions } from "./options.js";
 import type { ApiKeyRecord } from "./ports.js";
 
@@ -37,5 +39,15 @@ describe("resolveOptions", () => {
 
   it("throws on a malformed trustProxy range, so bad configuration fails at start", () => {
     expect(() => resolveOptions({ ...ports, trustProxy: ["10.0.0.0/33"] })).toThrow(TypeError);
+  });
+});
+
+describe("basePath", () => {
+  const ports = memoryAdapters();
+  it.each([["/v1", "/v1"], ["/api/petstore/", "/api/petstore"], ["", ""], ["/", ""]])("takes %j as %j", (given, kept) => {
+    expect(resolveOptions({ ...ports, basePath: given }).basePath).toBe(kept);
+  });
+  it.each(["api/petstore", "v1", "/api//petstore", "/api petstore", "/v1?x=1", "https://x/v1"])("refuses %j with a TypeError that says what a basePath is", (given) => {
+    expect(() => createPetstore({ ...ports, basePath: given })).toThrow(new TypeError(`basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(given)}`));
   });
 });

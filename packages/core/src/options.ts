@@ -10,7 +10,10 @@ export interface PetstoreOptions {
   keys: ApiKeys;
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
-  /** Where the API is mounted. Default `/v1`. */
+  /**
+   * Where the API is mounted, as the path the requests arrive with: `/v1` (the default),
+   * `/api/petstore`, or `""` for the root. A trailing slash is dropped.
+   */
   basePath?: string;
   /** Overrides of the plans' numbers; the specification's table is the default. */
   plans?: Partial<Record<PlanName, PlanLimits>>;
@@ -100,6 +103,15 @@ function logError(error: unknown, requestId: string): void {
   console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", requestId, ...described(error), ...cause, ...stack }));
 }
 
+/** The mount point without its trailing slash; throws on one no request path could start with. */
+function basePathOf(basePath: string): string {
+  const trimmed = basePath.replace(/\/+$/, "");
+  if (trimmed !== "" && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(trimmed)) {
+    throw new TypeError(`basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(basePath)}`);
+  }
+  return trimmed;
+}
+
 /** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
 export function resolveOptions(options: PetstoreOptions): Settings {
   return {
@@ -108,7 +120,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     keys: options.keys,
     limiter: options.limiter,
     idempotency: options.idempotency,
-    basePath: (options.basePath ?? "/v1").replace(/\/+$/, ""),
+    basePath: basePathOf(options.basePath ?? "/v1"),
     limitsOf: limitsResolver({ ...DEFAULT_PLANS, ...options.plans }),
     ban: { ...DEFAULT_BAN, ...options.ban },
     clock: options.clock ?? Date.now,
