@@ -132,7 +132,7 @@ describe("each example, run as its README says", () => {
     return { url: url!.replace(/\/pets$/, ""), key: key! };
   }
 
-  it.concurrent.each(["node-http", "bun-serve", "hono-mount", "itty-mount"])("%s serves the curl line it prints", async (example) => {
+  it.concurrent.each(["node-http", "express", "hono-node", "bun-serve", "hono-mount", "itty-mount"])("%s serves the curl line it prints", async (example) => {
     await runServerExample(example);
   }, 240_000);
 
