@@ -52,7 +52,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         exchange.identity = identity;
         const decision = await limit(exchange); // 2. one hit on the bucket: the key, else the client address
         refuse(exchange, decision); // 3. rate-limit headers; 429 when banned or over a limit
-        const match = await findRoute(exchange.pathname);
+        const match = await findRoute(request, exchange.pathname);
         const caller = authorize(identity, match); // 4. 401 without a valid key, unless the route is public
         const routed = route(match, request.method, exchange.pathname); // 5. 404, or 405 with Allow
         response = await run(routed, exchange, caller); // 6. the operation: validate, then run

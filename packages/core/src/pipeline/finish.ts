@@ -32,7 +32,7 @@ export function finishStage(settings: Pick<Settings, "onResponse">, findRoute: F
     if (exchange.errorCode !== undefined) event.errorCode = exchange.errorCode;
     if (exchange.banStarted) event.banStarted = true;
     // Remembered per path by `findRoute`: a path seen before costs a lookup in a Map, and no await.
-    const match = findRoute(exchange.pathname);
+    const match = findRoute(exchange.request, exchange.pathname);
     return match instanceof Promise ? match.then((found) => report(event, found, exchange.aborted)) : report(event, match, exchange.aborted);
   }
 

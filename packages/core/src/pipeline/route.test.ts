@@ -6,7 +6,7 @@ import { listPets } from "../handlers/list-pets.js";
 import { route, routeFinder } from "./route.js";
 
 const finder = routeFinder("/v1");
-const find = async (pathname: string) => finder(pathname);
+const find = async (pathname: string) => finder(new Request(`http://petstore.test${pathname}`), pathname);
 
 describe("routeFinder", () => {
   it("finds each operation's route and copies its path parameters", async () => {
@@ -24,7 +24,7 @@ describe("routeFinder", () => {
     const match = await find("/v1/openapi.json");
     expect(match?.route).toMatchObject({ path: "/openapi.json", public: true });
     expect(await find("/v1/openapi.json/")).toBeUndefined();
-    expect((await routeFinder("/api")("/api/openapi.json"))?.route.path).toBe("/openapi.json");
+    expect((await routeFinder("/api")(new Request("http://petstore.test/api/openapi.json"), "/api/openapi.json"))?.route.path).toBe("/openapi.json");
   });
 
   it("gives the same answer for a path after many other paths were asked", async () => {

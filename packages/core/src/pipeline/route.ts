@@ -1,4 +1,4 @@
-import { IttyRouter } from "itty-router";
+import { Router } from "itty-router";
 import type { Handler } from "../context.js";
 import { ApiError } from "../errors.js";
 import { serialized } from "../handlers/_respond.js";
@@ -12,8 +12,8 @@ export interface RouteMatch {
   params: Readonly<Record<string, string>>;
 }
 
-/** Finds the route of a path; a promise only the first time a path is seen. */
-export type FindRoute = (pathname: string) => RouteMatch | undefined | Promise<RouteMatch | undefined>;
+/** Finds the route of a request by its path; a promise only the first time a path is seen. */
+export type FindRoute = (request: Request, pathname: string) => RouteMatch | undefined | Promise<RouteMatch | undefined>;
 
 /** Paths whose match is remembered; past this many, the oldest is forgotten. */
 const MATCHES_KEPT = 1_000;
@@ -26,23 +26,23 @@ function openApiRoute(basePath: string): RouteMatch {
 }
 
 /**
- * The route serving a path under `basePath`: `/openapi.json` exactly, else the first of
- * `ROUTES` whose pattern itty-router matches. The answer for a path is remembered (for the
+ * The route serving a request under `basePath`: `/openapi.json` exactly, else the first of
+ * `ROUTES` whose pattern itty-router matches (a `Router` with the base, asked with the request
+ * itself, which it gives `params` and `query`). The answer for a path is remembered (for the
  * latest 1,000 paths): asking itty-router parses a URL and tries each pattern, about a tenth of
  * a GET's time in the server, for an answer that depends on the path alone.
  */
 export function routeFinder(basePath: string): FindRoute {
   const openApiPath = `${basePath}/openapi.json`;
   const openApi = openApiRoute(basePath);
-  const router = IttyRouter({ base: basePath });
+  const router = Router({ base: basePath });
   // Every route takes every method here: `route` picks the handler by method.
   for (const route of ROUTES) router.all(route.path, ({ params }) => ({ route, params: Object.freeze({ ...params }) }));
   const matches = new Map<string, RouteMatch | undefined>();
-  return (pathname) => {
+  return (request, pathname) => {
     if (pathname === openApiPath) return openApi;
     if (matches.has(pathname)) return matches.get(pathname);
-    // A pathname taken from a parsed URL parses back to itself, under any origin.
-    return router.fetch({ method: "GET", url: `http://petstore.invalid${pathname}` }).then((found: RouteMatch | undefined) => {
+    return router.fetch(request).then((found: RouteMatch | undefined) => {
       if (matches.size >= MATCHES_KEPT) matches.delete(matches.keys().next().value!);
       matches.set(pathname, found);
       return found;
