@@ -1,7 +1,9 @@
-import { closeSync, fsyncSync, openSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type NativeDatabase from "libsql";
+import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
+import type { Io } from "./_command.js";
 
 /**
  * Files of a local database, for the commands that copy one (`backup`, `restore`). The
@@ -61,8 +63,21 @@ export function exists(path: string): boolean {
   }
 }
 
+/**
+ * Removes the copies a `backup` or `restore` killed midway left beside `path`
+ * (`.NAME.PID-RAND.partial` or `.restoring`, and their journals) whose process is gone.
+ */
+export function removeAbandonedCopies(path: string, kind: "partial" | "restoring"): void {
+  const prefix = `.${basename(path)}.`;
+  const copy = new RegExp(`^(\\d+)-[0-9a-f]+\\.${kind}`);
+  for (const name of readdirSync(dirname(path))) {
+    const match = name.startsWith(prefix) ? copy.exec(name.slice(prefix.length)) : null;
+    if (match && !processRuns(Number(match[1]))) rmSync(join(dirname(path), name), { force: true });
+  }
+}
+
 /** Whether a process with this id runs (one of another user's counts). */
-export function processRuns(pid: number): boolean {
+function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -72,12 +87,14 @@ export function processRuns(pid: number): boolean {
 }
 
 /**
- * Why a command that only reads or changes keys must not open `url`: a local file that does
- * not exist (SQLite would create an empty database there, and a mistyped path would look like
- * a database without keys). Undefined when it may.
+ * The storage of `db` for a command that only reads or changes keys; undefined, with one line
+ * on stderr, for a local file that does not exist: SQLite would create an empty database there,
+ * and a mistyped path would look like a database without keys.
  */
-export function missingDatabase(url: string): string | undefined {
-  if (!url.startsWith("file:") || url.startsWith("file::memory:")) return undefined;
-  const path = localPath(url);
-  return exists(path) ? undefined : `no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`;
+export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage | undefined> {
+  if (db.url.startsWith("file:") && !db.url.startsWith("file::memory:") && !exists(localPath(db.url))) {
+    io.err(`petstore: no database at ${localPath(db.url)} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`);
+    return undefined;
+  }
+  return openStorage(db);
 }

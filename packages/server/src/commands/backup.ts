@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { linkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import NativeDatabase from "libsql";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
 import { POSTGRES_URL } from "../open-storage.js";
 import { dbConfig } from "./_options.js";
-import { count, exists, localPath, processRuns, reason, sameFile, syncPath } from "./_database-file.js";
+import { count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
 
 /** How long the snapshot waits for a lock another process holds (as the servers do). */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -31,7 +31,7 @@ interface BackupSummary {
  * (SQLite's "How To Corrupt An SQLite Database File", 2.2).
  */
 function snapshot(source: string, out: string, force: boolean): BackupSummary {
-  removeAbandonedCopies(out);
+  removeAbandonedCopies(out, "partial");
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}-${randomBytes(4).toString("hex")}.partial`);
   const removeTemp = () => {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
@@ -65,15 +65,6 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
     removeTemp();
     if ((error as { code?: unknown }).code === "EEXIST") throw new Error(`${out} already exists (--force replaces it)`);
     throw new Error(`cannot back up to ${out}: ${reason(error)}`);
-  }
-}
-
-/** Copies that a backup killed midway left beside `out` (`.NAME.PID-RAND.partial` and its journal), whose process is gone. */
-function removeAbandonedCopies(out: string): void {
-  const prefix = `.${basename(out)}.`;
-  for (const name of readdirSync(dirname(out))) {
-    const match = /^(\d+)-[0-9a-f]+\.partial/.exec(name.slice(prefix.length));
-    if (name.startsWith(prefix) && match && !processRuns(Number(match[1]))) rmSync(join(dirname(out), name), { force: true });
   }
 }
 

@@ -1,7 +1,6 @@
 import { type ApiKeyRecord, DEFAULT_PLANS } from "@petstore/core";
-import { openStorage } from "../open-storage.js";
 import type { Command } from "./_command.js";
-import { missingDatabase } from "./_database-file.js";
+import { openExistingStorage } from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
 /** What may be shown of a key: never the key, nor its hash. */
@@ -32,13 +31,8 @@ themselves are never stored, so they cannot be shown.
   --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
   --json      print one JSON array of { id, plan, perMinute, perDay, label, createdAt, revokedAt }`,
   run: async (args, env, io) => {
-    const db = dbConfig(args, env);
-    const missing = missingDatabase(db.url);
-    if (missing !== undefined) {
-      io.err(`petstore: ${missing}`);
-      return 1;
-    }
-    const storage = await openStorage(db);
+    const storage = await openExistingStorage(dbConfig(args, env), io);
+    if (storage === undefined) return 1;
     try {
       const keys = (await storage.adapters.keys.list()).map(publicView);
       if (args.switches.has("json")) {

@@ -1,6 +1,5 @@
-import { openStorage } from "../open-storage.js";
 import type { Command } from "./_command.js";
-import { missingDatabase } from "./_database-file.js";
+import { openExistingStorage } from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
 /** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
@@ -13,13 +12,8 @@ refuses the key within 5 seconds. Revoking a key twice keeps the first revocatio
   --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
-    const db = dbConfig(args, env);
-    const missing = missingDatabase(db.url);
-    if (missing !== undefined) {
-      io.err(`petstore: ${missing}`);
-      return 1;
-    }
-    const storage = await openStorage(db);
+    const storage = await openExistingStorage(dbConfig(args, env), io);
+    if (storage === undefined) return 1;
     try {
       if (!(await storage.adapters.keys.revoke(id, Date.now()))) {
         io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import NativeDatabase from "libsql";
 import { POSTGRES_URL } from "../open-storage.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { count, exists, localPath, processRuns, reason, sameFile, syncPath } from "./_database-file.js";
+import { count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
 /** What the backup holds, checked before anything is replaced. */
@@ -87,7 +87,7 @@ function holdExclusively(db: string): NativeDatabase.Database {
  *    WAL and shared-memory files removed.
  */
 function restore(from: string, db: string): RestoreSummary {
-  removeAbandonedCopies(db);
+  removeAbandonedCopies(db, "restoring");
   const temp = join(dirname(db), `.${basename(db)}.${process.pid}-${randomBytes(4).toString("hex")}.restoring`);
   const removeTemp = () => {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
@@ -143,16 +143,6 @@ function restore(from: string, db: string): RestoreSummary {
     removeTemp();
     if (error instanceof Error && error.message.startsWith("another process")) throw error;
     throw new Error(`cannot restore ${db}: ${reason(error)}`);
-  }
-}
-
-/** Copies that a restore killed midway left beside the database (`.NAME.PID-RAND.restoring`), whose process is gone. */
-function removeAbandonedCopies(db: string): void {
-  const prefix = `.${basename(db)}.`;
-  for (const name of readdirSync(dirname(db))) {
-    const match = /^(\d+)-[0-9a-f]+\.restoring/.exec(name.slice(prefix.length));
-    if (!name.startsWith(prefix) || !match || processRuns(Number(match[1]))) continue;
-    rmSync(join(dirname(db), name), { force: true });
   }
 }
 
