@@ -1,5 +1,5 @@
 import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
-import { connectLibsql, type StorageObserver } from "@petstore/adapters/libsql/connect";
+import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
@@ -37,7 +37,7 @@ export interface Storage {
  * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
-  if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
+  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
   if (POSTGRES_URL.test(db.url)) return openPostgres(db);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db);

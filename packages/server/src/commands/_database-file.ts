@@ -1,7 +1,8 @@
 import { closeSync, fsyncSync, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
 import type NativeDatabase from "libsql";
+import { UsageError } from "../usage-error.js";
 
 /**
  * Files of a local database, for the commands that copy one (`backup`, `restore`). The
@@ -10,10 +11,18 @@ import type NativeDatabase from "libsql";
  * SQLite Database File", 2.2), so these stat it, never open it.
  */
 
-/** The file a `file:` URL names, resolved the way the driver resolves it (query dropped). */
-export function localPath(url: string): string {
-  const withoutQuery = url.replace(/[?#].*$/, "");
-  return resolve(withoutQuery.startsWith("file://") ? fileURLToPath(withoutQuery) : decodeURIComponent(withoutQuery.slice("file:".length)));
+/**
+ * The absolute path of the file a `file:` URL names, read as `connectLibsql` reads it;
+ * undefined for an in-memory database or a server.
+ */
+export function localPath(url: string): string | undefined {
+  let location: DatabaseLocation;
+  try {
+    location = databaseLocation(url);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return location.kind === "file" ? resolve(location.path) : undefined;
 }
 
 /** Why a path cannot be used, in a few words, from a `node:fs` error. */
@@ -77,7 +86,7 @@ export function processRuns(pid: number): boolean {
  * a database without keys). Undefined when it may.
  */
 export function missingDatabase(url: string): string | undefined {
-  if (!url.startsWith("file:") || url.startsWith("file::memory:")) return undefined;
   const path = localPath(url);
+  if (path === undefined) return undefined;
   return exists(path) ? undefined : `no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`;
 }
