@@ -35,6 +35,9 @@ the database and exits 0.
   --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
                        in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
+                       PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
+                       process's write lock, or a server's answer, before a 503 (default 5000 for
+                       libSQL, 1000 for Postgres)
   --limiter URL        keep the rate limits in Redis instead of the database:
                        redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
                        PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { trustedProxies } from "@petstore/core";
 import type { LimiterConfig } from "../../open-limiter.js";
 import type { DbConfig } from "../../open-storage.js";
@@ -22,6 +23,12 @@ export interface ServeConfig {
   metricsListen: { host: string; port: number } | undefined;
 }
 
+/** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
+function plausibleHost(host: string): boolean {
+  if (isIP(host) !== 0 || isIP(/^\[(.*)\]$/.exec(host)?.[1] ?? "") === 6) return true;
+  return !/^[\d.]+$/.test(host) && !host.includes(":") && /^[A-Za-z0-9.-]+$/.test(host);
+}
+
 /** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
 function listenAddress(text: string, flag: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
@@ -34,6 +41,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   const port = setting(args, "port", env, "PETSTORE_PORT");
   // Development mode stays on loopback unless told otherwise.
   const host = setting(args, "host", env, "PETSTORE_HOST")?.value ?? (dev ? "127.0.0.1" : "0.0.0.0");
+  if (!plausibleHost(host)) throw new UsageError(`${setting(args, "host", env, "PETSTORE_HOST")?.source ?? "--host"} must be an IP address or a host name, not '${host}'`);
   const trustProxy = (args.values["trust-proxy"] ?? "").split(",").map((cidr) => cidr.trim()).filter(Boolean);
   try {
     trustedProxies(trustProxy);
