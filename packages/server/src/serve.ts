@@ -37,6 +37,15 @@ interface DenoRuntime {
   ): DenoServer;
 }
 
+/**
+ * An HTTP/1.0 request without `Host` with an absolute URL: Bun hands it over with its URL
+ * as the bare request target (`/v1/pets`), which the URL parsers downstream misread (the
+ * path read `/pets`: a 404 outside the API, without its headers).
+ */
+function withTarget(request: Request): Request {
+  return request.url.startsWith("/") ? new Request(`http://localhost${request.url}`, request) : request;
+}
+
 function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
   const server = bun.serve({
     hostname: options.hostname,
@@ -47,7 +56,7 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     // address and port would start without error and the kernel would split connections
     // between the two. A port in use must be an error instead.
     reusePort: false,
-    fetch: (request, server) => options.fetch(request, () => server.requestIP(request)?.address),
+    fetch: (request, server) => options.fetch(request.headers.has("host") ? request : withTarget(request), () => server.requestIP(request)?.address),
   });
   return {
     hostname: server.hostname ?? options.hostname,
