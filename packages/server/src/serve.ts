@@ -23,7 +23,8 @@ export interface RunningServer {
   hostname: string;
   port: number;
   /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes what is left. */
-  stop(graceMs: number): Promise<void>;
+  /** Resolves true when every request finished in time, false when the grace period ran out first. */
+  stop(graceMs: number): Promise<boolean>;
 }
 
 interface DenoServer {
@@ -62,7 +63,9 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     hostname: server.hostname ?? options.hostname,
     port: server.port ?? options.port,
     stop: async (graceMs) => {
-      if ((await outcomeWithin(server.stop(), graceMs)) === "timeout") await server.stop(true);
+      if ((await outcomeWithin(server.stop(), graceMs)) !== "timeout") return true;
+      await server.stop(true);
+      return false;
     },
   };
 }
@@ -80,7 +83,7 @@ async function serveOnDeno(deno: DenoRuntime, options: ServeOptions): Promise<Ru
     ...address,
     stop: async (graceMs) => {
       // Deno has no forced close: past the grace period the process simply exits.
-      await outcomeWithin(server!.shutdown(), graceMs);
+      return (await outcomeWithin(server!.shutdown(), graceMs)) !== "timeout";
     },
   };
 }

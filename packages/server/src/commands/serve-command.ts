@@ -101,7 +101,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
       const signal = await stop;
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
-      await server.stop(GRACE_MS);
+      // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
+      if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });
       await metricsServer?.stop(0);
       logLine(io, "stopped");
       return 0;
