@@ -1,3 +1,5 @@
+import { outcomeWithin } from "./_outcome-within.js";
+
 /** How long a storage failure that a request met keeps `/healthz` at 503. */
 const FAILURE_MEMORY_MS = 5_000;
 /** A check that has not answered by then reports storage as down. */
@@ -33,15 +35,10 @@ export function health(check: () => Promise<void>, clock: () => number = Date.no
       failedAt = clock();
     },
     async problem() {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<string>((resolve) => (timer = setTimeout(resolve, CHECK_TIMEOUT_MS, `storage did not answer within ${CHECK_TIMEOUT_MS / 1000} s`)));
-      const checked = check().then(() => undefined, reasonOf);
-      try {
-        const problem = await Promise.race([checked, timeout]);
-        if (problem !== undefined) return problem;
-      } finally {
-        clearTimeout(timer);
-      }
+      let failure = "";
+      const outcome = await outcomeWithin(check().catch((error: unknown) => { failure = reasonOf(error); throw error; }), CHECK_TIMEOUT_MS);
+      if (outcome === "timeout") return `storage did not answer within ${CHECK_TIMEOUT_MS / 1000} s`;
+      if (outcome === "rejected") return failure;
       const since = clock() - failedAt;
       if (since < FAILURE_MEMORY_MS) return `a request met a storage failure ${(since / 1000).toFixed(1)} s ago`;
       return undefined;

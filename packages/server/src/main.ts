@@ -4,8 +4,25 @@
  * and exits with its code. Compiled into dist/petstore by build.ts; also runs as a script
  * under Bun or Deno.
  */
+import { tmpdir } from "node:os";
 import process from "node:process";
-import { runCli } from "./cli.js";
+
+/**
+ * The command line, loaded here rather than imported: loading it loads SQLite's native driver,
+ * which the compiled binary unpacks into TMPDIR first, and a failure there is then one line
+ * instead of the runtime's dump of the bundle's source.
+ */
+async function loadCli(): Promise<typeof import("./cli.js")> {
+  try {
+    return await import("./cli.js");
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+    process.stderr.write(`petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`);
+    process.exit(1);
+  }
+}
+
+const { runCli } = await loadCli();
 
 /**
  * Lines for stdout, written once per turn of the event loop rather than one write each: the

@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
-import { connectLibsql, type StorageObserver } from "@petstore/adapters/libsql/connect";
+import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
@@ -37,10 +39,12 @@ export interface Storage {
  * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
-  if (db.url === ":memory:") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
+  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
   if (POSTGRES_URL.test(db.url)) return openPostgres(db);
   // The observer (metrics) hears a local file's group commits and fsyncs.
-  const connection = await connectLibsql(observer ? { ...db, observer } : db);
+  const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
+    throw new Error(openFailure(db.url, error), { cause: error });
+  });
   try {
     await migrate(connection);
   } catch (error) {
@@ -52,6 +56,16 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
     check: () => checkLibsql(connection),
     close: () => connection.close(),
   };
+}
+
+/** Why a libSQL database could not be opened, in one line: a local file's missing directory by name, not the driver's code. */
+function openFailure(url: string, error: unknown): string {
+  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  const location = databaseLocation(url);
+  if (location.kind !== "file") return `cannot open ${url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//")}: ${message}`;
+  const directory = dirname(resolve(location.path));
+  if (!existsSync(directory)) return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
+  return `cannot open database ${resolve(location.path)}: ${message}`;
 }
 
 /**

@@ -23,7 +23,8 @@ export interface RunningServer {
   hostname: string;
   port: number;
   /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes what is left. */
-  stop(graceMs: number): Promise<void>;
+  /** Resolves true when every request finished in time, false when the grace period ran out first. */
+  stop(graceMs: number): Promise<boolean>;
 }
 
 interface DenoServer {
@@ -37,6 +38,15 @@ interface DenoRuntime {
   ): DenoServer;
 }
 
+/**
+ * An HTTP/1.0 request without `Host` with an absolute URL: Bun hands it over with its URL
+ * as the bare request target (`/v1/pets`), which the URL parsers downstream misread (the
+ * path read `/pets`: a 404 outside the API, without its headers).
+ */
+function withTarget(request: Request): Request {
+  return request.url.startsWith("/") ? new Request(`http://localhost${request.url}`, request) : request;
+}
+
 function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
   const server = bun.serve({
     hostname: options.hostname,
@@ -47,13 +57,15 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     // address and port would start without error and the kernel would split connections
     // between the two. A port in use must be an error instead.
     reusePort: false,
-    fetch: (request, server) => options.fetch(request, () => server.requestIP(request)?.address),
+    fetch: (request, server) => options.fetch(request.headers.has("host") ? request : withTarget(request), () => server.requestIP(request)?.address),
   });
   return {
     hostname: server.hostname ?? options.hostname,
     port: server.port ?? options.port,
     stop: async (graceMs) => {
-      if ((await outcomeWithin(server.stop(), graceMs)) === "timeout") await server.stop(true);
+      if ((await outcomeWithin(server.stop(), graceMs)) !== "timeout") return true;
+      await server.stop(true);
+      return false;
     },
   };
 }
@@ -71,7 +83,7 @@ async function serveOnDeno(deno: DenoRuntime, options: ServeOptions): Promise<Ru
     ...address,
     stop: async (graceMs) => {
       // Deno has no forced close: past the grace period the process simply exits.
-      await outcomeWithin(server!.shutdown(), graceMs);
+      return (await outcomeWithin(server!.shutdown(), graceMs)) !== "timeout";
     },
   };
 }

@@ -1,8 +1,9 @@
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
 import type NativeDatabase from "libsql";
 import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
+import { UsageError } from "../usage-error.js";
 import type { Io } from "./_command.js";
 
 /**
@@ -12,10 +13,18 @@ import type { Io } from "./_command.js";
  * SQLite Database File", 2.2), so these stat it, never open it.
  */
 
-/** The file a `file:` URL names, resolved the way the driver resolves it (query dropped). */
-export function localPath(url: string): string {
-  const withoutQuery = url.replace(/[?#].*$/, "");
-  return resolve(withoutQuery.startsWith("file://") ? fileURLToPath(withoutQuery) : decodeURIComponent(withoutQuery.slice("file:".length)));
+/**
+ * The absolute path of the file a `file:` URL names, read as `connectLibsql` reads it;
+ * undefined for an in-memory database or a server.
+ */
+export function localPath(url: string): string | undefined {
+  let location: DatabaseLocation;
+  try {
+    location = databaseLocation(url);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return location.kind === "file" ? resolve(location.path) : undefined;
 }
 
 /** Why a path cannot be used, in a few words, from a `node:fs` error. */
@@ -92,8 +101,9 @@ function processRuns(pid: number): boolean {
  * and a mistyped path would look like a database without keys.
  */
 export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage | undefined> {
-  if (db.url.startsWith("file:") && !db.url.startsWith("file::memory:") && !exists(localPath(db.url))) {
-    io.err(`petstore: no database at ${localPath(db.url)} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`);
+  const path = localPath(db.url);
+  if (path !== undefined && !exists(path)) {
+    io.err(`petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`);
     return undefined;
   }
   return openStorage(db);

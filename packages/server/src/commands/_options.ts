@@ -34,15 +34,21 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   return config;
 }
 
-/** An environment variable that may be unset. */
-function optionalEnv(env: Env, variable: string): string | undefined {
+/**
+ * A variable's value; undefined when unset, empty, or unreadable: Deno throws on a variable
+ * its --allow-env does not list, and one the operator did not let through was not given.
+ */
+export function optionalEnv(env: Env, variable: string): string | undefined {
   try {
-    return env[variable];
+    const value = env[variable];
+    return value === "" ? undefined : value;
   } catch {
-    // Deno throws on a variable its --allow-env does not list: then it was not given.
     return undefined;
   }
 }
+
+/** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */
+export const MAX_LIMIT = 1_000_000_000;
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */
 export function integerSetting(text: string, source: string, min: number, max: number): number {
@@ -68,15 +74,7 @@ const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
  * `PETSTORE_LIMITER_FAIL_OPEN=1`). A mistyped URL is never repeated: it may hold a password.
  */
 export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undefined {
-  const read = (variable: string) => {
-    try {
-      const value = env[variable];
-      return value === "" ? undefined : value;
-    } catch {
-      // Deno throws on a variable its --allow-env does not list: then it was not given.
-      return undefined;
-    }
-  };
+  const read = (variable: string) => optionalEnv(env, variable);
   const url = args.values.limiter ?? read("PETSTORE_LIMITER");
   const source = args.values.limiter !== undefined ? "--limiter" : "PETSTORE_LIMITER";
   const failOpenEnv = read("PETSTORE_LIMITER_FAIL_OPEN");

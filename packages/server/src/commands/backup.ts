@@ -100,11 +100,11 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
       io.err("petstore: backup copies a local database file; for Postgres use pg_dump (e.g. pg_dump --format=custom --file=petstore.dump DATABASE_URL)");
       return 1;
     }
-    if (!url.startsWith("file:") || url.startsWith("file::memory:")) {
+    const source = localPath(url);
+    if (source === undefined) {
       io.err(`petstore: backup copies a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}; a libSQL server or Turso keeps its own backups`);
       return 1;
     }
-    const source = localPath(url);
     // stat, never open: see `snapshot`. SQLite would create a missing file, which is no backup.
     const found = (() => {
       try {

@@ -3,10 +3,9 @@ import { openStorage } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { dbConfig, integerSetting } from "./_options.js";
+import { dbConfig, integerSetting, MAX_LIMIT } from "./_options.js";
 
 const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
-const MAX_LIMIT = 1_000_000_000;
 const LABEL = /^[^\p{Cc}]{1,100}$/u;
 
 function keyInput(args: ParsedArgs): IssueApiKeyInput {

@@ -172,11 +172,11 @@ a client that retries such a create gets a new pet.
       io.err("petstore: restore replaces a local database file; for Postgres use pg_restore");
       return 1;
     }
-    if (!url.startsWith("file:") || url.startsWith("file::memory:")) {
+    const db = localPath(url);
+    if (db === undefined) {
       io.err(`petstore: restore replaces a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}`);
       return 1;
     }
-    const db = localPath(url);
     const backup = resolve(from);
     if (!exists(backup) || !statSync(backup).isFile()) {
       io.err(`petstore: no backup at ${backup}`);

@@ -1,228 +1,20 @@
-import process from "node:process";
-import {
-  type ApiKeys,
-  createPetstore,
-  hashApiKey,
-  isWellFormedApiKey,
-  issueApiKey,
-  trustedProxies,
-} from "@petstore/core";
 import { BUILD_INFO, VERSION } from "../version.js";
-import { metricsFetch } from "../metrics/metrics-fetch.js";
-import { type ServerMetrics, serverMetrics } from "../metrics/server-metrics.js";
-import { displayLimiter, type LimiterConfig, openLimiter } from "../open-limiter.js";
-import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
+import { serverMetrics } from "../metrics/server-metrics.js";
+import { displayLimiter, openLimiter } from "../open-limiter.js";
+import { openStorage } from "../open-storage.js";
 import { health } from "../health.js";
-import { type RunningServer, type ServerFetch, serve } from "../serve.js";
+import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
-import { UsageError } from "../usage-error.js";
-import type { Command, Env, Io } from "./_command.js";
-import { dbConfig, displayDb, integerSetting, limiterConfig, setting } from "./_options.js";
+import type { Command } from "./_command.js";
+import { displayDb } from "./_options.js";
+import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
+import { serveConfig } from "./serve/config.js";
+import { checkKeys, printDevKey } from "./serve/dev-key.js";
+import { localUrl, logLine } from "./serve/log.js";
+import { counted, startMetrics } from "./serve/metrics-listener.js";
+import { GRACE_MS, stopRequested } from "./serve/signals.js";
 
 const BASE_PATH = "/v1";
-/** How long in-flight requests get to finish after SIGTERM or SIGINT. */
-const GRACE_MS = 10_000;
-/** The highest per-minute or per-day limit a key may have, as in `keys create`. */
-const MAX_LIMIT = 1_000_000_000;
-
-/** A key the server makes sure exists at start: how a `:memory:` database gets its first key. */
-interface BootstrapKey {
-  key: string;
-  perMinute: number;
-  perDay: number;
-}
-
-interface ServeConfig {
-  port: number;
-  host: string;
-  db: DbConfig;
-  /** Where the rate limits live when not in the database (`--limiter`). */
-  limiter: LimiterConfig | undefined;
-  trustProxy: string[];
-  /** Development mode: a database without an active key gets a Free key, printed once. */
-  dev: boolean;
-  bootstrap: BootstrapKey | undefined;
-  /** Where `GET /metrics` is served; undefined: nowhere (the default). */
-  metricsListen: { host: string; port: number } | undefined;
-}
-
-/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
-function listenAddress(text: string, flag: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
-  if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
-  return { host: (match[1] ?? match[2])!, port: integerSetting(match[3]!, `${flag}'s port`, 0, 65_535) };
-}
-
-/**
- * A variable's value; undefined when unset, empty, or unreadable: Deno throws on a variable
- * its --allow-env does not list, and one the operator did not let through was not given.
- */
-function optionalEnv(env: Env, variable: string): string | undefined {
-  try {
-    const value = env[variable];
-    return value === "" ? undefined : value;
-  } catch {
-    return undefined;
-  }
-}
-
-/** From the environment only: key material never goes on argv, where `ps` shows it. */
-function bootstrapConfig(env: Env): BootstrapKey | undefined {
-  const key = optionalEnv(env, "PETSTORE_BOOTSTRAP_KEY");
-  const perMinute = optionalEnv(env, "PETSTORE_BOOTSTRAP_PER_MINUTE");
-  const perDay = optionalEnv(env, "PETSTORE_BOOTSTRAP_PER_DAY");
-  if (key === undefined) {
-    if (perMinute !== undefined || perDay !== undefined) {
-      throw new UsageError("PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY need PETSTORE_BOOTSTRAP_KEY");
-    }
-    return undefined;
-  }
-  // The value is a secret, even a mistyped one: the message never repeats it.
-  if (!isWellFormedApiKey(key)) {
-    throw new UsageError("PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum");
-  }
-  if (perMinute === undefined || perDay === undefined) {
-    throw new UsageError("PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)");
-  }
-  return {
-    key,
-    perMinute: integerSetting(perMinute, "PETSTORE_BOOTSTRAP_PER_MINUTE", 1, MAX_LIMIT),
-    perDay: integerSetting(perDay, "PETSTORE_BOOTSTRAP_PER_DAY", 1, MAX_LIMIT),
-  };
-}
-
-function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
-  const dev = args.switches.has("dev");
-  const port = setting(args, "port", env, "PETSTORE_PORT");
-  // Development mode stays on loopback unless told otherwise.
-  const host = setting(args, "host", env, "PETSTORE_HOST")?.value ?? (dev ? "127.0.0.1" : "0.0.0.0");
-  const trustProxy = (args.values["trust-proxy"] ?? "").split(",").map((cidr) => cidr.trim()).filter(Boolean);
-  try {
-    trustedProxies(trustProxy);
-  } catch (error) {
-    throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
-  }
-  const apiPort = port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535);
-  const metricsListen = args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen");
-  if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
-    throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
-  }
-  return {
-    port: apiPort,
-    host,
-    db: dbConfig(args, env),
-    limiter: limiterConfig(args, env),
-    trustProxy,
-    dev,
-    bootstrap: bootstrapConfig(env),
-    metricsListen,
-  };
-}
-
-const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
-
-/** Two listeners that would compete for one port: the same port (not 0) on the same or a wildcard address. */
-function sharesAddress(a: { host: string; port: number }, b: { host: string; port: number }): boolean {
-  if (a.port === 0 || a.port !== b.port) return false;
-  return a.host === b.host || WILDCARDS.has(a.host) || WILDCARDS.has(b.host);
-}
-
-/** Counts the requests being answered; only when metrics are on (it adds a promise per request). */
-function counted(fetch: ServerFetch, metrics: ServerMetrics | undefined): ServerFetch {
-  if (!metrics) return fetch;
-  return async (request, clientAddress) => {
-    metrics.requestStarted();
-    try {
-      return await fetch(request, clientAddress);
-    } finally {
-      metrics.requestFinished();
-    }
-  };
-}
-
-/** The metrics listener, when asked for: started before the API's, so it is there for the first request. */
-async function startMetrics(config: ServeConfig, metrics: ServerMetrics | undefined, io: Io): Promise<RunningServer | undefined> {
-  if (!config.metricsListen || !metrics) return undefined;
-  const { host, port } = config.metricsListen;
-  const server = await serve({ fetch: metricsFetch(metrics), hostname: host, port }).catch((error: unknown) => {
-    throw new Error(`cannot listen for metrics on ${host} port ${port}: ${error instanceof Error ? error.message : String(error)}`);
-  });
-  logLine(io, "metrics listening", { url: `${localUrl(server.hostname, server.port)}/metrics`, host: server.hostname, port: server.port });
-  return server;
-}
-
-function logLine(io: Io, event: string, fields: Record<string, unknown> = {}): void {
-  io.out(JSON.stringify({ time: new Date().toISOString(), level: "info", event, ...fields }));
-}
-
-/** The URL a person on this machine can paste: a wildcard address becomes loopback. */
-function localUrl(host: string, port: number): string {
-  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
-  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
-}
-
-/**
- * Stores the bootstrap key as an enterprise key unless the database already has it (by
- * hash): an existing key keeps its limits, and a revoked one stays revoked.
- */
-async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io): Promise<void> {
-  const hash = await hashApiKey(bootstrap.key);
-  let record = await keys.findByHash(hash);
-  const created = record === undefined;
-  if (record === undefined) {
-    const limits = { plan: "enterprise", perMinute: bootstrap.perMinute, perDay: bootstrap.perDay, label: "bootstrap" } as const;
-    try {
-      record = (await issueApiKey(keys, limits, { key: bootstrap.key })).record;
-    } catch (error) {
-      // Another process starting on the same database may have stored it a moment ago.
-      record = await keys.findByHash(hash);
-      if (record === undefined) throw error;
-    }
-  }
-  logLine(io, "bootstrap key", { keyId: record.id, created, revoked: record.revokedAt !== undefined });
-}
-
-/** Production never creates keys: it warns when nobody could use the API. Development makes one. */
-async function checkKeys(storage: Storage, config: ServeConfig, io: Io): Promise<string | undefined> {
-  const keys = storage.adapters.keys;
-  if ((await keys.list()).some((record) => record.revokedAt === undefined)) {
-    if (config.dev) {
-      io.out(
-        `Development mode: ${displayDb(config.db.url)} already has an active API key, so none was created. ` +
-          `Make another: petstore keys create --plan free (from a checkout: npm run petstore -- keys create --plan free)`,
-      );
-    }
-    return undefined;
-  }
-  if (config.dev) return (await issueApiKey(keys, { plan: "free", label: "development" })).key;
-  io.err(
-    JSON.stringify({
-      time: new Date().toISOString(),
-      level: "warn",
-      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${displayDb(config.db.url)}`,
-    }),
-  );
-  return undefined;
-}
-
-function printDevKey(io: Io, key: string, url: string): void {
-  io.out("");
-  io.out("Development mode: the database had no API key, so a Free key was created. It is shown only this once:");
-  io.out("");
-  io.out(`    ${key}`);
-  io.out("");
-  io.out("Try it:");
-  io.out("");
-  io.out(`    curl -H 'Authorization: Bearer ${key}' ${url}${BASE_PATH}/pets`);
-  io.out("");
-}
-
-function stopRequested(): Promise<string> {
-  return new Promise((resolve) => {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => resolve(signal));
-  });
-}
 
 /** `petstore serve`: migrations, then the API on Bun or Deno until SIGTERM or SIGINT. */
 export const serveCommand: Command = {
@@ -243,6 +35,9 @@ the database and exits 0.
   --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
                        in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
+                       PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
+                       process's write lock, or a server's answer, before a 503 (default 5000 for
+                       libSQL, 1000 for Postgres)
   --limiter URL        keep the rate limits in Redis instead of the database:
                        redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
                        PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
@@ -303,10 +98,11 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url);
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
       const signal = await stop;
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
-      await server.stop(GRACE_MS);
+      // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
+      if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });
       await metricsServer?.stop(0);
       logLine(io, "stopped");
       return 0;

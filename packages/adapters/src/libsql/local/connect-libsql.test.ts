@@ -3,7 +3,7 @@ import { createPetstore, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "../../../../../test/_support/libsql-database.js";
 import { libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "../index.js";
-import { connectLibsql } from "./connect-libsql.js";
+import { connectLibsql, databaseLocation } from "./connect-libsql.js";
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers. */
 async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
@@ -106,5 +106,19 @@ describe("connectLibsql", () => {
     expect(response.status).toBe(503);
     expect(response.headers.get("Retry-After")).toBe("1");
     expect(await response.json()).toMatchObject({ code: "service_unavailable" });
+  });
+});
+
+describe("databaseLocation", () => {
+  it("reads memory, file and server URLs by the one rule connectLibsql opens them with", () => {
+    expect(databaseLocation(":memory:")).toEqual({ kind: "memory" });
+    expect(databaseLocation("file::memory:?cache=shared")).toEqual({ kind: "memory" });
+    expect(databaseLocation("file:petstore.db?mode=rwc")).toEqual({ kind: "file", path: "petstore.db" });
+    expect(databaseLocation("file:/var/lib/petstore/pet%20store.db")).toEqual({ kind: "file", path: "/var/lib/petstore/pet store.db" });
+    expect(databaseLocation("file:///abs.db")).toEqual({ kind: "file", path: "/abs.db" });
+    expect(databaseLocation("file://localhost/abs.db")).toEqual({ kind: "file", path: "/abs.db" });
+    expect(databaseLocation("libsql://db.example")).toEqual({ kind: "remote" });
+    expect(() => databaseLocation("file://elsewhere/abs.db")).toThrow(/names no host/);
+    expect(() => databaseLocation("file:")).toThrow(/needs a path/);
   });
 });

@@ -23,8 +23,18 @@ export interface ConnectLibsqlOptions {
   observer?: StorageObserver;
 }
 
-/** The file path of a `file:` URL: `file:relative.db`, `file:/abs.db`, `file:///abs.db`, percent-escapes decoded. */
-function filePath(url: string): string {
+/** Where a database URL's data lives: in this process's memory, in a local file, or elsewhere (a server). */
+export type DatabaseLocation = { kind: "memory" } | { kind: "file"; path: string } | { kind: "remote" };
+
+/**
+ * Where `url` keeps its data: `:memory:` and `file::memory:` in memory; `file:relative.db`,
+ * `file:/abs.db`, `file:///abs.db` (percent-escapes decoded, query dropped) a local file;
+ * anything else a server. The one place these URLs are read, by the library and the binary.
+ * @throws TypeError for a `file:` URL that names a host or no path.
+ */
+export function databaseLocation(url: string): DatabaseLocation {
+  if (url === ":memory:" || url.startsWith("file::memory:")) return { kind: "memory" };
+  if (!url.startsWith("file:")) return { kind: "remote" };
   let rest = url.slice("file:".length).replace(/[?#].*$/, "");
   if (rest.startsWith("//")) {
     const slash = rest.indexOf("/", 2);
@@ -34,7 +44,7 @@ function filePath(url: string): string {
   }
   const path = decodeURIComponent(rest);
   if (path === "") throw new TypeError(`A file: URL needs a path: ${url}`);
-  return path;
+  return { kind: "file", path };
 }
 
 /**
@@ -52,14 +62,15 @@ function filePath(url: string): string {
 export async function connectLibsql(options: ConnectLibsqlOptions): Promise<LibsqlConnection> {
   const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const { url, observer } = options;
-  if (url === ":memory:" || url.startsWith("file::memory:")) {
+  const location = databaseLocation(url);
+  if (location.kind === "memory") {
     // An in-memory database exists only on the connection that made it: the engine keeps one.
     const memory = new NativeDatabase(":memory:");
     const engine = localEngine(() => memory, { inMemory: true, ...(observer && { observer }) });
     return connection(engine, () => engine.close());
   }
-  if (url.startsWith("file:")) {
-    const path = filePath(url);
+  if (location.kind === "file") {
+    const { path } = location;
     let first: NativeDatabase.Database | undefined = new NativeDatabase(path, { timeout });
     let mode: unknown;
     try {

@@ -1,0 +1,75 @@
+import { isIP } from "node:net";
+import { trustedProxies } from "@petstore/core";
+import type { LimiterConfig } from "../../open-limiter.js";
+import type { DbConfig } from "../../open-storage.js";
+import type { ParsedArgs } from "../../parse-args.js";
+import { UsageError } from "../../usage-error.js";
+import type { Env } from "../_command.js";
+import { dbConfig, integerSetting, limiterConfig, setting } from "../_options.js";
+import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
+
+/** What `petstore serve` was told, from its flags and the environment. */
+export interface ServeConfig {
+  port: number;
+  host: string;
+  db: DbConfig;
+  /** Where the rate limits live when not in the database (`--limiter`). */
+  limiter: LimiterConfig | undefined;
+  trustProxy: string[];
+  /** Development mode: a database without an active key gets a Free key, printed once. */
+  dev: boolean;
+  bootstrap: BootstrapKey | undefined;
+  /** Where `GET /metrics` is served; undefined: nowhere (the default). */
+  metricsListen: { host: string; port: number } | undefined;
+}
+
+/** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
+function plausibleHost(host: string): boolean {
+  if (isIP(host) !== 0 || isIP(/^\[(.*)\]$/.exec(host)?.[1] ?? "") === 6) return true;
+  return !/^[\d.]+$/.test(host) && !host.includes(":") && /^[A-Za-z0-9.-]+$/.test(host);
+}
+
+/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
+function listenAddress(text: string, flag: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
+  if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
+  return { host: (match[1] ?? match[2])!, port: integerSetting(match[3]!, `${flag}'s port`, 0, 65_535) };
+}
+
+export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
+  const dev = args.switches.has("dev");
+  const port = setting(args, "port", env, "PETSTORE_PORT");
+  // Development mode stays on loopback unless told otherwise.
+  const host = setting(args, "host", env, "PETSTORE_HOST")?.value ?? (dev ? "127.0.0.1" : "0.0.0.0");
+  if (!plausibleHost(host)) throw new UsageError(`${setting(args, "host", env, "PETSTORE_HOST")?.source ?? "--host"} must be an IP address or a host name, not '${host}'`);
+  const trustProxy = (args.values["trust-proxy"] ?? "").split(",").map((cidr) => cidr.trim()).filter(Boolean);
+  try {
+    trustedProxies(trustProxy);
+  } catch (error) {
+    throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
+  }
+  const apiPort = port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535);
+  const metricsListen = args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen");
+  if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
+    throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
+  }
+  return {
+    port: apiPort,
+    host,
+    db: dbConfig(args, env),
+    limiter: limiterConfig(args, env),
+    trustProxy,
+    dev,
+    bootstrap: bootstrapConfig(env),
+    metricsListen,
+  };
+}
+
+const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** Two listeners that would compete for one port: the same port (not 0) on the same or a wildcard address. */
+function sharesAddress(a: { host: string; port: number }, b: { host: string; port: number }): boolean {
+  if (a.port === 0 || a.port !== b.port) return false;
+  return a.host === b.host || WILDCARDS.has(a.host) || WILDCARDS.has(b.host);
+}
+

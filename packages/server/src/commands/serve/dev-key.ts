@@ -1,0 +1,41 @@
+import { issueApiKey } from "@petstore/core";
+import type { Storage } from "../../open-storage.js";
+import type { Io } from "../_command.js";
+import { displayDb } from "../_options.js";
+import type { ServeConfig } from "./config.js";
+
+/** Production never creates keys: it warns when nobody could use the API. Development makes one. */
+export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): Promise<string | undefined> {
+  const keys = storage.adapters.keys;
+  if ((await keys.list()).some((record) => record.revokedAt === undefined)) {
+    if (config.dev) {
+      io.out(
+        `Development mode: ${displayDb(config.db.url)} already has an active API key, so none was created. ` +
+          `Make another: petstore keys create --plan free (from a checkout: npm run petstore -- keys create --plan free)`,
+      );
+    }
+    return undefined;
+  }
+  if (config.dev) return (await issueApiKey(keys, { plan: "free", label: "development" })).key;
+  io.err(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: "warn",
+      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${displayDb(config.db.url)}`,
+    }),
+  );
+  return undefined;
+}
+
+export function printDevKey(io: Io, key: string, url: string, basePath: string): void {
+  io.out("");
+  io.out("Development mode: the database had no API key, so a Free key was created. It is shown only this once:");
+  io.out("");
+  io.out(`    ${key}`);
+  io.out("");
+  io.out("Try it:");
+  io.out("");
+  io.out(`    curl -H 'Authorization: Bearer ${key}' ${url}${basePath}/pets`);
+  io.out("");
+}
+
