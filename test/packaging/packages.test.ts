@@ -176,6 +176,9 @@ describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install 
       expect(installed.stderr.split("\n").filter((line) => /deprecated/i.test(line))).toEqual([]);
       const { stdout } = await run("node", ["--input-type=module", "-e", 'import("@petstore/core").then((core) => console.log(typeof core.createPetstore))'], { cwd: dir });
       expect(stdout.trim()).toBe("function");
+      // Tools read a package's version through its package.json export.
+      const versions = await run("node", ["-e", 'console.log(["core", "adapters"].map((name) => require(`@petstore/${name}/package.json`).version).join(" "))'], { cwd: dir });
+      expect(versions.stdout.trim()).toBe("1.0.0 1.0.0");
       if (runner === undefined) return;
       writeFileSync(
         join(dir, "memory.contract.test.js"),
