@@ -50,6 +50,9 @@ function copyBackup(from: string, temp: string): BackupContents {
   }
 }
 
+/** Another process has the database open: said as it is, not as a failure to restore. */
+class DatabaseInUseError extends Error {}
+
 /**
  * Holds the live database for this process alone: in exclusive locking mode SQLite takes an
  * exclusive lock on the database file at the first statement, which fails at once (no busy
@@ -67,7 +70,7 @@ function holdExclusively(db: string): NativeDatabase.Database {
     live.close();
     const code = (error as { code?: unknown }).code;
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
-      throw new Error(`another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore`);
+      throw new DatabaseInUseError(`another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore`);
     }
     throw error;
   }
@@ -118,12 +121,15 @@ function restore(from: string, db: string): RestoreSummary {
         // The copy, attached to the live connection: the live database is opened by no other.
         live.exec(`ATTACH DATABASE '${temp.replaceAll("'", "''")}' AS restored`);
         live.exec(`
+          BEGIN;
           INSERT INTO restored.sqlite_sequence (name, seq)
             SELECT name, seq FROM main.sqlite_sequence WHERE name NOT IN (SELECT name FROM restored.sqlite_sequence);
-          UPDATE restored.sqlite_sequence SET seq = max(seq, coalesce((SELECT old.seq FROM main.sqlite_sequence AS old WHERE old.name = restored.sqlite_sequence.name), 0));`);
+          UPDATE restored.sqlite_sequence SET seq = max(seq, coalesce((SELECT old.seq FROM main.sqlite_sequence AS old WHERE old.name = restored.sqlite_sequence.name), 0));
+          COMMIT;`);
         idsContinue = true;
       } catch {
         // The replaced database is unreadable: the backup's own counters stand.
+        if (live.inTransaction) live.exec("ROLLBACK");
       } finally {
         try {
           live.exec("DETACH DATABASE restored");
@@ -139,9 +145,9 @@ function restore(from: string, db: string): RestoreSummary {
     for (const suffix of ["-wal", "-shm"]) rmSync(`${db}${suffix}`, { force: true });
     return { db, from, ...contents, idsContinue, ...(keptWal === undefined ? {} : { keptWal }) };
   } catch (error) {
-    live?.close();
+    if (live?.open) live.close();
     removeTemp();
-    if (error instanceof Error && error.message.startsWith("another process")) throw error;
+    if (error instanceof DatabaseInUseError) throw error;
     throw new Error(`cannot restore ${db}: ${reason(error)}`);
   }
 }
