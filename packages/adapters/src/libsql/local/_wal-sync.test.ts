@@ -6,7 +6,10 @@ import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { walSyncOf } from "./_wal-sync.js";
 
-/** The POSIX locks this process holds on `path`, from Linux's /proc/locks. */
+/**
+ * The POSIX locks this process holds on `path`, from Linux's /proc/locks, without each line's
+ * ordinal (which moves as other processes take and drop locks).
+ */
 function locksOn(path: string): string[] {
   const inode = statSync(path).ino;
   return readFileSync("/proc/locks", "utf8")
@@ -14,7 +17,8 @@ function locksOn(path: string): string[] {
     .filter((line) => {
       const fields = line.trim().split(/\s+/);
       return fields[4] === String(process.pid) && fields[5]?.split(":")[2] === String(inode);
-    });
+    })
+    .map((line) => line.replace(/^\d+:\s*/, ""));
 }
 
 /** This process's open descriptors of `path`, from Linux's /proc/self/fd. */
