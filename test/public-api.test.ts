@@ -20,6 +20,7 @@ describe("public API", () => {
       ["@petstore/adapters/redis", "packages/adapters/api/redis.api.md"],
       ["@petstore/core", "packages/core/api/index.api.md"],
       ["@petstore/core/testing", "packages/core/api/testing.api.md"],
+      ["@petstore/core/internal", "packages/core/api/internal.api.md"],
     ]);
   });
 

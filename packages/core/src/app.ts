@@ -1,13 +1,17 @@
 import type { PetstoreOptions } from "./options.js";
 import { resolveOptions } from "./options.js";
-import { authorize } from "./pipeline/authorize.js";
-import { beginExchange, type ClientInfo } from "./pipeline/exchange.js";
-import { failStage } from "./pipeline/fail.js";
+import type { Decision } from "./ports.js";
+import { arrive } from "./pipeline/arrival.js";
+import { authorizeStage } from "./pipeline/authorize.js";
+import { type Bucket, chooseBucketStage } from "./pipeline/choose-bucket.js";
+import { chooseHandlerStage } from "./pipeline/choose-handler.js";
+import type { ClientInfo } from "./pipeline/client-address.js";
+import { type Failure, failStage } from "./pipeline/fail.js";
+import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
 import { finishStage } from "./pipeline/finish.js";
-import { keyIdentifier } from "./pipeline/identify-caller.js";
+import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { limitStage } from "./pipeline/limit.js";
 import { refuseStage } from "./pipeline/refuse.js";
-import { route, routeFinder } from "./pipeline/route.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
@@ -24,20 +28,23 @@ export interface Petstore {
 
 /**
  * The Pet Store API as one fetch handler: the stages of `pipeline/` in the contract's order
- * of checks, with the contract's headers on every answer.
+ * of checks, each made once from the settings, each handed what the earlier ones decided.
  * @example
  * const petstore = createPetstore({ store, keys, limiter, idempotency });
  * Bun.serve({ fetch: (request, server) => petstore.fetch(request, { clientAddress: server.requestIP(request)?.address }) });
  */
 export function createPetstore(options: PetstoreOptions): Petstore {
   const settings = resolveOptions(options);
-  const identify = keyIdentifier(settings.keys, settings.keyCacheMs);
+  const findRoute = findRouteStage(settings);
+  const identify = identifyStage(settings);
+  const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);
   const refuse = refuseStage(settings);
-  const findRoute = routeFinder(settings.basePath);
+  const authorize = authorizeStage(settings);
+  const chooseHandler = chooseHandlerStage(settings);
   const run = runStage(settings);
   const fail = failStage(settings);
-  const finish = finishStage(settings, findRoute);
+  const finish = finishStage(settings);
 
   return {
     fetch: async (input: Request | string | URL, second?: ClientInfo | RequestInit) => {
@@ -45,21 +52,23 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       // (Any other object is taken for a Request: hosts may hand over their own Request class.)
       const byUrl = typeof input === "string" || input instanceof URL;
       const [request, info] = byUrl ? [new Request(input, second as RequestInit | undefined), undefined] : [input, second as ClientInfo | undefined];
-      const exchange = beginExchange(request, info, settings.clock()); // request id, path, standard headers
+      const arrival = arrive(request, settings.clock()); // its id, path and time
+      let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
       let response: Response;
       try {
-        const identity = await identify(request, exchange.now); // 1. the caller, by its key
-        exchange.identity = identity;
-        const decision = await limit(exchange); // 2. one hit on the bucket: the key, else the client address
-        refuse(exchange, decision); // 3. rate-limit headers; 429 when banned or over a limit
-        const match = await findRoute(request, exchange.pathname);
+        match = await findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
+        identity = await identify(request, arrival.now); // 1. the caller, by its key
+        bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
+        decision = await limit(bucket, arrival.now); //    one atomic hit on it
+        refuse(decision, arrival.now); // 3. 429 when banned or over a limit
         const caller = authorize(identity, match); // 4. 401 without a valid key, unless the route is public
-        const routed = route(match, request.method, exchange.pathname); // 5. 404, or 405 with Allow
-        response = await run(routed, exchange, caller); // 6. the operation: validate, then run
+        const routed = chooseHandler(match, request.method, arrival.pathname); // 5. 404, or 405 with Allow
+        response = await run(routed, request, caller, arrival, bucket, decision); // 6. the operation: validate, then run
       } catch (thrown) {
-        response = fail(exchange, thrown); // the Error answer; honest rate-limit headers on an early 503
+        failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
+        response = failure.response;
       }
-      return finish(exchange, response); // HEAD without its body; onResponse
+      return finish(response, { request, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { PetPages } from "./pet-page-cache.js";
 import type { ApiKeyRecord, IdempotencyStore, PetStore } from "./ports.js";
 
 /** RFC 9745 / RFC 8594 dates of the deprecated `getPet` route, in Unix ms. */
@@ -14,6 +15,8 @@ export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5);
 /** What a handler gets besides the request. `createPetstore` builds one per request. */
 export interface Context {
   store: PetStore;
+  /** The pet list's pages, kept while no pet changes (see `petPages`). */
+  petPages: PetPages;
   idempotency: IdempotencyStore;
   /** Path parameters, copied in by the router. */
   params: Record<string, string>;

@@ -10,13 +10,13 @@
 export { createPetstore } from "./app.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
-export type { ClientInfo } from "./pipeline/exchange.js";
-export { DEFAULT_BAN, DEFAULT_PLANS } from "./pipeline/rate-limit.js";
-export type { PlanLimits } from "./pipeline/rate-limit.js";
+export type { ClientInfo } from "./pipeline/client-address.js";
+export { DEFAULT_BAN, DEFAULT_PLANS } from "./plans.js";
+export type { PlanLimits } from "./plans.js";
 export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 export type { DeprecationDates } from "./context.js";
 /** Validates `trustProxy` ranges where configuration is read, before `createPetstore` (the binary's `--trust-proxy`). */
-export { trustedProxies } from "./pipeline/client-address.js";
+export { trustedProxies } from "./ip-addresses.js";
 
 // API keys.
 export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey } from "./api-keys.js";
@@ -42,14 +42,6 @@ export type {
 } from "./ports.js";
 export { ApiError, ERROR_STATUS, StorageUnavailableError, toErrorResponse } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
-/** What `createPetstore` does with a store that has `petsVersion`; for a store used outside it, and an adapter's tests. */
-export { cachePetPages } from "./pet-page-cache.js";
-
-// Serve other paths beside the API with the same edge (as the binary does for /healthz and /docs).
-export { headResponse } from "./pipeline/head-response.js";
-export { pathnameOf } from "./pipeline/pathname.js";
-export { requestIdOf } from "./pipeline/request-id.js";
-export { standardHeaders } from "./pipeline/standard-headers.js";
 
 // The resources, as valibot schemas; the types are inferred from them.
 export { NewOrderSchema, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";

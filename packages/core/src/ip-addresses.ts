@@ -1,12 +1,12 @@
 /**
- * The client address that names an anonymous caller's rate-limit bucket: the socket address
- * from the host, or, only when that socket is a trusted proxy, the nearest untrusted hop of
- * `X-Forwarded-For` (read from the right, since clients can prepend anything).
+ * IPv4 and IPv6 addresses and CIDR ranges: the `trustProxy` option's ranges, read where the
+ * options are, and the addresses the client-address stage compares with them.
  */
 
 type Cidr = { bits: bigint; prefix: number; width: number };
 
-function parseIp(text: string): { value: bigint; width: number } | undefined {
+/** An address as a number of `width` bits (IPv4-mapped IPv6 as IPv4); undefined when it is none. */
+export function parseIp(text: string): { value: bigint; width: number } | undefined {
   const ip = text.trim().replace(/^\[|\]$/g, "").replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1");
   if (/^\d+\.\d+\.\d+\.\d+$/.test(ip)) {
     const parts = ip.split(".").map(Number);
@@ -45,30 +45,4 @@ export function trustedProxies(cidrs: readonly string[]): (address: string) => b
     if (!ip) return false;
     return ranges.some((r) => r.width === ip.width && ip.value >> BigInt(r.width - r.prefix) === r.bits);
   };
-}
-
-export function clientAddress(
-  request: Request,
-  socketAddress: string | undefined,
-  isTrusted: ((address: string) => boolean) | undefined,
-): string {
-  const socket = socketAddress ?? "unknown";
-  if (!isTrusted || !isTrusted(socket)) return socket;
-  const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
-  for (let i = hops.length - 1; i >= 0; i--) {
-    if (!isTrusted(hops[i]!)) return hops[i]!;
-  }
-  return hops[0] ?? socket;
-}
-
-/**
- * The rate-limit bucket of an anonymous client address. An IPv6 client usually holds a whole
- * /64, so one bucket per address would hand it 2^64 fresh buckets (and a way out of a ban):
- * IPv6 addresses share one bucket per /64. IPv4 addresses (mapped ones too) stay whole.
- */
-export function addressBucket(address: string): string {
-  const ip = parseIp(address);
-  if (!ip) return address;
-  if (ip.width === 32) return [24, 16, 8, 0].map((shift) => Number((ip.value >> BigInt(shift)) & 255n)).join(".");
-  return `${(ip.value >> 64n).toString(16).padStart(16, "0").replace(/(.{4})(?!$)/g, "$1:")}::/64`;
 }

@@ -1,8 +1,8 @@
-import { cachePetPages } from "./pet-page-cache.js";
+import { type PetPages, petPages } from "./pet-page-cache.js";
 import type { ErrorCode } from "./errors.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
-import { trustedProxies } from "./pipeline/client-address.js";
-import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./pipeline/rate-limit.js";
+import { trustedProxies } from "./ip-addresses.js";
+import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
 import type { ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 
 export interface PetstoreOptions {
@@ -71,6 +71,7 @@ export interface ResponseEvent {
 /** `PetstoreOptions` with every default applied: what the stages read. */
 export interface Settings {
   store: PetStore;
+  petPages: PetPages;
   keys: ApiKeys;
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
@@ -115,8 +116,9 @@ function basePathOf(basePath: string): string {
 /** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
 export function resolveOptions(options: PetstoreOptions): Settings {
   return {
+    store: options.store,
     // Pages of pets kept while the store says no pet changed (when it can say so).
-    store: cachePetPages(options.store),
+    petPages: petPages(options.store),
     keys: options.keys,
     limiter: options.limiter,
     idempotency: options.idempotency,

@@ -37,7 +37,7 @@ export interface PetStore {
   /**
    * Optional: a number that changes whenever any pet is created, changed or deleted, by
    * whoever shares the store (other processes too). With it core keeps pages of pets while
-   * the number stays put (`cachePetPages`), so the list every client polls costs this read
+   * the number stays put, so the list every client polls costs this read
    * instead of a page. A number at once where the store knows it without I/O.
    */
   petsVersion?(): number | Promise<number>;

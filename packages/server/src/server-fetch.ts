@@ -1,15 +1,5 @@
-import {
-  ApiError,
-  type ClientInfo,
-  createPetstore,
-  headResponse,
-  pathnameOf,
-  type PetstoreOptions,
-  requestIdOf,
-  type ResponseEvent,
-  standardHeaders,
-  toErrorResponse,
-} from "@petstore/core";
+import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
+import { headResponse, pathnameOf, requestIdOf, standardHeaders } from "@petstore/core/internal";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";

@@ -1,4 +1,5 @@
-import { ApiError, cachePetPages, IDEMPOTENCY_LEASE_MS, type PetStatus } from "@petstore/core";
+import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus, type PetStore } from "@petstore/core";
+import { petPages } from "@petstore/core/internal";
 import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
 import { libsqlConnection } from "./_source.js";
@@ -9,6 +10,12 @@ import { localEngine } from "./local/local-engine.js";
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const claimOf = (fingerprint: string) => ({ scope: "key_a", key: "retry-1", fingerprint });
+
+/** The store with its pets listed through the page cache core keeps while petsVersion stays put. */
+function listedByCore(store: PetStore) {
+  const pages = petPages(store);
+  return { createPet: store.createPet, listPets: async (query: { limit: number }) => (await pages.list(query)).rows };
+}
 
 describe("libsqlStore", () => {
   const database = useTempDatabase();
@@ -81,8 +88,7 @@ describe("libsqlStore", () => {
   });
 
   it("lists at once a pet another connection created, and from the next turn no pet deleted by hand", async () => {
-    // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database().db));
+    const store = listedByCore(libsqlStore(database().db));
     const other = libsqlStore(await database().connect());
     await store.createPet({ name: "Rex", categoryId: 1 });
     // Listed twice: the second answer may come from the page kept in memory.
@@ -101,8 +107,7 @@ describe("libsqlStore", () => {
   });
 
   it("lists a pet it created at once, though a list of the same turn read the version before the commit", async () => {
-    // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database().db));
+    const store = listedByCore(libsqlStore(database().db));
     // The create's batch is queued first, so it commits before the list's read is forgotten.
     const creating = store.createPet({ name: "Rex", categoryId: 1 });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
@@ -111,8 +116,7 @@ describe("libsqlStore", () => {
   });
 
   it("lists a pet another connection created in a later turn, though this turn's lists shared one read", async () => {
-    // Through the page cache core keeps while petsVersion stays put.
-    const store = cachePetPages(libsqlStore(database().db));
+    const store = listedByCore(libsqlStore(database().db));
     const other = libsqlStore(await database().connect());
     expect(await Promise.all([store.listPets({ limit: 10 }), store.listPets({ limit: 5 })])).toEqual([[], []]);
     const fido = await other.createPet({ name: "Fido", categoryId: 2 });

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { ApiError } from "../errors.js";
-import { isCachedPage } from "../pet-page-cache.js";
+import type { Page } from "../pet-page-cache.js";
 import type { PageQuery } from "../ports.js";
 import { DEFAULT_LIMIT, type ErrorDetail, IdSchema, LimitSchema } from "../schemas.js";
 import type { Context } from "../context.js";
@@ -94,10 +94,11 @@ export async function respondWithPage<T extends { id: number }, S extends string
   ctx: Context,
   path: string,
   query: PageQuery<S>,
-  fetchRows: (query: PageQuery<S>) => Promise<T[]>,
+  fetchPage: (query: PageQuery<S>) => Promise<Page<T>>,
 ): Promise<Response> {
-  const rows = await fetchRows({ ...query, limit: query.limit + 1 });
-  const body = pageJson(rows, query.limit);
+  const page = await fetchPage({ ...query, limit: query.limit + 1 });
+  const { rows } = page;
+  const body = pageJson(page, query.limit);
   if (rows.length <= query.limit) return serialized(ctx, body);
   const next = new URLSearchParams({ limit: String(query.limit) });
   if (query.status !== undefined) next.set("status", query.status);
@@ -105,14 +106,14 @@ export async function respondWithPage<T extends { id: number }, S extends string
   return serialized(ctx, body, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
 }
 
-/** The JSON of cached pages (see `cachePetPages`), by page and page size: they never change. */
+/** The JSON of kept pages (see `petPages`), by their rows and page size: they never change. */
 const pageJsons = new WeakMap<readonly object[], { limit: number; json: string }>();
 
-/** The JSON of the first `limit` rows; computed once per cached page. */
-function pageJson(rows: readonly object[], limit: number): string {
-  const kept = pageJsons.get(rows);
-  if (kept?.limit === limit) return kept.json;
+/** The JSON of the first `limit` rows; computed once per kept page. */
+function pageJson({ rows, kept }: Page<object>, limit: number): string {
+  const made = kept ? pageJsons.get(rows) : undefined;
+  if (made?.limit === limit) return made.json;
   const json = JSON.stringify(rows.length > limit ? rows.slice(0, limit) : rows);
-  if (isCachedPage(rows)) pageJsons.set(rows, { limit, json });
+  if (kept) pageJsons.set(rows, { limit, json });
   return json;
 }

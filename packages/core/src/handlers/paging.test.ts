@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Context } from "../context.js";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "../context.js";
 import type { Pet, PetStore } from "../index.js";
-import { cachePetPages } from "../pet-page-cache.js";
+import { petPages } from "../pet-page-cache.js";
 import { listPets } from "./list-pets.js";
 
 /** A pet whose name counts how often it is read, i.e. serialised. */
@@ -23,8 +23,7 @@ function contextWith(listPetsRows: () => Pet[], version?: () => number): Context
   const inner: PetStore = { ...memoryAdapters().store, listPets: async () => listPetsRows() };
   if (version) inner.petsVersion = version;
   else delete inner.petsVersion;
-  const store = cachePetPages(inner);
-  return { store, idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT } };
+  return { store: inner, petPages: petPages(inner), idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT } };
 }
 
 const get = (query = "") => new Request(`http://petstore.test/v1/pets${query}`);

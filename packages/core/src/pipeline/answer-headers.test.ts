@@ -1,14 +1,58 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { standardHeaders } from "./standard-headers.js";
+import { resolveOptions } from "../options.js";
+import type { Decision } from "../ports.js";
+import { answerHeaders, standardHeaders } from "./answer-headers.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
+const MINUTE_END = Date.UTC(2030, 0, 15, 12, 1);
+const DAY_END = Date.UTC(2030, 0, 16);
+const free = resolveOptions(memoryAdapters()).limitsOf(undefined);
+
+const decision = (allowed: boolean, remaining: [number, number], bannedUntil?: number): Decision => ({
+  allowed,
+  windows: [
+    { name: "minute", limit: 60, remaining: remaining[0], resetAt: MINUTE_END, exceeded: !allowed && remaining[0] === 0 },
+    { name: "day", limit: 1000, remaining: remaining[1], resetAt: DAY_END, exceeded: false },
+  ],
+  ...(bannedUntil === undefined ? {} : { bannedUntil }),
+});
 
 describe("standardHeaders", () => {
-  it("forbids caching and content sniffing, and names the request", () => {
+  it("forbids caching and content sniffing, and names the request, in a new object each time", () => {
     expect(standardHeaders("r-1")).toEqual({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": "r-1" });
+    expect(standardHeaders("r-1")).not.toBe(standardHeaders("r-1"));
+  });
+});
+
+describe("answerHeaders", () => {
+  it("describes an admitted request by the window with the fewest requests left", () => {
+    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, T0, true);
+    expect(headers).toEqual({
+      ...standardHeaders("r-1"),
+      "X-RateLimit-Limit": "60",
+      "X-RateLimit-Remaining": "59",
+      "X-RateLimit-Reset": String(MINUTE_END / 1000),
+      "RateLimit-Policy": '"minute";q=60;w=60, "day";q=1000;w=86400',
+      RateLimit: '"minute";r=59;t=50',
+    });
   });
 
-  it("makes a new object each time, since the pipeline writes the rate-limit headers into it", () => {
-    const first = standardHeaders("r-1");
-    first["X-RateLimit-Limit"] = "60";
-    expect(standardHeaders("r-1")).not.toHaveProperty("X-RateLimit-Limit");
+  it("adds Retry-After to a refusal: the window's reset, or the ban's end", () => {
+    expect(answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900]) }, T0, true)["Retry-After"]).toBe("50");
+    const banned = answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900], T0 + 600_000) }, T0, true);
+    expect([banned["Retry-After"], banned["X-RateLimit-Remaining"], banned.RateLimit]).toEqual(["600", "0", '"minute";r=0;t=600']);
+  });
+
+  it("sends honest values when the limiter could not decide: the limit, nothing remaining, the answer's Retry-After", () => {
+    const headers = answerHeaders("r-1", { limits: free, decision: undefined, retryAfter: "1" }, T0, true);
+    expect(headers).toMatchObject({ "X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": String(Math.ceil(T0 / 1000) + 1), RateLimit: '"minute";r=0;t=1' });
+    expect(headers).not.toHaveProperty("Retry-After");
+  });
+
+  it("sends no IETF headers when they are turned off", () => {
+    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, T0, false);
+    expect(Object.keys(headers)).not.toContain("RateLimit");
+    expect(Object.keys(headers)).not.toContain("RateLimit-Policy");
   });
 });

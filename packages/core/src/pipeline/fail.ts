@@ -1,25 +1,33 @@
-import { RequestAbortedError, toApiError, toErrorResponse } from "../errors.js";
+import { type ApiError, RequestAbortedError, toApiError, toErrorResponse } from "../errors.js";
 import type { Settings } from "../options.js";
-import type { Exchange } from "./exchange.js";
-import { addUndecidedRateLimitHeaders } from "./rate-limit.js";
+import type { Decision } from "../ports.js";
+import { answerHeaders } from "./answer-headers.js";
+import type { Arrival } from "./arrival.js";
+import type { Bucket } from "./choose-bucket.js";
+
+/** The Error answer to a request some stage or handler threw on, and what it was. */
+export interface Failure {
+  response: Response;
+  error: ApiError;
+  /** The client closed the connection before its request body arrived. */
+  aborted: boolean;
+}
 
 /**
- * The catch stage: anything a stage or a handler threw becomes the Error answer, with the
- * headers gathered so far. Unexpected errors go to `onError` with the request id (the client
- * sees `internal_error` only). When storage failed before the limiter decided (the key lookup
- * or the limiter itself), the rate-limit headers are still sent, with honest values.
+ * The catch stage: anything a stage or a handler threw becomes the Error answer. Unexpected
+ * errors go to `onError` with the request id (the client sees `internal_error` only). When
+ * storage failed before the limiter decided (the key lookup or the limiter itself), the
+ * rate-limit headers are still sent, with honest values: the bucket's limits when it was
+ * chosen, else the Free plan's.
  */
-export function failStage(settings: Pick<Settings, "limitsOf" | "ietfRateLimitHeaders" | "onError">): (exchange: Exchange, thrown: unknown) => Response {
-  return (exchange, thrown) => {
-    exchange.aborted = thrown instanceof RequestAbortedError;
+export function failStage(settings: Pick<Settings, "limitsOf" | "ietfRateLimitHeaders" | "onError">): (thrown: unknown, arrival: Arrival, bucket: Bucket | undefined, decision: Decision | undefined) => Failure {
+  const { limitsOf, ietfRateLimitHeaders, onError } = settings;
+  return (thrown, { requestId, now }, bucket, decision) => {
     const error = toApiError(thrown);
-    exchange.errorCode = error.code;
-    if (error.code === "internal_error") settings.onError(thrown, exchange.requestId);
-    const { headers } = exchange;
-    if (!("X-RateLimit-Limit" in headers)) {
-      const limits = settings.limitsOf(exchange.identity?.caller);
-      addUndecidedRateLimitHeaders(headers, limits, exchange.now, settings.ietfRateLimitHeaders, error.headers?.["Retry-After"]);
-    }
-    return toErrorResponse(error, headers);
+    if (error.code === "internal_error") onError(thrown, requestId);
+    const limits = bucket?.limits ?? limitsOf(undefined);
+    const rate = decision ? { limits, decision } : { limits, decision, retryAfter: error.headers?.["Retry-After"] };
+    const response = toErrorResponse(error, answerHeaders(requestId, rate, now, ietfRateLimitHeaders));
+    return { response, error, aborted: thrown instanceof RequestAbortedError };
   };
 }

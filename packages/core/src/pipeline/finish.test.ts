@@ -1,58 +1,73 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../errors.js";
+import { resolveOptions } from "../options.js";
 import type { ResponseEvent } from "../options.js";
-import type { ApiKeyRecord } from "../ports.js";
-import { beginExchange } from "./exchange.js";
-import { finishStage } from "./finish.js";
-import { routeFinder } from "./route.js";
+import type { ApiKeyRecord, Decision } from "../ports.js";
+import { arrive } from "./arrival.js";
+import { type Findings, finishStage } from "./finish.js";
+import { findRouteStage } from "./find-route.js";
 
+const T0 = Date.UTC(2030, 0, 15, 12);
 const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "business", createdAt: 0 };
+const settings = resolveOptions(memoryAdapters());
 const answer = () => new Response('{"ok":true}', { status: 200, headers: { "Content-Type": "application/json" } });
+const findRoute = findRouteStage({ basePath: "/v1" });
+
+/** What the stages found for a request to `url`: nothing but its arrival and its route, unless told. */
+async function findings(url: string, init: RequestInit = {}, found: Partial<Findings> = {}): Promise<Findings> {
+  const request = new Request(url, init);
+  const arrival = arrive(request, T0);
+  const match = await findRoute(request, arrival.pathname);
+  return { request, arrival, match, identity: undefined, bucket: undefined, decision: undefined, failure: undefined, ...found };
+}
 
 function setUp() {
   const events: ResponseEvent[] = [];
-  const finish = finishStage({ onResponse: (event) => events.push(event) }, routeFinder("/v1"));
-  return { events, finish };
+  return { events, finish: finishStage({ ...settings, onResponse: (event) => events.push(event) }) };
 }
 
 describe("finishStage", () => {
   it("answers HEAD with the GET answer's status and headers, its length, and no body", async () => {
-    const finish = finishStage({ onResponse: undefined }, routeFinder("/v1"));
-    const head = await finish(beginExchange(new Request("http://petstore.test/v1/pets", { method: "HEAD" }), undefined, 0), answer());
+    const head = await finishStage(settings)(answer(), await findings("http://petstore.test/v1/pets", { method: "HEAD" }));
     expect([head.status, head.headers.get("content-length"), head.headers.get("content-type"), await head.text()]).toEqual([200, "11", "application/json", ""]);
   });
 
-  it("passes other answers on untouched, without a promise, when nobody listens", () => {
-    const finish = finishStage({ onResponse: undefined }, routeFinder("/v1"));
+  it("passes other answers on untouched, without a promise, when nobody listens", async () => {
     const response = answer();
-    expect(finish(beginExchange(new Request("http://petstore.test/v1/pets"), undefined, 0), response)).toBe(response);
+    expect(finishStage(settings)(response, await findings("http://petstore.test/v1/pets"))).toBe(response);
   });
 
-  it("tells onResponse what the stages found: key, plan, key cache, route pattern, error code, ban", async () => {
+  it("tells onResponse what the stages found: key, plan, key cache, route pattern, error code", async () => {
     const { events, finish } = setUp();
-    const exchange = beginExchange(new Request("http://petstore.test/v1/pets/42", { headers: { "X-Request-Id": "r-9" } }), undefined, 0);
-    exchange.identity = { caller, keyCache: "hit" };
-    exchange.errorCode = "temporarily_banned";
-    exchange.banStarted = true;
-    const response = answer();
-    expect(await finish(exchange, response)).toBe(response);
+    const found = await findings("http://petstore.test/v1/pets/42", { headers: { "X-Request-Id": "r-9" } }, { identity: { caller, keyCache: "hit" } });
+    const failure = { response: answer(), error: new ApiError("not_found", "Pet 42 was not found"), aborted: false };
+    expect(await finish(failure.response, { ...found, failure })).toBe(failure.response);
     expect(events).toEqual([
-      { request: exchange.request, response, requestId: "r-9", durationMs: expect.any(Number), keyId: "key_a", plan: "business", keyCache: "hit", errorCode: "temporarily_banned", banStarted: true, route: "/pets/:petId" },
+      { request: found.request, response: failure.response, requestId: "r-9", durationMs: expect.any(Number), keyId: "key_a", plan: "business", keyCache: "hit", errorCode: "not_found", route: "/pets/:petId" },
     ]);
+  });
+
+  it("marks the refusal that began a ban, once per ban", async () => {
+    const { events, finish } = setUp();
+    const banned: Decision = { allowed: false, windows: [{ name: "minute", limit: 60, remaining: 0, resetAt: T0 + 60_000, exceeded: true }], bannedUntil: T0 + 600_000 };
+    const bucket = { name: "ip:192.0.2.1", client: "192.0.2.1", limits: settings.limitsOf(undefined) };
+    for (let i = 0; i < 2; i++) finish(answer(), await findings("http://petstore.test/v1/pets", {}, { bucket, decision: banned }));
+    expect(events.map((event) => event.banStarted)).toEqual([true, undefined]);
   });
 
   it("reports an anonymous caller's address, no route for an unknown path, and an aborted body", async () => {
     const { events, finish } = setUp();
-    const exchange = beginExchange(new Request("http://petstore.test/v1/cats"), undefined, 0);
-    exchange.identity = { caller: undefined, sentKey: false };
-    exchange.client = "203.0.113.7";
-    exchange.aborted = true;
-    await finish(exchange, answer());
-    expect(events[0]).toEqual({ request: exchange.request, response: expect.any(Response), requestId: exchange.requestId, durationMs: expect.any(Number), clientAddress: "203.0.113.7", aborted: true });
+    const bucket = { name: "ip:203.0.113.7", client: "203.0.113.7", limits: settings.limitsOf(undefined) };
+    const failure = { response: answer(), error: new ApiError("invalid_body", "ended"), aborted: true };
+    const found = await findings("http://petstore.test/v1/cats", {}, { identity: { caller: undefined, sentKey: false }, bucket, failure });
+    finish(failure.response, found);
+    expect(events[0]).toEqual({ request: found.request, response: failure.response, requestId: found.arrival.requestId, durationMs: expect.any(Number), clientAddress: "203.0.113.7", errorCode: "invalid_body", aborted: true });
   });
 
   it("reports the HEAD answer, not the GET answer it came from", async () => {
     const { events, finish } = setUp();
-    const head = await finish(beginExchange(new Request("http://petstore.test/v1/openapi.json", { method: "HEAD" }), undefined, 0), answer());
+    const head = await finish(answer(), await findings("http://petstore.test/v1/openapi.json", { method: "HEAD" }));
     expect(events[0]?.response).toBe(head);
     expect(events[0]?.route).toBe("/openapi.json");
   });

@@ -1,43 +1,65 @@
+import { BoundedMap } from "../_bounded-map.js";
 import type { ResponseEvent, Settings } from "../options.js";
-import type { Exchange } from "./exchange.js";
+import type { Decision } from "../ports.js";
+import type { Arrival } from "./arrival.js";
+import type { Bucket } from "./choose-bucket.js";
+import type { Failure } from "./fail.js";
+import type { RouteMatch } from "./find-route.js";
 import { headResponse } from "./head-response.js";
-import type { FindRoute, RouteMatch } from "./route.js";
+import type { Identity } from "./identify.js";
+
+/** What the stages decided about one request, each as it returned it; undefined where a stage did not run. */
+export interface Findings {
+  request: Request;
+  arrival: Arrival;
+  match: RouteMatch | undefined;
+  identity: Identity | undefined;
+  bucket: Bucket | undefined;
+  decision: Decision | undefined;
+  failure: Failure | undefined;
+}
+
+/** Buckets whose bans this process has reported; past this many, the oldest is forgotten. */
+const BANS_KEPT = 1_000;
 
 /**
  * The last stage: a `HEAD` answer loses its body (keeping its length), and `onResponse` hears
- * of the answer with what the stages found. A promise only when one is needed (a `HEAD`, or a
- * path whose route is not yet remembered): this runs on every request.
+ * of the answer with what the stages found. A promise only for a `HEAD`: this runs on every
+ * request.
  */
-export function finishStage(settings: Pick<Settings, "onResponse">, findRoute: FindRoute): (exchange: Exchange, response: Response) => Response | Promise<Response> {
+export function finishStage(settings: Pick<Settings, "onResponse" | "ban">): (response: Response, findings: Findings) => Response | Promise<Response> {
   const { onResponse } = settings;
-  if (!onResponse) return (exchange, response) => (exchange.request.method === "HEAD" ? headResponse(response) : response);
+  if (!onResponse) return (response, { request }) => (request.method === "HEAD" ? headResponse(response) : response);
 
-  /** `route` is known for every path routing would serve, whatever the answer (a 401 or 429 too). */
-  function report(event: ResponseEvent, match: RouteMatch | undefined, aborted: boolean): Response {
-    if (match) event.route = match.route.path;
-    if (aborted) event.aborted = true;
-    onResponse!(event);
-    return event.response;
+  const banMs = settings.ban.seconds * 1000;
+  /** The end of the latest ban each bucket began, so that a ban is reported once. */
+  const bansReported = new BoundedMap<string, number>(BANS_KEPT);
+  /** A ban began at this refusal: it lasts exactly `ban.seconds` from now, and this process has not reported it yet. */
+  function isNewBan(bucket: string, bannedUntil: number, now: number): boolean {
+    if (bannedUntil !== now + banMs || bansReported.get(bucket) === bannedUntil) return false;
+    bansReported.set(bucket, bannedUntil);
+    return true;
   }
 
-  function notify(exchange: Exchange, response: Response): Response | Promise<Response> {
-    const event: ResponseEvent = { request: exchange.request, response, requestId: exchange.requestId, durationMs: performance.now() - exchange.started };
-    const { identity } = exchange;
+  function report(response: Response, { request, arrival, match, identity, bucket, decision, failure }: Findings): Response {
+    const event: ResponseEvent = { request, response, requestId: arrival.requestId, durationMs: performance.now() - arrival.started };
     if (identity?.caller) {
       event.keyId = identity.caller.id;
       event.plan = identity.caller.plan;
     }
     if (identity?.keyCache) event.keyCache = identity.keyCache;
-    if (exchange.client !== undefined) event.clientAddress = exchange.client;
-    if (exchange.errorCode !== undefined) event.errorCode = exchange.errorCode;
-    if (exchange.banStarted) event.banStarted = true;
-    // Remembered per path by `findRoute`: a path seen before costs a lookup in a Map, and no await.
-    const match = findRoute(exchange.request, exchange.pathname);
-    return match instanceof Promise ? match.then((found) => report(event, found, exchange.aborted)) : report(event, match, exchange.aborted);
+    if (bucket?.client !== undefined) event.clientAddress = bucket.client;
+    // `route` is known for every path routing would serve, whatever the answer (a 401 or 429 too).
+    if (match) event.route = match.route.path;
+    if (failure) event.errorCode = failure.error.code;
+    if (failure?.aborted) event.aborted = true;
+    if (bucket && decision?.bannedUntil !== undefined && isNewBan(bucket.name, decision.bannedUntil, arrival.now)) event.banStarted = true;
+    onResponse!(event);
+    return response;
   }
 
-  return (exchange, response) => {
-    if (exchange.request.method === "HEAD") return headResponse(response).then((head) => notify(exchange, head));
-    return notify(exchange, response);
+  return (response, findings) => {
+    if (findings.request.method === "HEAD") return headResponse(response).then((head) => report(head, findings));
+    return report(response, findings);
   };
 }

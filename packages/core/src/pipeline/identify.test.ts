@@ -2,7 +2,7 @@ import { memoryKeys } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { issueApiKey } from "../api-keys.js";
 import type { ApiKeys } from "../ports.js";
-import { keyIdentifier } from "./identify-caller.js";
+import { identifyStage } from "./identify.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12);
 const withAuth = (value?: string) => new Request("http://petstore.test/v1/pets", value === undefined ? {} : { headers: { Authorization: value } });
@@ -13,11 +13,11 @@ function counted(keys: ApiKeys) {
   return { lookups, keys: { ...keys, findByHash: (hash: string) => (lookups.count++, keys.findByHash(hash)) } };
 }
 
-describe("keyIdentifier", () => {
+describe("identifyStage", () => {
   it("finds the caller of a valid key, with any case of the Bearer scheme", async () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "pro" });
-    const identify = keyIdentifier(keys, 5_000);
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect(await identify(withAuth(`Bearer ${key}`), T0)).toEqual({ caller: record, keyCache: "miss" });
     expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(record);
   });
@@ -27,7 +27,7 @@ describe("keyIdentifier", () => {
     const { key, record } = await issueApiKey(keys, { plan: "free" });
     const { key: revoked, record: revokedRecord } = await issueApiKey(keys, { plan: "free" });
     await keys.revoke(revokedRecord.id, T0);
-    const identify = keyIdentifier(keys, 5_000);
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect(await identify(withAuth(), T0)).toEqual({ caller: undefined, sentKey: false });
     expect(await identify(withAuth(`Basic ${btoa("a:b")}`), T0)).toEqual({ caller: undefined, sentKey: false });
     expect(await identify(withAuth(`Bearer ${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}`), T0)).toEqual({ caller: undefined, sentKey: true });
@@ -38,14 +38,14 @@ describe("keyIdentifier", () => {
   it("asks storage nothing for a key whose checksum is wrong", async () => {
     const { keys, lookups } = counted(memoryKeys());
     const { key } = await issueApiKey(keys, { plan: "free" });
-    await keyIdentifier(keys, 5_000)(withAuth(`Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}`), T0);
+    await identifyStage({ keys, keyCacheMs: 5_000 })(withAuth(`Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}`), T0);
     expect(lookups.count).toBe(0);
   });
 
   it("trusts a verified key for cacheMs, then asks storage again, so a revocation takes effect", async () => {
     const { keys, lookups } = counted(memoryKeys());
     const { key, record } = await issueApiKey(keys, { plan: "free" });
-    const identify = keyIdentifier(keys, 5_000);
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect((await identify(withAuth(`Bearer ${key}`), T0)).keyCache).toBe("miss");
     await keys.revoke(record.id, T0);
     expect(await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).toMatchObject({ caller: record, keyCache: "hit" });
@@ -57,7 +57,7 @@ describe("keyIdentifier", () => {
   it("caches nothing when cacheMs is 0", async () => {
     const { keys, lookups } = counted(memoryKeys());
     const { key } = await issueApiKey(keys, { plan: "free" });
-    const identify = keyIdentifier(keys, 0);
+    const identify = identifyStage({ keys, keyCacheMs: 0 });
     await identify(withAuth(`Bearer ${key}`), T0);
     expect((await identify(withAuth(`Bearer ${key}`), T0)).keyCache).toBe("miss");
     expect(lookups.count).toBe(2);

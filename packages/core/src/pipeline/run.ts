@@ -1,18 +1,23 @@
 import type { Context } from "../context.js";
 import type { Settings } from "../options.js";
-import type { ApiKeyRecord } from "../ports.js";
-import type { Exchange } from "./exchange.js";
-import type { Routed } from "./route.js";
+import type { ApiKeyRecord, Decision } from "../ports.js";
+import { answerHeaders } from "./answer-headers.js";
+import type { Arrival } from "./arrival.js";
+import type { Bucket } from "./choose-bucket.js";
+import type { Routed } from "./choose-handler.js";
 
 /**
  * Stage 6, run: the handler with its context (the stores, the path parameters, the caller, the
- * request's time and the headers gathered so far). Validation is the handler's first step.
+ * request's time and the answer's headers). Validation is the handler's first step.
  */
-export function runStage(settings: Pick<Settings, "store" | "idempotency" | "basePath" | "deprecation">): (routed: Routed, exchange: Exchange, caller: ApiKeyRecord | undefined) => Promise<Response> {
-  const { store, idempotency, basePath, deprecation } = settings;
-  return ({ handler, params }, exchange, caller) => {
-    const ctx: Context = { store, idempotency, params, now: exchange.now, basePath, deprecation, headers: exchange.headers };
+export function runStage(
+  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders">,
+): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
+  const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders } = settings;
+  return ({ handler, params }, request, caller, { requestId, now }, { limits }, decision) => {
+    const headers = answerHeaders(requestId, { limits, decision }, now, ietfRateLimitHeaders);
+    const ctx: Context = { store, petPages, idempotency, params, now, basePath, deprecation, headers };
     if (caller) ctx.caller = caller;
-    return handler(exchange.request, ctx);
+    return handler(request, ctx);
   };
 }

@@ -1,4 +1,4 @@
-import { pathnameOf } from "@petstore/core";
+import { pathnameOf } from "@petstore/core/internal";
 import type { ServerFetch } from "../serve.js";
 import type { ServerMetrics } from "./server-metrics.js";
 

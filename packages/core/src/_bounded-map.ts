@@ -1,0 +1,29 @@
+/**
+ * A Map that holds at most `limit` entries: setting one more forgets the oldest (the one set
+ * longest ago; setting a key again makes it the newest). The pipeline's per-process memories
+ * (routes by path, verified keys, reported bans) use it, so none can grow without bound.
+ */
+export class BoundedMap<K, V> {
+  readonly #entries = new Map<K, V>();
+
+  constructor(readonly limit: number) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(key: K): boolean {
+    return this.#entries.has(key);
+  }
+
+  get(key: K): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  set(key: K, value: V): this {
+    // A Map keeps insertion order, so its first key is the oldest.
+    if (!this.#entries.delete(key) && this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, value);
+    return this;
+  }
+}

@@ -1,0 +1,96 @@
+import type { CallerLimits } from "../plans.js";
+import type { Decision, WindowState } from "../ports.js";
+
+/**
+ * The headers of every answer, built here and nowhere else: no caching, no content sniffing,
+ * the request's id, and the rate limit as the limiter decided it (or, when storage failed
+ * before it could decide, honest values that invent no count).
+ */
+
+/**
+ * What the rate-limit headers report: the caller's limits and the limiter's decision, or
+ * `undefined` when it could not decide, with the answer's `Retry-After` (one second when it
+ * has none).
+ */
+export type RateLimitState = { limits: CallerLimits; decision: Decision } | { limits: CallerLimits; decision: undefined; retryAfter: string | undefined };
+
+/**
+ * The headers every answer carries, whatever its status: no caching, no content sniffing,
+ * and the request's id. A new object per request: `answerHeaders` adds the rate-limit ones.
+ */
+export function standardHeaders(requestId: string): Record<string, string> {
+  return { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
+}
+
+/** The answer's headers: the standard ones and the rate limit's (the IETF draft's too when `ietf`). */
+export function answerHeaders(requestId: string, rate: RateLimitState, now: number, ietf: boolean): Record<string, string> {
+  const headers = standardHeaders(requestId);
+  if (rate.decision) addRateLimitHeaders(headers, rate.decision, rate.limits, now, ietf);
+  else addUndecidedRateLimitHeaders(headers, rate.limits, now, ietf, rate.retryAfter);
+  return headers;
+}
+
+/**
+ * The window the headers describe: on a refusal the refusing window that resets last (the
+ * one whose reset admits the request); otherwise the one with the fewest requests left, on a
+ * tie the one that resets later.
+ */
+function reportedWindow(decision: Decision): WindowState {
+  // A loop rather than filter and reduce: this runs on every request.
+  const refusing = !decision.allowed && decision.windows.some((w) => w.exceeded);
+  let best: WindowState | undefined;
+  for (const w of decision.windows) {
+    if (refusing && !w.exceeded) continue;
+    if (!best) best = w;
+    else if (!decision.allowed) best = w.resetAt > best.resetAt ? w : best;
+    else if (w.remaining !== best.remaining) best = w.remaining < best.remaining ? w : best;
+    else best = w.resetAt > best.resetAt ? w : best;
+  }
+  return best!;
+}
+
+const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
+
+/** Seconds until a refused request would be admitted: RFC 9110 delta-seconds, at least 1. */
+export function retryAfterSeconds(decision: Decision, now: number): number {
+  const until = decision.bannedUntil ?? reportedWindow(decision).resetAt;
+  return Math.max(1, ceilSeconds(until - now));
+}
+
+/**
+ * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a refusal,
+ * `Retry-After` (written into, not copied: this runs on every request).
+ */
+function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, now: number, ietf: boolean): void {
+  const banned = decision.bannedUntil !== undefined;
+  // A ban is earned in the first window (the minute), so that is the one a ban reports.
+  const window = banned ? decision.windows[0]! : reportedWindow(decision);
+  // During a ban nothing is admitted, so nothing remains until the ban lifts.
+  const resetAt = banned ? Math.max(window.resetAt, decision.bannedUntil!) : window.resetAt;
+  const remaining = banned ? 0 : window.remaining;
+  headers["X-RateLimit-Limit"] = String(window.limit);
+  headers["X-RateLimit-Remaining"] = String(remaining);
+  headers["X-RateLimit-Reset"] = String(ceilSeconds(resetAt));
+  if (ietf) {
+    headers["RateLimit-Policy"] = limits.policy;
+    headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
+  }
+  if (!decision.allowed) headers["Retry-After"] = String(retryAfterSeconds(decision, now));
+}
+
+/**
+ * The rate-limit headers when the limiter could not decide: the caller's limit of the first
+ * window (the anonymous one's when no key was identified), nothing remaining, and a reset no
+ * earlier than the answer's `Retry-After`.
+ */
+function addUndecidedRateLimitHeaders(headers: Record<string, string>, limits: CallerLimits, now: number, ietf: boolean, retryAfter = "1"): void {
+  const window = limits.windows[0]!;
+  const waitSeconds = Math.max(1, Number(retryAfter) || 1);
+  headers["X-RateLimit-Limit"] = String(window.limit);
+  headers["X-RateLimit-Remaining"] = "0";
+  headers["X-RateLimit-Reset"] = String(ceilSeconds(now) + waitSeconds);
+  if (ietf) {
+    headers["RateLimit-Policy"] = limits.policy;
+    headers.RateLimit = `"${window.name}";r=0;t=${waitSeconds}`;
+  }
+}

@@ -1,0 +1,35 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
+import { describe, expect, it } from "vitest";
+import { trustedProxies } from "../ip-addresses.js";
+import { resolveOptions } from "../options.js";
+import type { ApiKeyRecord } from "../ports.js";
+import { chooseBucketStage } from "./choose-bucket.js";
+
+const pro: ApiKeyRecord = { id: "key_pro", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
+const settings = resolveOptions(memoryAdapters());
+const request = (headers: Record<string, string> = {}) => new Request("http://petstore.test/v1/pets", { headers });
+
+describe("chooseBucketStage", () => {
+  it("counts a caller with a key in the key's bucket, with its plan's windows, without reading the client address", () => {
+    const info = {
+      get clientAddress(): string {
+        throw new Error("the address was read");
+      },
+    };
+    const bucket = chooseBucketStage(settings)(request(), info, { caller: pro, keyCache: "miss" });
+    expect(bucket).toEqual({ name: "key:key_pro", client: undefined, limits: settings.limitsOf(pro) });
+    expect(bucket.limits.windows).toEqual([{ name: "minute", limit: 300, seconds: 60 }, { name: "day", limit: 10_000, seconds: 86_400 }]);
+  });
+
+  it("counts a caller without a key by its client address (an IPv6 /64 as one), with the Free plan's windows", () => {
+    const bucket = chooseBucketStage(settings)(request(), { clientAddress: "2001:db8:1:2::99" }, { caller: undefined, sentKey: false });
+    expect(bucket).toMatchObject({ name: "ip:2001:0db8:0001:0002::/64", client: "2001:db8:1:2::99", limits: { windows: [{ limit: 60 }, { limit: 1_000 }] } });
+  });
+
+  it("believes X-Forwarded-For only from a trusted proxy", () => {
+    const choose = chooseBucketStage({ ...settings, isTrustedProxy: trustedProxies(["10.0.0.0/8"]) });
+    const anonymous = { caller: undefined, sentKey: false };
+    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "10.0.0.1" }, anonymous).name).toBe("ip:198.51.100.4");
+    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "192.0.2.1" }, anonymous).name).toBe("ip:192.0.2.1");
+  });
+});
