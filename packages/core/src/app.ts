@@ -56,7 +56,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
       let response: Response;
       try {
-        match = await findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
+        const found = findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
+        match = found instanceof Promise ? await found : found;
         identity = await identify(request, arrival.now); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket, arrival.now); //    one atomic hit on it

@@ -27,8 +27,8 @@ export interface Context {
   /** Where the API is mounted, e.g. "/v1"; links and `Location` are built under it. */
   basePath: string;
   deprecation: DeprecationDates;
-  /** Headers every answer carries (rate limits, request id, caching); set by `createPetstore`. */
-  headers?: Record<string, string>;
+  /** Headers every answer carries (rate limits, request id, caching, `Content-Type`): `answerHeaders`. */
+  headers: Record<string, string>;
 }
 
 /** An operation: a pure function of the request and its context. */

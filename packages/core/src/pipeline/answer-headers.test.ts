@@ -30,6 +30,7 @@ describe("answerHeaders", () => {
     const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, T0, true);
     expect(headers).toEqual({
       ...standardHeaders("r-1"),
+      "Content-Type": "application/json",
       "X-RateLimit-Limit": "60",
       "X-RateLimit-Remaining": "59",
       "X-RateLimit-Reset": String(MINUTE_END / 1000),

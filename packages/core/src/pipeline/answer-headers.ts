@@ -22,9 +22,13 @@ export function standardHeaders(requestId: string): Record<string, string> {
   return { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": requestId };
 }
 
-/** The answer's headers: the standard ones and the rate limit's (the IETF draft's too when `ietf`). */
+/**
+ * The answer's headers: the standard ones, `Content-Type` (every answer of the API is JSON)
+ * and the rate limit's (the IETF draft's too when `ietf`).
+ */
 export function answerHeaders(requestId: string, rate: RateLimitState, now: number, ietf: boolean): Record<string, string> {
   const headers = standardHeaders(requestId);
+  headers["Content-Type"] = "application/json";
   if (rate.decision) addRateLimitHeaders(headers, rate.decision, rate.limits, now, ietf);
   else addUndecidedRateLimitHeaders(headers, rate.limits, now, ietf, rate.retryAfter);
   return headers;
