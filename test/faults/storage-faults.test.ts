@@ -124,7 +124,9 @@ async function expectUnavailable(response: Response): Promise<void> {
   expect(((await response.json()) as { code: string }).code).toBe("service_unavailable");
   expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   for (const name of RATE_LIMIT_HEADERS) expect(response.headers.get(name), name).not.toBeNull();
-  expect(response.headers.get("x-ratelimit-remaining")).toBe("0");
+  // "0" when the limiter's own write failed (undecided); what it decided when only the create
+  // failed (a count, acknowledged as nothing, is not checked against the file's identity).
+  expect(response.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
 }
 
 describe.runIf(isRoot)("storage faults under a running binary (tmpfs mounts and chattr: root only)", () => {

@@ -66,7 +66,8 @@ export interface SqlEngine {
   durable(): Promise<void>;
   /**
    * A failure no request meets, in a few words (a local file whose checkpoints fail while its
-   * WAL grows); undefined when there is none. Health checks report it.
+   * WAL grows, or that was removed while only counts were written); undefined when there is
+   * none. Health checks report it.
    */
   problem?(): string | undefined;
 }

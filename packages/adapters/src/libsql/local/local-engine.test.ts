@@ -327,6 +327,19 @@ describe("localEngine", () => {
     await rename(`${path}.other`, path);
     await expect(db.write([insert("into a replaced file")])).rejects.toBeInstanceOf(StorageUnavailableError);
   });
+
+  it("leaves batches of counts alone unchecked (three stat calls each), and tells the moved file as its problem", async () => {
+    const db = localEngine(() => open(), { files: fileIdentity(path) });
+    await db.write([insert("before")]);
+    expect(db.problem()).toBeUndefined();
+    await rename(path, `${path}.moved`);
+    // A count is acknowledged as nothing: the next acknowledged write, or a health check, finds the file gone.
+    await db.write([insert("a count")], { survives: "process-crash" });
+    expect(db.problem()).toMatch(/removed or replaced while open/);
+    await expect(db.write([insert("a pet")])).rejects.toThrow(/removed or replaced while open/);
+    await rename(`${path}.moved`, path);
+    expect(db.problem()).toBeUndefined();
+  });
 });
 
 describe.runIf(process.platform === "linux" && process.getuid?.() === 0)("localEngine's watch on the WAL (chattr: root only)", () => {

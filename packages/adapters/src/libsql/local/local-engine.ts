@@ -32,7 +32,10 @@ export interface LocalEngineOptions {
   clock?: () => number;
   /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
   walSync?: WalSync;
-  /** Checked after every commit: a write into a file that is no longer at its path fails (a 503). */
+  /**
+   * Checked after every commit that holds an acknowledged write (and by `problem`): such a
+   * write into a file that is no longer at its path fails (a 503).
+   */
   files?: FileIdentity;
   /**
    * False for a file SQLite could not put in WAL mode (a rollback journal): every batch then
@@ -51,7 +54,7 @@ export interface LocalEngineOptions {
 /** The engine of a local database, which its opener closes. */
 export interface LocalEngine extends SqlEngine {
   close(): void;
-  /** Undefined while checkpoints succeed; else why the WAL keeps growing. */
+  /** Undefined while checkpoints succeed and the files are in place; else why not. */
   problem(): string | undefined;
 }
 
@@ -170,8 +173,10 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
       }
       connection.control("COMMIT");
       if (fsyncHere) syncedAt = now;
-      // Committed, but into a file nobody will open again: not a write to acknowledge.
-      const moved = files?.changed();
+      // Committed, but into a file nobody will open again: not a write to acknowledge. Asked
+      // (three stat calls) only when the batch holds one: counts alone are acknowledged as
+      // nothing, and the next acknowledged write, or the health check's, finds the file gone.
+      const moved = acknowledged ? files?.changed() : undefined;
       if (moved !== undefined) throw new StorageUnavailableError(moved);
       observer?.onBatch?.({ units: pending.length, commitMs: performance.now() - began });
       watchWal(now);
@@ -233,6 +238,7 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
       connection.close();
       walSync?.close();
     },
-    problem: () => checkpointProblem,
+    // Also a file removed or replaced while open, which batches of counts alone do not ask about.
+    problem: () => checkpointProblem ?? files?.changed(),
   };
 }
