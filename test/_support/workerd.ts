@@ -1,0 +1,81 @@
+import { resolve } from "node:path";
+import type { RateLimiter } from "@petstore/core";
+import { type D1Database, migrateD1 } from "@petstore/adapters/d1";
+import { type DurableObjectNamespace, durableObjectLimiter } from "@petstore/adapters/durable-objects";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { afterAll } from "vitest";
+
+// Test support (imports vitest): D1 databases and Durable Objects in workerd, driven by
+// miniflare, reached from the test process through miniflare's binding proxies.
+
+const ROOT = resolve(import.meta.dirname, "../..");
+/** The compatibility date of the example's wrangler configuration. */
+export const COMPATIBILITY_DATE = "2025-09-01";
+
+/** `entry` (module text) bundled as Workers bundle it: ESM for the browser, packages from their sources. */
+export async function bundleForWorkers(entry: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: entry, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["@petstore/source", "workerd", "worker", "browser"],
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** A worker that only hosts the rate limiter's Durable Object class. */
+const LIMITER_WORKER = `export { PetstoreRateLimiter } from "@petstore/adapters/durable-objects";
+export default { fetch: () => new Response(null, { status: 404 }) };`;
+
+/**
+ * For a suite file: one workerd (started on first use, disposed after the file) with
+ * `databases` empty D1 databases and the `PetstoreRateLimiter` class bound as `LIMITER`, in
+ * memory. `database()` hands out the next empty database, migrated; `limiter()` a limiter on
+ * the objects whose buckets no earlier `limiter()` used.
+ */
+export function useWorkerdBindings(databases = 100) {
+  let started: Promise<Miniflare> | undefined;
+  let handedOut = 0;
+  let limiters = 0;
+  afterAll(async () => (await started)?.dispose());
+
+  async function start(): Promise<Miniflare> {
+    const env: Record<string, { type: "d1"; id: string } | { type: "durable-object"; worker: string; exportName: string }> = {
+      LIMITER: { type: "durable-object", worker: "bindings", exportName: "PetstoreRateLimiter" },
+    };
+    for (let i = 0; i < databases; i++) env[`DB${i}`] = { type: "d1", id: `db${i}` };
+    return new Miniflare({
+      workers: [
+        {
+          config: {
+            name: "bindings",
+            compatibilityDate: COMPATIBILITY_DATE,
+            manifest: { mainModule: "worker.mjs", modules: { "worker.mjs": { type: "esm", contents: await bundleForWorkers(LIMITER_WORKER) } } },
+            env,
+            exports: { PetstoreRateLimiter: { type: "durable-object", storage: "sqlite" } },
+          },
+        },
+      ],
+    });
+  }
+
+  return {
+    async database(): Promise<D1Database> {
+      const workerd = await (started ??= start());
+      if (handedOut === databases) throw new Error(`useWorkerdBindings: all ${databases} databases handed out`);
+      const db = (await workerd.getD1Database(`DB${handedOut++}`)) as unknown as D1Database;
+      await migrateD1(db);
+      return db;
+    },
+    async limiter(): Promise<RateLimiter> {
+      const workerd = await (started ??= start());
+      const limiter = durableObjectLimiter((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
+      const prefix = `limiter${++limiters}/`;
+      return { hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }) };
+    },
+  };
+}
