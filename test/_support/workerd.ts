@@ -39,7 +39,9 @@ export default { fetch: () => new Response(null, { status: 404 }) };`;
  */
 export function useWorkerdBindings(databases = 100) {
   let started: Promise<Miniflare> | undefined;
-  let handedOut = 0;
+  let claimed = 0;
+  /** The next database, migrated while the test before it runs. */
+  let next: Promise<D1Database> | undefined;
   let limiters = 0;
   afterAll(async () => (await started)?.dispose());
 
@@ -63,13 +65,24 @@ export function useWorkerdBindings(databases = 100) {
     });
   }
 
+  async function migrate(index: number): Promise<D1Database> {
+    const workerd = await (started ??= start());
+    const db = (await workerd.getD1Database(`DB${index}`)) as unknown as D1Database;
+    await migrateD1(db);
+    return db;
+  }
+  const migrateNext = () => {
+    if (claimed === databases) throw new Error(`useWorkerdBindings: all ${databases} databases handed out`);
+    return migrate(claimed++);
+  };
+
   return {
-    async database(): Promise<D1Database> {
-      const workerd = await (started ??= start());
-      if (handedOut === databases) throw new Error(`useWorkerdBindings: all ${databases} databases handed out`);
-      const db = (await workerd.getD1Database(`DB${handedOut++}`)) as unknown as D1Database;
-      await migrateD1(db);
-      return db;
+    database(): Promise<D1Database> {
+      const handed = (next ??= migrateNext());
+      next = claimed < databases ? migrateNext() : undefined;
+      // Handled here and seen by the test that takes it: no unhandled rejection in between.
+      next?.catch(() => {});
+      return handed;
     },
     async limiter(): Promise<RateLimiter> {
       const workerd = await (started ??= start());
