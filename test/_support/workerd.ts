@@ -43,6 +43,7 @@ export function useWorkerdBindings(databases = 100) {
   /** The next database, migrated while the test before it runs. */
   let next: Promise<D1Database> | undefined;
   let limiters = 0;
+  let limiter: RateLimiter | undefined;
   afterAll(async () => (await started)?.dispose());
 
   async function start(): Promise<Miniflare> {
@@ -86,9 +87,10 @@ export function useWorkerdBindings(databases = 100) {
     },
     async limiter(): Promise<RateLimiter> {
       const workerd = await (started ??= start());
-      const limiter = durableObjectLimiter((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
+      limiter ??= durableObjectLimiter((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
       const prefix = `limiter${++limiters}/`;
-      return { hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }) };
+      const shared = limiter;
+      return { hit: (input) => shared.hit({ ...input, bucket: prefix + input.bucket }) };
     },
   };
 }
