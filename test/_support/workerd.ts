@@ -68,7 +68,7 @@ export function useWorkerdBindings(databases = 100) {
 
   async function migrate(index: number): Promise<D1Database> {
     const workerd = await (started ??= start());
-    const db = (await workerd.getD1Database(`DB${index}`)) as unknown as D1Database;
+    const db = await workerd.getD1Database(`DB${index}`);
     await migrateD1(db);
     return db;
   }
@@ -87,6 +87,7 @@ export function useWorkerdBindings(databases = 100) {
     },
     async limiter(): Promise<RateLimiter> {
       const workerd = await (started ??= start());
+      // Cast: miniflare's declared type of the proxy is not the namespace's (its D1 proxy's is).
       limiter ??= durableObjectLimiter((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
       const prefix = `limiter${++limiters}/`;
       const shared = limiter;

@@ -1,5 +1,5 @@
 import { StorageUnavailableError } from "@petstore/core";
-import { type Result, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
+import { type Result, type Row, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
 import { storageError } from "../libsql/_storage-errors.js";
 
 /**
@@ -15,7 +15,7 @@ export interface D1PreparedStatement {
   all(): Promise<D1Result>;
 }
 export interface D1Result {
-  results: Record<string, unknown>[];
+  results: unknown[];
   meta: { changes: number };
 }
 
@@ -54,7 +54,7 @@ function positional(statement: Statement): { sql: string; args: Value[] } {
   return { sql: text, args: names.map((name) => args[name]!) };
 }
 
-const toResult = (result: D1Result): Result => ({ rows: result.results, rowsAffected: result.meta.changes });
+const toResult = (result: D1Result): Result => ({ rows: result.results as Row[], rowsAffected: result.meta.changes });
 
 /**
  * The adapters' engine over a D1 binding. D1 has no interactive transactions; a `batch` runs

@@ -9,7 +9,7 @@ import { type D1Database, d1Engine } from "./_engine.js";
 
 // D1 is SQLite: these are the libSQL adapters, their statements and migrations, run on an
 // engine over the binding. No `node:` import and no native code: this entry loads in Workers.
-export type { D1Database, D1PreparedStatement, D1Result } from "./_engine.js";
+export type { D1Database } from "./_engine.js";
 
 /** The libSQL adapters' view of a D1 binding: a connection on the D1 engine (nothing to close). */
 const onD1 = (db: D1Database) => libsqlConnection(d1Engine(db), () => {});
