@@ -52,6 +52,8 @@ export function useWorkerdBindings(databases = 100) {
     };
     for (let i = 0; i < databases; i++) env[`DB${i}`] = { type: "d1", id: `db${i}` };
     return new Miniflare({
+      // No discovery of, or by, other miniflare processes on this machine (other suites' too).
+      enableDevRegistry: false,
       workers: [
         {
           config: {

@@ -27,6 +27,8 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
   /** workerd with the example's bindings, on the persistence directory of this suite. */
   function start(): Miniflare {
     return new Miniflare({
+      // No discovery of, or by, other miniflare processes on this machine (other suites' too).
+      enableDevRegistry: false,
       host: "127.0.0.1",
       port: 0,
       resourcePersistencePath: join(dir, "state"),
