@@ -3,12 +3,14 @@ import { statementsOf } from "../_sql/engine.js";
 
 /**
  * The part of a Durable Object's state (`ctx` of its constructor) the limiter uses: its
- * SQLite storage. Written out here so that no Workers type package is needed.
+ * SQLite storage and its alarm. Written out here so that no Workers type package is needed.
  */
 export interface DurableObjectState {
   storage: {
     sql: { exec(query: string, ...bindings: Value[]): { toArray(): Record<string, unknown>[]; readonly rowsWritten: number } };
     transactionSync<T>(run: () => T): T;
+    setAlarm(scheduledTime: number): Promise<void>;
+    deleteAll(): Promise<void>;
   };
 }
 
