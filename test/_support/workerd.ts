@@ -27,6 +27,23 @@ export async function bundleForWorkers(entry: string): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
+/**
+ * The namespace with each bucket's stub made once: through miniflare's proxy, `idFromName`
+ * and `get` are round trips to workerd (in a worker they are local calls), and would triple
+ * the cost of every hit. (Cast where it is called: miniflare declares the proxy's type oddly.)
+ */
+function stubsKept(namespace: DurableObjectNamespace): DurableObjectNamespace {
+  const stubs = new Map<string, ReturnType<DurableObjectNamespace["get"]>>();
+  return {
+    idFromName: (name) => name,
+    get(name) {
+      let stub = stubs.get(name as string);
+      if (stub === undefined) stubs.set(name as string, (stub = namespace.get(namespace.idFromName(name as string))));
+      return stub;
+    },
+  };
+}
+
 /** A worker that only hosts the rate limiter's Durable Object class. */
 const LIMITER_WORKER = `export { PetstoreRateLimiter } from "@petstore/adapters/durable-objects";
 export default { fetch: () => new Response(null, { status: 404 }) };`;
@@ -89,8 +106,7 @@ export function useWorkerdBindings(databases = 100) {
     },
     async limiter(): Promise<RateLimiter> {
       const workerd = await (started ??= start());
-      // Cast: miniflare's declared type of the proxy is not the namespace's (its D1 proxy's is).
-      limiter ??= durableObjectLimiter((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
+      limiter ??= durableObjectLimiter(stubsKept((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace));
       const prefix = `limiter${++limiters}/`;
       const shared = limiter;
       return { hit: (input) => shared.hit({ ...input, bucket: prefix + input.bucket }) };
