@@ -49,15 +49,16 @@ export const ADAPTER_KITS: AdapterKit[] = [
 
 /**
  * What the worker-module example runs on at the edge: a D1 database with the limits in
- * `PetstoreRateLimiter` Durable Objects, both in workerd (miniflare), reached through its
- * binding proxies; a fresh database and fresh buckets per world.
+ * `PetstoreRateLimiter` Durable Objects, both in workerd (miniflare): the D1 adapters' statements
+ * run there on the real database (sent by `databaseByWorker`), the hits reach the objects through
+ * the namespace's binding proxy; a fresh database and fresh buckets per world.
  */
 function workerdKit(): AdapterKit {
   const workerd = useWorkerdBindings();
   return {
     name: "d1 + durable-object limiter in workerd",
     open: async () => {
-      const adapters = { ...d1Adapters(await workerd.database()), limiter: await workerd.limiter() };
+      const adapters = { ...d1Adapters(await workerd.databaseByWorker()), limiter: await workerd.limiter() };
       return { adapters, close: async () => {} };
     },
   };
