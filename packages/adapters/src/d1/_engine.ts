@@ -58,8 +58,9 @@ const toResult = (result: D1Result): Result => ({ rows: result.results as Row[],
 
 /**
  * The adapters' engine over a D1 binding. D1 has no interactive transactions; a `batch` runs
- * its statements in one, so a unit is one batch, made at once (no grouping across callers). A
- * write is durable when D1 answers.
+ * its statements in one, so a unit is one batch, made at once: no grouping across callers,
+ * which also keeps every statement within D1's 100 bound values (a grouped insert of many
+ * pets would pass that). A write is durable when D1 answers.
  */
 export function d1Engine(db: D1Database): SqlEngine {
   async function guard<T>(run: () => Promise<T>): Promise<T> {
