@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { RateLimiter } from "@petstore/core";
 import { type D1Database, migrateD1 } from "@petstore/adapters/d1";
 import { type DurableObjectNamespace, durableObjectLimiter } from "@petstore/adapters/durable-objects";
@@ -10,8 +11,8 @@ import { afterAll } from "vitest";
 // miniflare, reached from the test process.
 
 const ROOT = resolve(import.meta.dirname, "../..");
-/** The compatibility date of the example's wrangler configuration. */
-export const COMPATIBILITY_DATE = "2025-09-01";
+/** The compatibility date of the worker-module example's wrangler configuration. */
+export const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(readFileSync(join(ROOT, "examples/worker-module/wrangler.toml"), "utf8"))![1]!;
 
 /** `entry` (module text) bundled as Workers bundle it: ESM for the browser, packages from their sources. */
 export async function bundleForWorkers(entry: string): Promise<string> {
