@@ -18,6 +18,8 @@ describe("public API", () => {
       ["@petstore/adapters/libsql/connect", "packages/adapters/api/libsql-connect.api.md"],
       ["@petstore/adapters/postgres", "packages/adapters/api/postgres.api.md"],
       ["@petstore/adapters/redis", "packages/adapters/api/redis.api.md"],
+      ["@petstore/adapters/d1", "packages/adapters/api/d1.api.md"],
+      ["@petstore/adapters/durable-objects", "packages/adapters/api/durable-objects.api.md"],
       ["@petstore/core", "packages/core/api/index.api.md"],
       ["@petstore/core/testing", "packages/core/api/testing.api.md"],
       ["@petstore/core/internal", "packages/core/api/internal.api.md"],

@@ -1,3 +1,4 @@
+import { d1Adapters } from "@petstore/adapters/d1";
 import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { postgresAdapters } from "@petstore/adapters/postgres";
@@ -7,6 +8,7 @@ import { afterAll, afterEach, beforeEach } from "vitest";
 import { tempDatabase } from "../_support/libsql-database.js";
 import { usePostgresDatabase } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
+import { useWorkerdBindings } from "../_support/workerd.js";
 import {
   type ApiKeys,
   createPetstore,
@@ -42,7 +44,25 @@ export const ADAPTER_KITS: AdapterKit[] = [
   libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
   postgresKit(),
   libsqlRedisKit(),
+  workerdKit(),
 ];
+
+/**
+ * What the worker-module example runs on at the edge: a D1 database with the limits in
+ * `PetstoreRateLimiter` Durable Objects, both in workerd (miniflare): the D1 adapters' statements
+ * run there on the real database (sent by `databaseByWorker`), the hits reach the objects through
+ * the namespace's binding proxy; a fresh database and fresh buckets per world.
+ */
+function workerdKit(): AdapterKit {
+  const workerd = useWorkerdBindings();
+  return {
+    name: "d1 + durable-object limiter in workerd",
+    open: async () => {
+      const adapters = { ...d1Adapters(await workerd.databaseByWorker()), limiter: await workerd.limiter() };
+      return { adapters, close: async () => {} };
+    },
+  };
+}
 
 /**
  * A store in a libSQL file with the limits in Redis (a supported combination): a real

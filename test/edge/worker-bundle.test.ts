@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleWorker } from "./_bundle.js";
 
 /**
- * The worker-module example bundled for a Workers-style target. What must hold: the libSQL
- * adapters come without native code (no `libsql` package, no `@libsql/<platform>` addon) and
- * without any `node:` import, and the bundled code serves requests for real.
+ * The worker-module example bundled for a Workers-style target. What must hold: the libSQL,
+ * D1 and Durable Object adapters come without native code (no `libsql` package, no
+ * `@libsql/<platform>` addon) and without any `node:` import, and the bundled code serves
+ * requests for real.
  */
-describe("the libSQL adapters bundled for a Workers-style target", () => {
+describe("the libSQL, D1 and Durable Object adapters bundled for a Workers-style target", () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-edge-"));
   let code: string;
   let metafile: Metafile;
@@ -24,7 +25,7 @@ describe("the libSQL adapters bundled for a Workers-style target", () => {
 
   it("has no native addon, no libsql package and no node: import", () => {
     const inputs = Object.keys(metafile.inputs);
-    expect(inputs.some((path) => path.includes("packages/adapters/src/libsql/"))).toBe(true);
+    for (const adapters of ["libsql", "d1", "durable-objects"]) expect(inputs.some((path) => path.includes(`packages/adapters/src/${adapters}/`))).toBe(true);
     expect(inputs.filter((path) => /node_modules\/(libsql|@libsql\/(linux|darwin|win32)[^/]*)\//.test(path))).toEqual([]);
     expect(inputs.filter((path) => path.endsWith(".node") || path.includes("/libsql/local/"))).toEqual([]);
     const imports = Object.values(metafile.outputs).flatMap((output) => output.imports.map((imported) => imported.path));

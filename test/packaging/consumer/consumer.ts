@@ -1,5 +1,7 @@
 // Type-checked by ../packages.test.ts in a project that installed the packed tarballs, under
 // "moduleResolution" bundler, node16 and node10: the public API as a consumer writes it.
+import { type D1Database, d1Adapters } from "@petstore/adapters/d1";
+import { type DurableObjectNamespace, durableObjectLimiter } from "@petstore/adapters/durable-objects";
 import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryLimiter } from "@petstore/adapters/memory";
@@ -37,6 +39,10 @@ console.log(response.status);
 
 // @ts-expect-error: basePath is a string (this line fails the check if the types were `any`)
 createPetstore({ ...memoryAdapters(), basePath: 42 });
+
+/** A Workers module's Pet Store: D1, limits in Durable Objects (type-checked here, run in test/edge). */
+export const edgePetstore = (env: { DB: D1Database; LIMITER: DurableObjectNamespace }): Petstore =>
+  createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
 
 const db = await connectLibsql({ url: "file:consumer.db" });
 await migrate(db);

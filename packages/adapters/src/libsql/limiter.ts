@@ -76,8 +76,8 @@ const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
 
 const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ? LIMIT ?)";
 
-/** SQLite's text for the shared limiter. */
-const STATEMENTS: LimiterStatements = {
+/** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
+export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
   hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
   sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
 };
@@ -92,5 +92,5 @@ const STATEMENTS: LimiterStatements = {
  * then the day window); the ban counts refusals within the first.
  */
 export function libsqlLimiter(source: LibsqlSource): RateLimiter {
-  return sqlLimiter(engineOf(source), STATEMENTS, "libsqlLimiter");
+  return sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter");
 }

@@ -1,0 +1,36 @@
+import { type Decision, type RateLimiter, StorageUnavailableError } from "@petstore/core";
+
+/**
+ * The part of a Durable Object namespace binding (`env.LIMITER`) the limiter uses. Written out
+ * here so that no Workers type package is needed.
+ */
+export interface DurableObjectNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: Request): Promise<Response> };
+}
+
+/**
+ * A rate limiter whose buckets live in Durable Objects of the class `PetstoreRateLimiter`, one
+ * object per bucket (named after it): every isolate that asks about a bucket reaches the same
+ * object, which decides one hit at a time on its durable storage, so the limits hold across a
+ * whole deployment and survive restarts. Decisions use the `now` of each hit (core's clock).
+ * A bucket's object answers about a thousand requests a second; a single key never needs that
+ * many within its limits, and different buckets never wait for each other.
+ * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
+ */
+export function durableObjectLimiter(namespace: DurableObjectNamespace): RateLimiter {
+  return {
+    async hit(input) {
+      const stub = namespace.get(namespace.idFromName(input.bucket));
+      let response: Response;
+      try {
+        response = await stub.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body: JSON.stringify(input) }));
+      } catch (error) {
+        // An object that is overloaded, being reset or unreachable: the request may be retried.
+        throw new StorageUnavailableError("the rate limiter's Durable Object is unavailable", { cause: error });
+      }
+      if (!response.ok) throw new StorageUnavailableError(`the rate limiter's Durable Object answered ${response.status}`);
+      return (await response.json()) as Decision;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Decision, HitInput } from "@petstore/core";
+import NativeDatabase from "libsql";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { DurableObjectState } from "./_storage-engine.js";
+import { PetstoreRateLimiter } from "./petstore-rate-limiter.js";
+
+/**
+ * An object's state as the runtime hands it over, on a SQLite database of the `libsql`
+ * package: `sql.exec`, `transactionSync`, an alarm that is only recorded, and `deleteAll`.
+ * (The contract suites run the class in workerd itself; this looks at its alarm.)
+ */
+function objectState() {
+  const db = new NativeDatabase(":memory:");
+  const alarms: number[] = [];
+  const tables = () => (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all([]) as { name: string }[]).map((row) => row.name);
+  const state: DurableObjectState = {
+    storage: {
+      sql: {
+        exec(query, ...bindings) {
+          const statement = db.prepare(query);
+          if (statement.reader) {
+            const rows = statement.all(bindings) as Record<string, unknown>[];
+            return { toArray: () => rows, rowsWritten: 0 };
+          }
+          return { toArray: () => [], rowsWritten: statement.run(bindings).changes };
+        },
+      },
+      transactionSync: (run) => db.transaction(run)(),
+      setAlarm: async (time) => void alarms.push(time),
+      deleteAll: async () => {
+        for (const name of tables()) db.exec(`DROP TABLE ${name}`);
+      },
+    },
+  };
+  return { state, alarms, tables };
+}
+
+/** The caller's clock, two days behind the runtime's: the object must keep them apart. */
+const NOW = Date.UTC(2030, 0, 15, 12, 0, 10);
+const RUNTIME_NOW = NOW + 2 * 86_400_000 + 7_000;
+const MIDNIGHT = Date.UTC(2030, 0, 16);
+
+const hit = async (object: PetstoreRateLimiter, now = NOW): Promise<Decision> => {
+  const input: HitInput = {
+    bucket: "key:key_a",
+    windows: [
+      { name: "minute", limit: 2, seconds: 60 },
+      { name: "day", limit: 100, seconds: 86_400 },
+    ],
+    ban: { threshold: 30, seconds: 600 },
+    now,
+  };
+  const response = await object.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body: JSON.stringify(input) }));
+  return (await response.json()) as Decision;
+};
+
+describe("PetstoreRateLimiter", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(RUNTIME_NOW);
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it("sets its alarm for a whole minute at least a minute after the bucket is over, on the runtime's clock", async () => {
+    const { state, alarms } = objectState();
+    const object = new PetstoreRateLimiter(state);
+    expect((await hit(object)).allowed).toBe(true);
+    // The day window resets at midnight of the caller's clock: that far ahead on the runtime's.
+    const over = RUNTIME_NOW + (MIDNIGHT - NOW) + 60_000;
+    expect(alarms).toEqual([Math.ceil(over / 60_000) * 60_000]);
+    await hit(object, NOW + 500);
+    expect(alarms).toHaveLength(1);
+  });
+
+  it("deletes its storage on the alarm, and counts the bucket afresh on the next hit", async () => {
+    const { state, alarms, tables } = objectState();
+    const object = new PetstoreRateLimiter(state);
+    await hit(object);
+    expect((await hit(object)).windows[0]!.remaining).toBe(0);
+    await object.alarm();
+    expect(tables()).toEqual([]);
+    const fresh = await hit(object);
+    expect(fresh.allowed).toBe(true);
+    expect(fresh.windows[0]!.remaining).toBe(1);
+    expect(alarms).toHaveLength(2);
+  });
+
+  it("keeps its counters for a new instance on the same storage, as after a restart", async () => {
+    const { state } = objectState();
+    await hit(new PetstoreRateLimiter(state));
+    await hit(new PetstoreRateLimiter(state));
+    expect((await hit(new PetstoreRateLimiter(state))).allowed).toBe(false);
+  });
+});
