@@ -229,7 +229,8 @@ async function measureOnce(round: number, variant: Variant, server: RunningVaria
  * most, then its RSS is read, so that memory compares at equal data.
  */
 async function equalPets(round: number, servers: Map<string, RunningVariant>): Promise<void> {
-  const storing = variants.filter((v) => v.name !== "baseline");
+  const storing = variants.filter((v) => v.storage === "memory");
+  if (storing.length === 0) return;
   const held = new Map<string, number>();
   for (const v of storing) held.set(v.name, await petsStored(servers.get(v.name)!));
   const target = Math.max(...held.values());
