@@ -4,7 +4,6 @@
  * and exits with its code. Compiled into dist/petstore by build.ts; also runs as a script
  * under Bun or Deno.
  */
-import { tmpdir } from "node:os";
 import process from "node:process";
 
 /**
@@ -17,6 +16,8 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
     return await import("./cli.js");
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+    // node:os only here: loading it cost every start (issue 23 §5).
+    const { tmpdir } = await import("node:os");
     process.stderr.write(`petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`);
     process.exit(1);
   }
