@@ -7,6 +7,8 @@
  * else `crypto.randomUUID()`), `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`,
  * `X-RateLimit-Limit/Remaining/Reset`, `RateLimit-Policy` and `RateLimit`.
  * The key comes through BENCH_KEY (never argv); its limits are BENCH_PER_MINUTE / BENCH_PER_DAY.
+ * The counters and the pets live in memory unless a peer hands `storeIn` another
+ * `PeerStorage` (bench/_peer-sqlite.ts: a SQLite file), so that only the storage differs.
  */
 import * as v from "valibot";
 
@@ -48,15 +50,55 @@ if (process.env.BENCH_KEY) {
   const perDay = Number(process.env.BENCH_PER_DAY ?? 1000);
   keys.set(process.env.BENCH_KEY, { id: "key_bench", perMinute, perDay, policy: `"minute";q=${perMinute};w=60, "day";q=${perDay};w=86400` });
 }
-const counters = new Map<string, Counter>();
-export const pets: Pet[] = [];
+/** Where a peer keeps its rate-limit counters and its pets. Synchronous, as SQLite's drivers on Bun and Deno are. */
+export interface PeerStorage {
+  /**
+   * Counts one request of `keyId` in the windows that start at `minuteStart` and `dayStart`
+   * (a window that started earlier is reset), refused or not, as a hand-built fixed-window
+   * counter does; the counts including this request.
+   */
+  hit(keyId: string, minuteStart: number, dayStart: number): { minuteCount: number; dayCount: number };
+  /** Stores a validated pet with the next id. */
+  insertPet(input: v.InferOutput<typeof NewPet>): Pet;
+  /** Up to `limit` pets with ids above `after`, in id order, and whether more follow. */
+  pets(after: number, limit: number): { page: Pet[]; more: boolean };
+}
+
+/** Counters in a Map, pets in an array. */
+export function memoryStorage(): PeerStorage {
+  const counters = new Map<string, Counter>();
+  const pets: Pet[] = [];
+  return {
+    hit: (keyId, minuteStart, dayStart) => {
+      let counter = counters.get(keyId);
+      if (!counter) counters.set(keyId, (counter = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 }));
+      if (counter.minuteStart !== minuteStart) Object.assign(counter, { minuteStart, minuteCount: 0 });
+      if (counter.dayStart !== dayStart) Object.assign(counter, { dayStart, dayCount: 0 });
+      counter.minuteCount++;
+      counter.dayCount++;
+      return counter;
+    },
+    insertPet: (input) => {
+      const pet: Pet = { id: (pets.at(-1)?.id ?? 0) + 1, ...input };
+      pets.push(pet);
+      return pet;
+    },
+    pets: (after, limit) => {
+      const start = pets.findIndex((pet) => pet.id > after);
+      if (start === -1) return { page: [], more: false };
+      return { page: pets.slice(start, start + limit), more: start + limit < pets.length };
+    },
+  };
+}
+
+let storage = memoryStorage();
+/** Keeps the counters and pets in `chosen` from now on; called once, before serving. */
+export function storeIn(chosen: PeerStorage): void {
+  storage = chosen;
+}
 
 /** Stores a validated pet with the next id. */
-export function insertPet(input: v.InferOutput<typeof NewPet>): Pet {
-  const pet: Pet = { id: (pets.at(-1)?.id ?? 0) + 1, ...input };
-  pets.push(pet);
-  return pet;
-}
+export const insertPet = (input: v.InferOutput<typeof NewPet>): Pet => storage.insertPet(input);
 
 export type Admission = { headers: Record<string, string> } & ({ status: 200 } | { status: 401 | 429; body: { code: string; message: string; status: number } });
 
@@ -78,22 +120,15 @@ export function admit(requestId: string | null, authorization: string | null, no
   }
   const minuteStart = now - (now % MINUTE_MS);
   const dayStart = now - (now % DAY_MS);
-  let counter = counters.get(key.id);
-  if (!counter) counters.set(key.id, (counter = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 }));
-  if (counter.minuteStart !== minuteStart) Object.assign(counter, { minuteStart, minuteCount: 0 });
-  if (counter.dayStart !== dayStart) Object.assign(counter, { dayStart, dayCount: 0 });
-  const minuteLeft = key.perMinute - counter.minuteCount;
-  const dayLeft = key.perDay - counter.dayCount;
+  const counted = storage.hit(key.id, minuteStart, dayStart);
+  const minuteLeft = key.perMinute - counted.minuteCount;
+  const dayLeft = key.perDay - counted.dayCount;
   // The window with fewer requests left; on a tie the one that resets later (the day).
   const minute = minuteLeft < dayLeft;
   const limit = minute ? key.perMinute : key.perDay;
   const reset = minute ? minuteStart + MINUTE_MS : dayStart + DAY_MS;
-  const allowed = minuteLeft > 0 && dayLeft > 0;
-  if (allowed) {
-    counter.minuteCount++;
-    counter.dayCount++;
-  }
-  const remaining = allowed ? (minute ? minuteLeft : dayLeft) - 1 : 0;
+  const allowed = minuteLeft >= 0 && dayLeft >= 0;
+  const remaining = Math.max(0, minute ? minuteLeft : dayLeft);
   headers["X-RateLimit-Limit"] = String(limit);
   headers["X-RateLimit-Remaining"] = String(remaining);
   headers["X-RateLimit-Reset"] = String(Math.ceil(reset / 1000));
@@ -108,9 +143,7 @@ export function admit(requestId: string | null, authorization: string | null, no
 
 /** A page of pets after `cursor`, and the `Link` to the next page when there is one. */
 export function petPage(limit: number, cursor: string | undefined): { page: Pet[]; next?: string } {
-  const after = Number(cursor ?? 0);
-  const start = pets.findIndex((pet) => pet.id > after);
-  const page = start === -1 ? [] : pets.slice(start, start + limit);
-  if (start === -1 || start + limit >= pets.length) return { page };
+  const { page, more } = storage.pets(Number(cursor ?? 0), limit);
+  if (!more) return { page };
   return { page, next: `</v1/pets?limit=${limit}&cursor=${page.at(-1)!.id}>; rel="next"` };
 }

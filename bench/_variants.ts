@@ -40,6 +40,12 @@ export interface Variant {
   name: string;
   /** This project's server: any answer other than 2xx or an intended 429 is a defect. */
   ours: boolean;
+  /**
+   * Where it keeps pets and counters. After a POST run only the `memory` ones are brought to
+   * the same number of pets for the RSS =pets column (a durable SQLite peer takes minutes to
+   * create a 3 s run's pets).
+   */
+  storage: "none" | "memory" | "file" | "postgres";
   start(port: number): Promise<RunningVariant>;
 }
 
@@ -134,27 +140,48 @@ function onFileDatabase(serveOn: (db: string, key: string, dir: string) => Promi
 }
 const serveArgs = (port: number, db: string) => ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db];
 
-/** The documented Deno command line (root package.json "start:deno"), moved to `port` and `db`. */
-function denoCommand(port: number, db: string): string[] {
+/**
+ * The documented Deno command line (root package.json "start:deno"), moved to `port` and `db`;
+ * `allowEnv` adds variables to its `--allow-env` (the bootstrap key of a `:memory:` server).
+ */
+function denoCommand(port: number, db: string, allowEnv: string[] = []): string[] {
   const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"];
   const [deno, ...args] = script?.split(" ") ?? [];
   if (deno !== "deno" || !args.some((arg) => arg.startsWith("--allow-net="))) {
     throw new Error(`package.json "start:deno" is not the 'deno run ... --allow-net=...' command this benchmark expects: ${script}`);
   }
-  const moved = args.map((arg) => (arg.startsWith("--allow-net=") ? `--allow-net=127.0.0.1:${port}` : arg));
+  const moved = args.map((arg) => {
+    if (arg.startsWith("--allow-net=")) return `--allow-net=127.0.0.1:${port}`;
+    return arg.startsWith("--allow-env=") && allowEnv.length > 0 ? [arg, ...allowEnv].join(",") : arg;
+  });
   return [DENO, ...moved, "--host", "127.0.0.1", "--port", String(port), "--db", db];
 }
 
-/** A framework peer (bench/_peer.ts): `bun <script>`, the key and its limits in the environment. */
-function peer(name: string, script: string): Variant {
+/** The environment every framework peer (bench/_peer.ts) reads: its port, the key and its limits. */
+const PEER_ENV = ["BENCH_PORT", "BENCH_KEY", "BENCH_PER_MINUTE", "BENCH_PER_DAY", "BENCH_DB", "BENCH_SYNCHRONOUS"];
+
+/**
+ * A framework peer (bench/_peer.ts) under Bun (`bun <script>`) or Deno (`deno run` with only
+ * the permissions it needs), the key and its limits in the environment; with `sqlite`, its
+ * counters and pets in a new SQLite file (bench/_peer-sqlite.ts) synced NORMAL or FULL.
+ */
+function peer(name: string, script: string, options: { runtime?: "bun" | "deno"; sqlite?: "NORMAL" | "FULL" } = {}): Variant {
+  const { runtime = "bun", sqlite } = options;
   return {
     name,
     ours: false,
-    start: (port) => {
-      const key = newKey();
-      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED });
-      return launch([BUN, join(ROOT, script)], { port, env, key, readyPath: "/v1/pets", seed: true });
-    },
+    storage: sqlite ? "file" : "memory",
+    start: (port) =>
+      inTemporaryDirectory((dir) => {
+        const key = newKey();
+        const file = sqlite && { BENCH_DB: join(dir, "peer.db"), BENCH_SYNCHRONOUS: sqlite };
+        const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED, ...file });
+        const command =
+          runtime === "bun"
+            ? [BUN, join(ROOT, script)]
+            : [DENO, "run", "--sloppy-imports", "--node-modules-dir=manual", `--allow-env=${PEER_ENV.join(",")}`, `--allow-net=127.0.0.1:${port}`, `--allow-read=${dir}`, `--allow-write=${dir}`, join(ROOT, script)];
+        return launch(command, { port, env, cwd: ROOT, key, readyPath: "/v1/pets", seed: true, dir });
+      }),
   };
 }
 
@@ -166,6 +193,7 @@ function postgresPeer(name: string, limits: "postgres" | "redis"): Variant {
   return {
     name,
     ours: false,
+    storage: "postgres",
     start: async (port) => {
       const key = newKey();
       const engines = { BENCH_DATABASE_URL: await freshDatabase(), ...(limits === "redis" && { BENCH_REDIS_URL: await sharedRedis() }) };
@@ -180,6 +208,7 @@ function binaryOnPostgres(name: string, limits: "postgres" | "redis"): Variant {
   return {
     name,
     ours: true,
+    storage: "postgres",
     start: (port) =>
       inTemporaryDirectory(async (dir) => {
         const db = await freshDatabase();
@@ -189,6 +218,9 @@ function binaryOnPostgres(name: string, limits: "postgres" | "redis"): Variant {
       }),
   };
 }
+
+/** A `:memory:` server's environment: `key` given at start with limits the run cannot reach. */
+const bootstrapEnv = (key: string) => cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
 
 /** Where this project's servers' stdout goes, in their temporary directory. */
 const ACCESS_LOG = "stdout.log";
@@ -214,6 +246,7 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: "baseline",
     ours: false,
+    storage: "none",
     start: (port) => {
       const env = { ...cleanEnv(), BENCH_PORT: String(port) };
       return launch([BUN, join(ROOT, "bench/baseline.ts")], { port, env, key: newKey(), readyPath: "/v1/pets", seed: false });
@@ -221,19 +254,22 @@ export const VARIANTS: readonly Variant[] = [
   },
   peer("hono", "bench/hono-peer.ts"),
   peer("elysia", "bench/elysia-peer.ts"),
+  peer("elysia-sqlite", "bench/elysia-peer.ts", { sqlite: "NORMAL" }),
+  peer("elysia-sqlite-full", "bench/elysia-peer.ts", { sqlite: "FULL" }),
   {
     name: "binary-memory",
     ours: true,
+    storage: "memory",
     start: (port) =>
       inTemporaryDirectory((dir) => {
         const key = newKey();
-        const env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
-        return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env, cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+        return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env: bootstrapEnv(key), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
       }),
   },
   {
     name: "binary-file",
     ours: true,
+    storage: "file",
     start: (port) =>
       onFileDatabase((db, key, dir) =>
         launch([BINARY, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
@@ -242,11 +278,25 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: "binary-deno",
     ours: true,
+    storage: "file",
     start: (port) =>
       onFileDatabase((db, key, dir) =>
         launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
       ),
   },
+  {
+    name: "binary-deno-memory",
+    ours: true,
+    storage: "memory",
+    start: (port) =>
+      inTemporaryDirectory((dir) => {
+        const key = newKey();
+        const command = denoCommand(port, ":memory:", Object.keys(bootstrapEnv(key)).filter((name) => name.startsWith("PETSTORE_")));
+        return launch(command, { port, env: bootstrapEnv(key), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+      }),
+  },
+  peer("hono-deno", "bench/hono-deno-peer.ts", { runtime: "deno" }),
+  peer("hono-deno-file", "bench/hono-deno-peer.ts", { runtime: "deno", sqlite: "FULL" }),
   binaryOnPostgres("binary-postgres", "postgres"),
   postgresPeer("hono-rlf-postgres", "postgres"),
   binaryOnPostgres("binary-postgres-redis", "redis"),

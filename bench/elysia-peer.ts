@@ -3,12 +3,18 @@
  * Elysia (the fastest framework a Bun team would pick). The work besides routing (key map,
  * fixed-window counter, valibot, the product's full header set) is bench/_peer.ts, shared
  * with the Hono peer; the body is validated by Elysia through valibot's Standard Schema, as
- * Elysia's documentation shows. No access log.
+ * Elysia's documentation shows. No access log. Its counters and pets are in memory, or with
+ * BENCH_DB=PATH in a SQLite file through `bun:sqlite` (bench/_peer-sqlite.ts; BENCH_SYNCHRONOUS
+ * FULL, the default, or NORMAL): the file database a Bun team would hand-build.
  * Run by bench/run.ts: `bun bench/elysia-peer.ts` with BENCH_PORT and BENCH_KEY set.
  */
+import { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import { admit, insertPet, JSON_TYPE, Limit, NewPet, petPage } from "./_peer.js";
+import { admit, insertPet, JSON_TYPE, Limit, NewPet, petPage, storeIn } from "./_peer.js";
+import { sqliteStorage, synchronousFromEnv } from "./_peer-sqlite.js";
+
+if (process.env.BENCH_DB) storeIn(sqliteStorage(new Database(process.env.BENCH_DB), synchronousFromEnv(process.env.BENCH_SYNCHRONOUS)));
 
 const json = (body: unknown, status: number, headers: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json" } });

@@ -4,7 +4,6 @@
  * and exits with its code. Compiled into dist/petstore by build.ts; also runs as a script
  * under Bun or Deno.
  */
-import { tmpdir } from "node:os";
 import process from "node:process";
 
 /**
@@ -17,6 +16,8 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
     return await import("./cli.js");
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+    // node:os only here: loading it cost every start (issue 23 §5).
+    const { tmpdir } = await import("node:os");
     process.stderr.write(`petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`);
     process.exit(1);
   }
@@ -24,15 +25,41 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
 
 const { runCli } = await loadCli();
 
+/** Where stdout's text goes, and how to wait until all of it is out. */
+interface Output {
+  write(text: string): void;
+  /** Calls `done` once everything written has reached stdout (a pipe may still be draining). */
+  drained(done: () => void): void;
+}
+
+/**
+ * Stdout: under Bun (the binary) its file sink, because `process.stdout`, a Node stream, loads
+ * Bun's stream modules when first touched, which cost every start about 7 ms before it could
+ * answer (issue 23 §5); under Deno, `process.stdout`.
+ */
+function stdout(): Output {
+  const sink = (globalThis as { Bun?: typeof Bun }).Bun?.stdout.writer();
+  if (sink) {
+    return {
+      write: (text) => {
+        sink.write(text);
+        void sink.flush();
+      },
+      drained: (done) => void Promise.resolve(sink.flush()).then(done, done),
+    };
+  }
+  return { write: (text) => void process.stdout.write(text), drained: (done) => void process.stdout.write("", done) };
+}
+
 /**
  * Lines for stdout, written once per turn of the event loop rather than one write each: the
  * access log writes a line per request, and a write per line cost about 4% of a busy server.
  */
-function bufferedLines(stream: NodeJS.WriteStream) {
+function bufferedLines(output: Output) {
   let pending = "";
   const flush = () => {
     if (pending === "") return;
-    stream.write(pending);
+    output.write(pending);
     pending = "";
   };
   return {
@@ -44,11 +71,12 @@ function bufferedLines(stream: NodeJS.WriteStream) {
   };
 }
 
-const out = bufferedLines(process.stdout);
+const output = stdout();
+const out = bufferedLines(output);
 const code = await runCli(process.argv.slice(2), process.env, {
   out: out.write,
   err: (line) => process.stderr.write(`${line}\n`),
 });
 out.flush();
 // Exit only once the last lines have reached stdout (a pipe may still be draining).
-process.stdout.write("", () => process.exit(code));
+output.drained(() => process.exit(code));

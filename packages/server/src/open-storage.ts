@@ -5,7 +5,6 @@ import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
-import postgres from "postgres";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -79,6 +78,9 @@ function openFailure(url: string, error: unknown): string {
  * reached or migrated at start.
  */
 async function openPostgres(db: DbConfig): Promise<Storage> {
+  // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
+  // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
+  const { default: postgres } = await import("postgres");
   const url = new URL(db.url);
   const sql = postgres(db.url, {
     max: POSTGRES_POOL_SIZE,

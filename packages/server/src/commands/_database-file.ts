@@ -73,6 +73,16 @@ export function exists(path: string): boolean {
 }
 
 /**
+ * Where a `backup` or `restore` writes its copy beside `path` before renaming it into place:
+ * `.NAME.PID-RAND.partial` or `.restoring`, as `removeAbandonedCopies` reads them.
+ */
+export function copyBeside(path: string, kind: "partial" | "restoring"): string {
+  // Web Crypto rather than node:crypto, whose streams every start of the binary loaded (issue 23 §5).
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return join(dirname(path), `.${basename(path)}.${process.pid}-${random}.${kind}`);
+}
+
+/**
  * Removes the copies a `backup` or `restore` killed midway left beside `path`
  * (`.NAME.PID-RAND.partial` or `.restoring`, and their journals) whose process is gone.
  */

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { linkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import NativeDatabase from "libsql";
@@ -6,7 +5,7 @@ import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
 import { POSTGRES_URL } from "../open-storage.js";
 import { dbConfig } from "./_options.js";
-import { count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
+import { copyBeside, count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
 
 /** How long the snapshot waits for a lock another process holds (as the servers do). */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -32,7 +31,7 @@ interface BackupSummary {
  */
 function snapshot(source: string, out: string, force: boolean): BackupSummary {
   removeAbandonedCopies(out, "partial");
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}-${randomBytes(4).toString("hex")}.partial`);
+  const temp = copyBeside(out, "partial");
   const removeTemp = () => {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
   };

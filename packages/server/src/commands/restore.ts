@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import NativeDatabase from "libsql";
 import { POSTGRES_URL } from "../open-storage.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
+import { copyBeside, count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
 /** What the backup holds, checked before anything is replaced. */
@@ -91,7 +90,7 @@ function holdExclusively(db: string): NativeDatabase.Database {
  */
 function restore(from: string, db: string): RestoreSummary {
   removeAbandonedCopies(db, "restoring");
-  const temp = join(dirname(db), `.${basename(db)}.${process.pid}-${randomBytes(4).toString("hex")}.restoring`);
+  const temp = copyBeside(db, "restoring");
   const removeTemp = () => {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
   };

@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import { trustedProxies } from "@petstore/core";
 import type { LimiterConfig } from "../../open-limiter.js";
 import type { DbConfig } from "../../open-storage.js";
@@ -7,6 +6,7 @@ import { UsageError } from "../../usage-error.js";
 import type { Env } from "../_command.js";
 import { dbConfig, integerSetting, limiterConfig, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
+import { ipVersion } from "./ip-version.js";
 
 /** What `petstore serve` was told, from its flags and the environment. */
 export interface ServeConfig {
@@ -25,7 +25,7 @@ export interface ServeConfig {
 
 /** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
 function plausibleHost(host: string): boolean {
-  if (isIP(host) !== 0 || isIP(/^\[(.*)\]$/.exec(host)?.[1] ?? "") === 6) return true;
+  if (ipVersion(host) !== 0 || ipVersion(/^\[(.*)\]$/.exec(host)?.[1] ?? "") === 6) return true;
   return !/^[\d.]+$/.test(host) && !host.includes(":") && /^[A-Za-z0-9.-]+$/.test(host);
 }
 
