@@ -1,3 +1,4 @@
+import NativeDatabase from "libsql";
 import { describe, expect, it } from "vitest";
 import type { LibsqlConnection } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
@@ -17,6 +18,24 @@ describe("migrate", () => {
       expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
+      await database.close();
+    }
+  });
+
+  it("only reads a database already up to date: it migrates while another connection holds the write lock", async () => {
+    const database = await tempDatabase();
+    const path = database.url.replace(/^file:/, "");
+    // Another writer (a second server, sqlite3) in the middle of a transaction.
+    const writer = new NativeDatabase(path);
+    writer.exec("BEGIN IMMEDIATE");
+    const client = await connectLibsql({ url: database.url, busyTimeoutMs: 50 });
+    try {
+      await migrate(client);
+      expect(await versions(client)).toEqual([1, 2, 3, 4]);
+    } finally {
+      client.close();
+      writer.exec("ROLLBACK");
+      writer.close();
       await database.close();
     }
   });

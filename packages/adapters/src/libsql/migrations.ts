@@ -97,14 +97,18 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
 /**
  * Applies pending migrations, each in one write transaction together with its row in
  * `schema_migrations`. Safe when several processes start at once: the first to commit a
- * version wins; the others' attempt fails on that row's primary key and is rolled back.
+ * version wins; the others' attempt fails on that row's primary key and is rolled back. A
+ * database already up to date is only read: a restart takes no write lock and waits for no fsync.
  * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
  */
 export async function migrate(source: LibsqlSource): Promise<void> {
   const db = engineOf(source);
-  await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   const appliedVersions = async () =>
     new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
+  const tracked = await db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+  if (tracked.rows.length === 0) {
+    await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
+  }
   const applied = await appliedVersions();
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
