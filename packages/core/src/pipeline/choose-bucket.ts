@@ -1,5 +1,6 @@
 import type { Settings } from "../options.js";
 import type { CallerLimits } from "../plans.js";
+import type { ApiKeyRecord } from "../ports.js";
 import { addressBucket, type ClientInfo, clientAddress } from "./client-address.js";
 import type { Identity } from "./identify.js";
 
@@ -19,8 +20,15 @@ export interface Bucket {
  */
 export function chooseBucketStage(settings: Pick<Settings, "limitsOf" | "isTrustedProxy">): (request: Request, info: ClientInfo | undefined, identity: Identity) => Bucket {
   const { limitsOf, isTrustedProxy } = settings;
+  // A key's bucket, kept per key record (the key cache hands out the same record for seconds
+  // at a time): one object and one name string, whose hash the limiter's Map then knows.
+  const keyBuckets = new WeakMap<ApiKeyRecord, Bucket>();
   return (request, info, { caller }) => {
-    if (caller) return { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) };
+    if (caller) {
+      let bucket = keyBuckets.get(caller);
+      if (!bucket) keyBuckets.set(caller, (bucket = { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) }));
+      return bucket;
+    }
     const client = clientAddress(request, info?.clientAddress, isTrustedProxy);
     return { name: `ip:${addressBucket(client)}`, client, limits: limitsOf(undefined) };
   };
