@@ -27,8 +27,8 @@ export interface CallerLimits {
 
 /**
  * The minute and day windows of a caller; anonymous callers get the Free plan's. Memoized
- * per key record (core's key cache hands out the same record for seconds at a time), since
- * this runs on every request.
+ * per key record (core's key cache hands out the same record for seconds at a time), so a
+ * caller's limits are one object, whoever asks.
  */
 export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
   const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
