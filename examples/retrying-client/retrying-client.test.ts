@@ -15,23 +15,23 @@ interface Seen {
 }
 
 describe("the retrying-client example", () => {
-  const adapters = memoryAdapters();
+  // The server's clock is shifted so that the client's first request lands 2 s before a
+  // minute boundary: Retry-After is then about 2 s instead of up to 60 s. The server still
+  // sends it and the client still waits it in real time; only the minute's phase is chosen.
+  let shift: number | undefined;
+  const clock = () => {
+    const now = Date.now();
+    shift ??= 58_000 - (now % 60_000);
+    return now + shift;
+  };
+  const adapters = memoryAdapters({ clock });
   const seen: Seen[] = [];
   let server: Server;
   let url: string;
   let key: string;
 
   beforeAll(async () => {
-    // The server's clock is shifted so that the client's first request lands 2 s before a
-    // minute boundary: Retry-After is then about 2 s instead of up to 60 s. The server still
-    // sends it and the client still waits it in real time; only the minute's phase is chosen.
-    let shift: number | undefined;
-    const clock = () => {
-      const now = Date.now();
-      shift ??= 58_000 - (now % 60_000);
-      return now + shift;
-    };
-    const petstore = createPetstore({ ...adapters, clock, plans: { free: { perMinute: 3, perDay: 1_000 } } });
+    const petstore = createPetstore({ ...adapters, plans: { free: { perMinute: 3, perDay: 1_000 } } });
     ({ key } = await issueApiKey(adapters.keys, { plan: "free" }));
     server = createServer(
       getRequestListener(async (request, { incoming }) => {

@@ -9,10 +9,10 @@ import { type PetstoreApi, PetstoreError, restock } from "./restock.js";
  */
 async function petstoreInMemory(options: { pets?: NewPet[]; perMinute?: number } = {}) {
   let now = Date.parse("2030-01-01T12:00:10Z");
-  const adapters = memoryAdapters({ seed: { pets: options.pets ?? [] } });
+  // The memory adapters' clock is the whole API's: windows, bans and Retry-After follow it.
+  const adapters = memoryAdapters({ seed: { pets: options.pets ?? [] }, clock: () => now });
   const petstore = createPetstore({
     ...adapters,
-    clock: () => now,
     plans: { free: { perMinute: options.perMinute ?? 60, perDay: 1_000 } },
   });
   const { key } = await issueApiKey(adapters.keys, { plan: "free" });

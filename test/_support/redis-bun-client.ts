@@ -6,14 +6,14 @@ import { RedisClient } from "bun";
 const url = process.argv[2];
 if (!url) throw new Error("usage: bun redis-bun-client.ts REDIS_URL");
 const client = new RedisClient(url);
-const limiter = redisLimiter({ send: (args) => client.send(args[0]!, args.slice(1)), prefix: "bun:" });
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
+const limiter = redisLimiter({ send: (args) => client.send(args[0]!, args.slice(1)), prefix: "bun:", clock: () => T0 });
 const windows = [
   { name: "minute", limit: 5, seconds: 60 },
   { name: "day", limit: 100, seconds: 86_400 },
 ];
 const ban = { threshold: 2, seconds: 600 };
-const hit = () => limiter.hit({ bucket: "key:bun", windows, ban, now: T0 });
+const hit = () => limiter.hit({ bucket: "key:bun", windows, ban });
 const concurrent = await Promise.all(Array.from({ length: 8 }, hit));
 await client.send("SCRIPT", ["FLUSH"]);
 // The server forgot the script: this hit goes through NOSCRIPT and EVAL.

@@ -103,7 +103,7 @@ export function useWorkerdBindings(databases = 100) {
   /** The next database, migrated while the test before it runs. */
   let next: Promise<D1Database> | undefined;
   let nextByWorker: boolean | undefined;
-  let limiter: RateLimiter | undefined;
+  let namespace: DurableObjectNamespace | undefined;
   let limiters = 0;
   afterAll(async () => (await started)?.dispose());
 
@@ -151,12 +151,13 @@ export function useWorkerdBindings(databases = 100) {
   return {
     database: () => handOut(false),
     databaseByWorker: () => handOut(true),
-    async limiter(): Promise<RateLimiter> {
+    /** A limiter deciding by `clock` (sent with each hit), or by the objects' own clock. */
+    async limiter(clock?: () => number): Promise<RateLimiter> {
       const workerd = await (started ??= start());
-      limiter ??= durableObjectLimiter(stubsKept((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace));
+      namespace ??= stubsKept((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
       const prefix = `limiter${++limiters}/`;
-      const shared = limiter;
-      return { hit: (input) => shared.hit({ ...input, bucket: prefix + input.bucket }) };
+      const limiter = durableObjectLimiter(namespace, { clock });
+      return { hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }) };
     },
   };
 }

@@ -34,11 +34,12 @@ export interface AdapterSet {
 
 export interface AdapterKit {
   name: string;
-  open(): Promise<{ adapters: AdapterSet; close(): Promise<void> }>;
+  /** A fresh adapter set deciding windows, bans and expiries by `clock` (the test's) instead of its store's. */
+  open(clock: () => number): Promise<{ adapters: AdapterSet; close(): Promise<void> }>;
 }
 
 export const ADAPTER_KITS: AdapterKit[] = [
-  { name: "memory", open: async () => ({ adapters: memoryAdapters(), close: async () => {} }) },
+  { name: "memory", open: async (clock) => ({ adapters: memoryAdapters({ clock }), close: async () => {} }) },
   libsqlKit("libsql file", () => tempDatabase()),
   // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
   libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
@@ -57,8 +58,8 @@ function workerdKit(): AdapterKit {
   const workerd = useWorkerdBindings();
   return {
     name: "d1 + durable-object limiter in workerd",
-    open: async () => {
-      const adapters = { ...d1Adapters(await workerd.databaseByWorker()), limiter: await workerd.limiter() };
+    open: async (clock) => {
+      const adapters = { ...d1Adapters(await workerd.databaseByWorker(), { clock }), limiter: await workerd.limiter(clock) };
       return { adapters, close: async () => {} };
     },
   };
@@ -79,12 +80,12 @@ function libsqlRedisKit(): AdapterKit {
   });
   return {
     name: "libsql file + redis limiter",
-    open: async () => {
+    open: async (clock) => {
       server ??= startRedis();
       const redis = (client ??= new Redis((await server).url));
       const database = await tempDatabase();
-      const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: `conformance:${++worlds}:` });
-      return { adapters: { ...libsqlAdapters(database.db), limiter }, close: database.close };
+      const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: `conformance:${++worlds}:`, clock });
+      return { adapters: { ...libsqlAdapters(database.db, { clock }), limiter }, close: database.close };
     },
   };
 }
@@ -94,9 +95,9 @@ function postgresKit(): AdapterKit {
   const database = usePostgresDatabase();
   return {
     name: "postgres",
-    open: async () => {
+    open: async (clock) => {
       const { source, close } = await database.fresh();
-      return { adapters: postgresAdapters(source), close };
+      return { adapters: postgresAdapters(source, { clock }), close };
     },
   };
 }
@@ -105,9 +106,9 @@ function postgresKit(): AdapterKit {
 function libsqlKit(name: string, open: typeof tempDatabase): AdapterKit {
   return {
     name,
-    open: async () => {
+    open: async (clock) => {
       const database = await open();
-      return { adapters: libsqlAdapters(database.db), close: database.close };
+      return { adapters: libsqlAdapters(database.db, { clock }), close: database.close };
     },
   };
 }
@@ -128,10 +129,10 @@ export interface CallOptions {
 
 export type World = Awaited<ReturnType<typeof openWorld>>;
 
-/** A petstore on a fresh adapter set with a clock the test moves. */
+/** A petstore on a fresh adapter set with a clock the test moves: the adapters' (their stores' stand-in) and the server's. */
 export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOptions> = {}) {
-  const { adapters, close: closeAdapters } = await kit.open();
   const clock = { now: T0 };
+  const { adapters, close: closeAdapters } = await kit.open(() => clock.now);
   /** Unexpected errors (500s); a test that provokes one on purpose empties this. */
   const internalErrors: unknown[] = [];
   const petstore = createPetstore({ ...adapters, clock: () => clock.now, onError: (error) => internalErrors.push(error), ...options });

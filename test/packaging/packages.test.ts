@@ -185,10 +185,10 @@ describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install 
         [
           'import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";',
           'import { memoryAdapters, memoryKeys, memoryLimiter } from "@petstore/adapters/memory";',
-          "const store = async () => { const { store, idempotency } = memoryAdapters(); return { store, idempotency }; };",
+          "const store = async (clock) => { const { store, idempotency } = memoryAdapters({ clock }); return { store, idempotency }; };",
           'petStoreContract("memory", store);',
           'idempotencyContract("memory", store);',
-          'rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));',
+          'rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));',
           'apiKeysContract("memory", async () => ({ keys: memoryKeys() }));',
         ].join("\n"),
       );

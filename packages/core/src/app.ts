@@ -60,8 +60,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         match = found instanceof Promise ? await found : found;
         identity = await identify(request, arrival.now); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
-        decision = await limit(bucket, arrival.now); //    one atomic hit on it
-        refuse(decision, arrival.now); // 3. 429 when banned or over a limit
+        decision = await limit(bucket); //    one atomic hit on it, at the limiter's instant
+        refuse(decision); // 3. 429 when banned or over a limit
         const caller = authorize(identity, match); // 4. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 5. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 6. the operation: validate, then run

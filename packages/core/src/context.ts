@@ -22,7 +22,7 @@ export interface Context {
   params: Record<string, string>;
   /** The authenticated key; absent when a handler is mounted without the auth stage. */
   caller?: ApiKeyRecord;
-  /** Unix ms of this request, from the injected clock. */
+  /** Unix ms of this request: the instant the limiter decided it at, by its store's clock. */
   now: number;
   /** Where the API is mounted, e.g. "/v1"; links and `Location` are built under it. */
   basePath: string;

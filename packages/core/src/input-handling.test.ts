@@ -24,7 +24,7 @@ let petstore: Petstore;
 let key: string;
 
 beforeAll(async () => {
-  const adapters = memoryAdapters();
+  const adapters = memoryAdapters({ clock: () => NOW });
   ({ key } = await issueApiKey(adapters.keys, { plan: "free" }, { now: NOW }));
   petstore = createPetstore({
     ...adapters,

@@ -216,7 +216,8 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 400, request: (key) => get("/pets/abc", key) },
       { status: 401, request: () => get("/pets/1") },
       { status: 404, request: (key) => get("/pets/1", key) },
-      { status: 410, options: () => ({ clock: () => GET_PET_SUNSET_AT }), request: (key) => get("/pets/1", key) },
+      // The sunset passes by the limiter's clock (its store's, shared by a fleet).
+      { status: 410, options: () => ({ limiter: memoryAdapters({ clock: () => GET_PET_SUNSET_AT }).limiter }), request: (key) => get("/pets/1", key) },
       { ...overLimit, before: (key) => [get("/pets/1", key)], request: (key) => get("/pets/1", key) },
       { ...storeFails, request: (key) => get("/pets/1", key) },
       { ...storeUnavailable, request: (key) => get("/pets/1", key) },
@@ -256,7 +257,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
 
 /** Sends a scenario's requests through a fresh petstore; answers the last response's status. */
 async function statusOf(scenario: Scenario): Promise<number> {
-  const adapters: PetstoreOptions = { ...memoryAdapters(), clock: () => NOW, onError: () => {} };
+  const adapters: PetstoreOptions = { ...memoryAdapters({ clock: () => NOW }), clock: () => NOW, onError: () => {} };
   // Keys are made first, on working storage, whatever the scenario does to the adapters later.
   const { key } = await issueApiKey(adapters.keys, { plan: "free" });
   const petstore = createPetstore({ ...adapters, ...scenario.options?.(adapters) });

@@ -19,7 +19,12 @@ export interface PetstoreOptions {
   plans?: Partial<Record<PlanName, PlanLimits>>;
   /** Default: more than 30 refusals within one minute window bans the bucket for 600 s. */
   ban?: Partial<BanPolicy>;
-  /** Unix ms; injectable so windows, bans and the sunset date are testable without sleeping. */
+  /**
+   * This server's clock, Unix ms: for what is its own alone (how long a verified key is
+   * cached; the headers of a 503 when the limiter could not decide). Windows, bans, expiries
+   * and the sunset date follow the adapters' clock, which is their store's (see each adapter's
+   * `clock` option, for tests). Default `Date.now`.
+   */
   clock?: () => number;
   /** Proxies (CIDR ranges) whose `X-Forwarded-For` is believed. Default: none. */
   trustProxy?: readonly string[];
@@ -58,11 +63,7 @@ export interface ResponseEvent {
   errorCode?: ErrorCode;
   /** `hit`: the key was verified from the key cache; `miss`: storage was asked. Absent when no well-formed key was sent. */
   keyCache?: "hit" | "miss";
-  /**
-   * True on the refusal that began a ban: its ban lasts exactly `ban.seconds` from now, and it
-   * is the first such refusal of that bucket this process answered (several refusals within
-   * the same millisecond report one ban).
-   */
+  /** True on the refusal that began a ban (the limiter says so: once per ban, across a fleet). */
   banStarted?: true;
   /** The client closed the connection before its request body arrived: it is unlikely to read the answer. */
   aborted?: true;

@@ -3,7 +3,12 @@ import type { NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus } from "./sch
 /**
  * The interfaces an adapter implements. `undefined` means "absent"; a throw means the backing
  * store failed (throw `StorageUnavailableError` for busy/unreachable, which becomes a 503).
- * Every time is Unix milliseconds taken from the caller, never from the adapter's own clock.
+ * Times are Unix milliseconds. Every instant several servers share (a window, a ban, an
+ * idempotency record's expiry, a sweep) is decided by the clock of the store that holds the
+ * state, never by the caller's: a store shared by a fleet (a database, Redis, a Durable Object)
+ * reads its own clock where it decides, so one server whose clock is off changes nothing for
+ * the others. A store inside one process (memory) uses that process's clock. Adapters take a
+ * `clock` option that replaces the store's, for tests that move time without sleeping.
  */
 
 /** One page request: rows with `id > afterId`, ordered by id, at most `limit` of them. */
@@ -67,10 +72,11 @@ export type ClaimResult =
  * Idempotency records, scoped by API key. `claim` is atomic: of two concurrent claims of one
  * key exactly one gets `claimed`. The store completes a claim (see `IdempotencyClaim`);
  * `release` drops a claim whose operation failed so that a retry can run. Records older than
- * `IDEMPOTENCY_TTL_MS`, and unfinished claims older than `IDEMPOTENCY_LEASE_MS`, count as absent.
+ * `IDEMPOTENCY_TTL_MS`, and unfinished claims older than `IDEMPOTENCY_LEASE_MS`, count as absent:
+ * ages by the store's clock, as every sweep of old records.
  */
 export interface IdempotencyStore {
-  claim(claim: IdempotencyClaim, now: number): Promise<ClaimResult>;
+  claim(claim: IdempotencyClaim): Promise<ClaimResult>;
   release(claim: IdempotencyClaim): Promise<void>;
 }
 
@@ -87,11 +93,11 @@ export interface BanPolicy {
   seconds: number;
 }
 
+/** One request's hit on a bucket; the limiter decides it at its store's instant. */
 export interface HitInput {
   bucket: string;
   windows: readonly WindowSpec[];
   ban: BanPolicy;
-  now: number;
 }
 
 export interface WindowState {
@@ -111,11 +117,19 @@ export interface Decision {
   windows: WindowState[];
   /** Set while the bucket is banned; the request was refused for that reason. */
   bannedUntil?: number;
+  /** This refusal began the ban: the one past the threshold. Once per ban, whoever answers it. */
+  banStarted?: true;
+  /**
+   * The instant the limiter decided at, by its store's clock: windows and the ban were placed
+   * at it, and `Retry-After` counts from it, so every server answers the same for a bucket.
+   */
+  now: number;
 }
 
 /**
- * Decides a request in one atomic step: admitted requests count against every window; a
- * refusal consumes nothing but counts toward the ban; requests during a ban change nothing.
+ * Decides a request in one atomic step, at its store's instant: admitted requests count
+ * against every window; a refusal consumes nothing but counts toward the ban; requests during
+ * a ban change nothing.
  */
 export interface RateLimiter {
   hit(input: HitInput): Promise<Decision>;

@@ -49,10 +49,10 @@ await migrate(db);
 createPetstore(libsqlAdapters(db));
 db.close();
 
-rateLimiterContract("switchable", async () => ({ limiter: switchableLimiter(memoryLimiter(), () => true) }));
-petStoreContract("memory", async () => {
-  const { store, idempotency } = memoryAdapters();
+rateLimiterContract("switchable", async (clock) => ({ limiter: switchableLimiter(memoryLimiter({ clock }), () => true) }));
+petStoreContract("memory", async (clock) => {
+  const { store, idempotency } = memoryAdapters({ clock });
   return { store, idempotency };
 });
 apiKeysContract("memory", async () => ({ keys: memoryAdapters().keys }));
-idempotencyContract("memory", async () => memoryAdapters());
+idempotencyContract("memory", async (clock) => memoryAdapters({ clock }));

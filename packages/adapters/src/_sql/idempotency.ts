@@ -10,10 +10,11 @@ export interface IdempotencyStatements {
   /**
    * ONE upsert that takes the key only when no live record holds it (none, or one finished
    * past the TTL or left unfinished past the lease), returning a row only when it took it.
+   * Ages are reckoned at `now`, or at the store's clock when it is null.
    */
-  take(claim: IdempotencyClaim, now: number): Statement;
-  /** Deletes at most `batch` dead records. */
-  sweep(now: number, batch: number): Statement;
+  take(claim: IdempotencyClaim, now: number | null): Statement;
+  /** Deletes at most `batch` records dead at `now` (null: the store's clock). */
+  sweep(now: number | null, batch: number): Statement;
   /** The record of the claim's scope and key: `fingerprint`, `pet_id`. */
   find(claim: IdempotencyClaim): Statement;
   /** Deletes the claim's record only while it is unfinished and has the claim's fingerprint. */
@@ -23,12 +24,15 @@ export interface IdempotencyStatements {
 /**
  * Idempotency records in a SQL database, shared by every process on it: of concurrent claims
  * of one key exactly one wins (`take` is one atomic statement); the store completes the claim
- * in its insert's transaction. Dead records are deleted by every 1000th claim (no timers).
+ * in its insert's transaction. Records age by the database's clock (by `clock`'s in tests), so
+ * no server's clock can expire another's record early. Dead records are deleted by every
+ * 1000th claim (no timers).
  */
-export function sqlIdempotency(db: SqlEngine, statements: IdempotencyStatements): IdempotencyStore {
+export function sqlIdempotency(db: SqlEngine, statements: IdempotencyStatements, clock?: () => number): IdempotencyStore {
   let claims = 0;
 
-  async function claim(claim: IdempotencyClaim, now: number): Promise<ClaimResult> {
+  async function claim(claim: IdempotencyClaim): Promise<ClaimResult> {
+    const now = clock ? clock() : null;
     const take = statements.take(claim, now);
     const sweeping = ++claims % SWEEP_EVERY === 0;
     for (;;) {

@@ -5,20 +5,13 @@ import { groupedWrites } from "./grouped-writes.js";
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
 const SWEEP_EVERY = 1_000;
 const SWEEP_BATCH = 1_000;
-/**
- * A bucket is swept only this long after it expired, so a process whose clock is late by less
- * than this still finds the counters it would have counted against.
- */
-const SWEEP_GRACE_MS = 60_000;
 
-/** What one statement decides: `hits` hits on one bucket, all at `now`. */
+/** What one statement decides: `hits` hits on one bucket, all at one instant. */
 export interface HitArgs {
   bucket: string;
-  now: number;
+  /** The instant to decide at; null: the store's clock, read by the statement (see store-clock.ts). */
+  now: number | null;
   hits: number;
-  /** Start of the current minute and day windows (Unix ms). */
-  start0: number;
-  start1: number;
   length0: number;
   length1: number;
   limit0: number;
@@ -28,7 +21,7 @@ export interface HitArgs {
 }
 
 /** The order in which a hit statement binds its arguments (see `hitText`, `hitValues`). */
-const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "start0", "start1", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
+const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
 
 /**
  * A hit statement written with named parameters for the reader (`:now`), as the engine binds
@@ -50,28 +43,32 @@ export interface LimiterStatements {
   /**
    * The whole decision for `args.hits` hits on one bucket, as ONE atomic statement (an
    * `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`) that decides exactly what as many single
-   * hits in a row would, returning `window0_start, window0_count, window1_start,
-   * window1_count, banned_until` after it, `admitted` (how many of the hits were admitted) and
-   * `refused` (how many refusals it counted toward the ban, the crossing one too).
+   * hits in a row would, at one instant (`args.now`, else the store's clock), returning
+   * `window0_start, window0_count, window1_start, window1_count, banned_until` after it,
+   * `admitted` (how many of the hits were admitted), `refused` (how many refusals it counted
+   * toward the ban, the crossing one too) and `decided_at` (the instant).
    */
   hit(args: HitArgs): Statement;
-  /** Deletes at most `batch` buckets that expired before `before`. */
-  sweep(before: number, batch: number): Statement;
+  /** Deletes at most `batch` buckets whose windows and ban are over at `now` (null: the store's clock). */
+  sweep(now: number | null, batch: number): Statement;
 }
 
 /**
  * Each hit's decision, in order of arrival, from the bucket's row after the statement:
  * the admitted, then the counted refusals (the last of which set the ban, if there is one: no
- * refusal counts during a ban), then those refused during the ban.
+ * refusal counts during a ban, so a ban after counted refusals is theirs), then those refused
+ * during the ban.
  */
-function decisionsOf(input: HitInput, now: number, hits: number, row: Row): Decision[] {
+function decisionsOf(input: HitInput, hits: number, row: Row): Decision[] {
   const { windows } = input;
+  const now = Number(row.decided_at);
   const starts = [Number(row.window0_start), Number(row.window1_start)];
   const counts = [Number(row.window0_count), Number(row.window1_count)];
   const bannedUntil = Number(row.banned_until);
   const admitted = Number(row.admitted);
   const refused = Number(row.refused);
   const banned = bannedUntil > now;
+  const crossing = admitted + refused - 1;
   return Array.from({ length: hits }, (_, i) => {
     const allowed = i < admitted;
     const counted = !allowed && i < admitted + refused;
@@ -84,46 +81,49 @@ function decisionsOf(input: HitInput, now: number, hits: number, row: Row): Deci
       resetAt: starts[k]! + w.seconds * 1000,
       exceeded: counted && counts[k]! >= w.limit,
     }));
-    const duringBan = banned && !allowed && (!counted || i === admitted + refused - 1);
-    return duringBan ? { allowed: false, windows: states, bannedUntil } : { allowed, windows: states };
+    if (!banned || allowed || (counted && i !== crossing)) return { allowed, windows: states, now };
+    return counted ? { allowed: false, windows: states, bannedUntil, banStarted: true, now } : { allowed: false, windows: states, bannedUntil, now };
   });
+}
+
+/** A hit as the SQL limiter takes it: at `now` when a test's clock gives one, else at the store's instant (null). */
+export type TimedHit = HitInput & { now: number | null };
+
+/** The SQL limiter: `RateLimiter` over timed hits (the adapters' limiters read the test's clock, if any, into `now`). */
+export interface SqlLimiter {
+  hit(input: TimedHit): Promise<Decision>;
 }
 
 /**
  * Fixed-window counters in a SQL database, exact when many processes share it: each decision
- * is one statement (see `LimiterStatements.hit`) that decides every window all-or-nothing. The
- * hits on one bucket that arrive before the engine makes the statement (one turn of the event
- * loop: a busy key's concurrent requests) are decided together by it, in their order of
- * arrival (see `groupedWrites`). Expired buckets are deleted by every 1000th statement (no
- * timers). Takes exactly two windows (core passes the minute window, then the day window);
- * the ban counts refusals within the first.
+ * is one statement (see `LimiterStatements.hit`) that decides every window all-or-nothing, at
+ * the instant the database's clock gives it. The hits on one bucket that arrive before the
+ * engine makes the statement (one turn of the event loop: a busy key's concurrent requests)
+ * are decided together by it at one instant, in their order of arrival (see `groupedWrites`).
+ * Expired buckets are deleted by every 1000th statement (no timers), by the same clock. Takes
+ * exactly two windows (core passes the minute window, then the day window); the ban counts
+ * refusals within the first.
  */
-export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: string): RateLimiter {
+export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: string): SqlLimiter {
   let made = 0;
-  const join = groupedWrites<HitInput, Decision>(db, {
+  const join = groupedWrites<TimedHit, Decision>(db, {
     make(items) {
-      const { bucket, windows, ban } = items[0]!;
-      // The latest clock among the hits: they are all decided at it (one turn apart at most).
-      const now = Math.max(...items.map((item) => item.now));
-      const [length0, length1] = windows.map((w) => w.seconds * 1000) as [number, number];
+      const { bucket, windows, ban, now } = items[0]!;
       const hit = statements.hit({
         bucket,
         now,
         hits: items.length,
-        start0: now - (now % length0),
-        start1: now - (now % length1),
-        length0,
-        length1,
+        length0: windows[0]!.seconds * 1000,
+        length1: windows[1]!.seconds * 1000,
         limit0: windows[0]!.limit,
         limit1: windows[1]!.limit,
         threshold: ban.threshold,
         banMs: ban.seconds * 1000,
       });
-      return ++made % SWEEP_EVERY === 0 ? [hit, statements.sweep(now - SWEEP_GRACE_MS, SWEEP_BATCH)] : [hit];
+      return ++made % SWEEP_EVERY === 0 ? [hit, statements.sweep(now, SWEEP_BATCH)] : [hit];
     },
     answer(results, items) {
-      const now = Math.max(...items.map((item) => item.now));
-      return decisionsOf(items[0]!, now, items.length, results[0]!.rows[0]!);
+      return decisionsOf(items[0]!, items.length, results[0]!.rows[0]!);
     },
     // A count is no acknowledged write: it must survive the process, while an fsync per batch
     // of hits would cost more than the hits (see WriteOptions for what a power cut may forget).
@@ -134,10 +134,14 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: s
     hit(input) {
       const { bucket, windows, ban, now } = input;
       if (windows.length !== 2) return Promise.reject(new TypeError(`${name} takes exactly two windows, got ${windows.length}`));
-      const [length0, length1] = windows.map((w) => w.seconds * 1000) as [number, number];
-      // Hits share a statement only when it decides the same windows, limits and ban.
-      const key = `${bucket}\n${now - (now % length0)}\n${now - (now % length1)}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
+      // Hits share a statement only when it decides the same windows, limits and ban at the same instant.
+      const key = `${bucket}\n${now}\n${windows[0]!.seconds}\n${windows[1]!.seconds}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
       return join(key, input);
     },
   };
+}
+
+/** The SQL limiter as a `RateLimiter`: every hit at `clock`'s instant when a test gives one, else at the store's. */
+export function timedBy(limiter: SqlLimiter, clock: (() => number) | undefined): RateLimiter {
+  return { hit: clock ? (input) => limiter.hit({ ...input, now: clock() }) : (input) => limiter.hit({ ...input, now: null }) };
 }

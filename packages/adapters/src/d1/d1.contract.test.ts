@@ -6,13 +6,12 @@ import { d1Idempotency, d1Keys, d1Limiter, d1Store } from "./index.js";
 // proxy: a fresh migrated database per test.
 const workerd = useWorkerdBindings();
 
-petStoreContract("d1", async () => {
+const storeFixture = async (clock: (() => number) | undefined) => {
   const db = await workerd.database();
-  return { store: d1Store(db), idempotency: d1Idempotency(db) };
-});
-idempotencyContract("d1", async () => {
-  const db = await workerd.database();
-  return { store: d1Store(db), idempotency: d1Idempotency(db) };
-});
-rateLimiterContract("d1", async () => ({ limiter: d1Limiter(await workerd.database()) }));
+  return { store: d1Store(db), idempotency: d1Idempotency(db, { clock }) };
+};
+
+petStoreContract("d1", storeFixture);
+idempotencyContract("d1", storeFixture);
+rateLimiterContract("d1", async (clock) => ({ limiter: d1Limiter(await workerd.database(), { clock }) }));
 apiKeysContract("d1", async () => ({ keys: d1Keys(await workerd.database()) }));

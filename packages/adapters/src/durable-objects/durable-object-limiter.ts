@@ -1,4 +1,5 @@
 import { type Decision, type RateLimiter, StorageUnavailableError } from "@petstore/core";
+import type { StoreClockOptions } from "../_sql/store-clock.js";
 
 /**
  * The part of a Durable Object namespace binding (`env.LIMITER`) the limiter uses. Written out
@@ -18,13 +19,15 @@ export interface DurableObjectNamespace {
  * many within its limits, and different buckets never wait for each other.
  * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
  */
-export function durableObjectLimiter(namespace: DurableObjectNamespace): RateLimiter {
+export function durableObjectLimiter(namespace: DurableObjectNamespace, options: StoreClockOptions = {}): RateLimiter {
+  const { clock } = options;
   return {
     async hit(input) {
       const stub = namespace.get(namespace.idFromName(input.bucket));
+      const body = JSON.stringify(clock ? { ...input, now: clock() } : input);
       let response: Response;
       try {
-        response = await stub.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body: JSON.stringify(input) }));
+        response = await stub.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body }));
       } catch (error) {
         // An object that is overloaded, being reset or unreachable: the request may be retried.
         throw new StorageUnavailableError("the rate limiter's Durable Object is unavailable", { cause: error });

@@ -5,4 +5,4 @@ import { useWorkerdBindings } from "../../../../test/_support/workerd.js";
 // through `durableObjectLimiter` over the namespace's binding proxy: fresh buckets per test.
 const workerd = useWorkerdBindings(0);
 
-rateLimiterContract("durable objects", async () => ({ limiter: await workerd.limiter() }));
+rateLimiterContract("durable objects", async (clock) => ({ limiter: await workerd.limiter(clock) }));

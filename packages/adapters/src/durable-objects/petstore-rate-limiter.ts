@@ -1,11 +1,11 @@
-import type { Decision, HitInput, RateLimiter } from "@petstore/core";
-import { sqlLimiter } from "../_sql/limiter.js";
+import type { Decision } from "@petstore/core";
+import { type SqlLimiter, sqlLimiter, type TimedHit } from "../_sql/limiter.js";
 import { SQLITE_LIMITER_STATEMENTS } from "../libsql/limiter.js";
 import { type DurableObjectState, storageEngine } from "./_storage-engine.js";
 
 /**
- * The libSQL schema's `rate_limits` table (libsql/migrations.ts, versions 1 and 3), which the
- * shared hit statement reads and writes; an object holds the one row of its bucket.
+ * The libSQL schema's `rate_limits` table (libsql/migrations.ts, versions 1, 3 and 5), which
+ * the shared hit statement reads and writes; an object holds the one row of its bucket.
  */
 const SCHEMA = `CREATE TABLE IF NOT EXISTS rate_limits (
   bucket TEXT PRIMARY KEY,
@@ -17,31 +17,28 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS rate_limits (
   banned_until INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
   admitted INTEGER NOT NULL DEFAULT 0,
-  refused INTEGER NOT NULL DEFAULT 0
+  refused INTEGER NOT NULL DEFAULT 0,
+  decided_at INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID`;
 
-/**
- * A bucket is deleted only this long after its windows and ban are over, as the SQL limiters'
- * sweep waits: a request stamped by a late clock still finds the counters it counts against.
- */
-const GRACE_MS = 60_000;
 const MINUTE = 60_000;
 
-/** How long after `now` the decision's bucket is over: every window reset, any ban ended. */
-const lifeAfter = (decision: Decision, now: number) => Math.max(decision.bannedUntil ?? 0, ...decision.windows.map((w) => w.resetAt)) - now;
+/** When the decision's bucket is over: every window reset, any ban ended. */
+const overAt = (decision: Decision) => Math.max(decision.bannedUntil ?? 0, ...decision.windows.map((w) => w.resetAt));
 
 /**
  * The Durable Object class that holds rate-limit buckets for `durableObjectLimiter`: export it
  * from your worker and bind it (a SQLite-backed class: `new_sqlite_classes` in the wrangler
  * migrations). It decides with the libSQL limiter's statement on its own SQLite storage, so it
- * decides exactly what the SQL limiters decide, and its counters and bans survive a restart.
- * Once its bucket is over (a minute after its day window reset and any ban ended) an alarm
- * deletes the object's storage, so buckets of callers never seen again cost nothing.
+ * decides exactly what the SQL limiters decide, by the object's own clock, and its counters and
+ * bans survive a restart. Once its bucket is over (its day window reset and any ban ended,
+ * rounded up to a minute) an alarm deletes the object's storage, so buckets of callers never
+ * seen again cost nothing.
  * @example export { PetstoreRateLimiter } from "@petstore/adapters/durable-objects";
  */
 export class PetstoreRateLimiter {
   readonly #ctx: DurableObjectState;
-  readonly #limiter: RateLimiter;
+  readonly #limiter: SqlLimiter;
   /** Whether the table exists: not after `deleteAll`, until the next hit. */
   #ready = false;
   /** The alarm this instance last set (runtime clock); 0 after a restart: the next hit sets it again. */
@@ -52,15 +49,18 @@ export class PetstoreRateLimiter {
     this.#limiter = sqlLimiter(storageEngine(ctx), SQLITE_LIMITER_STATEMENTS, "PetstoreRateLimiter");
   }
 
-  /** One hit: a `HitInput` as JSON in, its `Decision` as JSON out (what `durableObjectLimiter` sends). */
+  /**
+   * One hit: a `HitInput` as JSON in (with `now` only when a test's clock decides), its
+   * `Decision` as JSON out (what `durableObjectLimiter` sends).
+   */
   async fetch(request: Request): Promise<Response> {
-    const input = (await request.json()) as HitInput;
+    const { now = null, ...input } = (await request.json()) as Omit<TimedHit, "now"> & { now?: number };
     this.#createTable();
-    const decision = await this.#limiter.hit(input);
-    // The alarm runs on the runtime's clock, the decision on the caller's (`input.now`): the
-    // bucket's remaining life is measured on the second and counted down on the first. Rounded
-    // up to a minute, so that drift between the clocks does not move the alarm on every hit.
-    const deleteAt = Math.ceil((Date.now() + lifeAfter(decision, input.now) + GRACE_MS) / MINUTE) * MINUTE;
+    const decision = await this.#limiter.hit({ ...input, now });
+    // The alarm runs on the runtime's clock, the decision on the object's SQLite clock (the
+    // same, but for a test's clock): the bucket's remaining life is measured on the second and
+    // counted down on the first. Rounded up to a minute, so the alarm is not moved on every hit.
+    const deleteAt = Math.ceil((Date.now() + overAt(decision) - decision.now) / MINUTE) * MINUTE;
     if (deleteAt > this.#alarmAt) {
       this.#alarmAt = deleteAt;
       await this.#ctx.storage.setAlarm(deleteAt);
@@ -69,7 +69,13 @@ export class PetstoreRateLimiter {
   }
 
   #createTable(): void {
-    if (!this.#ready) this.#ctx.storage.sql.exec(SCHEMA);
+    if (this.#ready) return;
+    const { sql } = this.#ctx.storage;
+    sql.exec(SCHEMA);
+    // An object whose table an earlier version made has no `decided_at` yet (libSQL migration 5).
+    if (!sql.exec("SELECT name FROM pragma_table_info('rate_limits')").toArray().some((column) => column.name === "decided_at")) {
+      sql.exec("ALTER TABLE rate_limits ADD COLUMN decided_at INTEGER NOT NULL DEFAULT 0");
+    }
     this.#ready = true;
   }
 

@@ -7,11 +7,14 @@ import { checkLibsql } from "./index.js";
 import { localEngine } from "./local/local-engine.js";
 
 describe("checkLibsql", () => {
-  it("writes its probe row, and fails as storage unavailable when another connection holds the write lock", async () => {
+  it("writes its probe row stamped by the database's clock, answers that clock, and fails as storage unavailable when another connection holds the write lock", async () => {
     const database = await tempDatabase();
     try {
-      await checkLibsql(database.db, 42);
-      expect((await database.query("SELECT checked_at FROM health_probe"))[0]!.checked_at).toBe(42);
+      const before = Date.now();
+      const checkedAt = await checkLibsql(database.db);
+      expect(checkedAt).toBeGreaterThanOrEqual(before);
+      expect(checkedAt).toBeLessThanOrEqual(Date.now());
+      expect((await database.query("SELECT checked_at FROM health_probe"))[0]!.checked_at).toBe(checkedAt);
       const blocked = await database.connect({ busyTimeoutMs: 20 });
       const other = new NativeDatabase(database.path);
       other.exec("BEGIN IMMEDIATE");

@@ -1,19 +1,27 @@
 import { StorageUnavailableError } from "@petstore/core";
+import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
- * Resolves when the database takes a write now and its commits reach the disk; rejects with
+ * Resolves with the database's clock (Unix ms: a libSQL server's own, this machine's for a
+ * local file) when the database takes a write now and its commits reach the disk; rejects with
  * the reason otherwise (a `StorageUnavailableError` when it is locked, read-only, full,
  * removed, its log cannot be fsynced, or it is unreachable). It
  * rewrites one row of its own, through the same commit path as the adapters' writes, so that
  * what fails a create fails it too. For health checks (a server's `/healthz`, a start-up
- * check); the database must be migrated.
+ * check), and to see how far this machine's clock is from the database's; the database must
+ * be migrated.
  * @example await checkLibsql(db); // before listening
  */
-export async function checkLibsql(source: LibsqlSource, now = Date.now()): Promise<void> {
+export async function checkLibsql(source: LibsqlSource): Promise<number> {
   const engine = engineOf(source);
-  await engine.write(
-    [{ sql: "INSERT INTO health_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at", args: [now] }],
+  const [probe] = await engine.write(
+    [
+      {
+        sql: `INSERT INTO health_probe (id, checked_at) VALUES (1, ${SQLITE_NOW}) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at RETURNING checked_at`,
+        oneRow: true,
+      },
+    ],
     // Nothing to keep across a power cut: skip the fsync, as the limiter's counts do.
     { survives: "process-crash" },
   );
@@ -22,4 +30,5 @@ export async function checkLibsql(source: LibsqlSource, now = Date.now()): Promi
   // And nothing fails beside the requests: checkpoints that no longer reach the database file.
   const problem = engine.problem?.();
   if (problem !== undefined) throw new StorageUnavailableError(problem);
+  return Number(probe!.rows[0]!.checked_at);
 }

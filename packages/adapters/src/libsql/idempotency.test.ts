@@ -10,18 +10,19 @@ describe("libsqlIdempotency", () => {
   const database = useTempDatabase();
 
   it("deletes dead records on every 1000th claim and keeps live ones", async () => {
-    const idempotency = libsqlIdempotency(database().db);
+    let now = T0;
+    const idempotency = libsqlIdempotency(database().db, { clock: () => now });
     const store = libsqlStore(database().db);
     const rows = async () => Number((await database().query("SELECT count(*) AS n FROM idempotency_keys"))[0]!.n);
-    await idempotency.claim(claimOf("completed"), T0);
+    await idempotency.claim(claimOf("completed"));
     const pet = await store.createPet({ name: "Rex", categoryId: 1 }, claimOf("completed"));
     // Unfinished claims, abandoned: dead once the lease has run out.
-    for (let i = 0; i < 998; i++) await idempotency.claim(claimOf(`abandoned-${i}`), T0);
+    for (let i = 0; i < 998; i++) await idempotency.claim(claimOf(`abandoned-${i}`));
     expect(await rows()).toBe(999);
 
-    const later = T0 + IDEMPOTENCY_LEASE_MS + 1;
-    expect(await idempotency.claim(claimOf("thousandth"), later)).toEqual({ state: "claimed" });
+    now = T0 + IDEMPOTENCY_LEASE_MS + 1;
+    expect(await idempotency.claim(claimOf("thousandth"))).toEqual({ state: "claimed" });
     expect(await rows()).toBe(2);
-    expect(await idempotency.claim(claimOf("completed"), later)).toEqual({ state: "completed", petId: pet.id });
+    expect(await idempotency.claim(claimOf("completed"))).toEqual({ state: "completed", petId: pet.id });
   });
 });

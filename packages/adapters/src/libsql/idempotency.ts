@@ -1,15 +1,19 @@
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "@petstore/core";
 import { type IdempotencyStatements, sqlIdempotency } from "../_sql/idempotency.js";
+import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
+/** The instant a statement reckons ages at: `:now`, else the database's clock. */
+const NOW = `coalesce(:now, ${SQLITE_NOW})`;
+
 /** A record is dead once finished for the TTL, or left unfinished past the lease. */
-const DEAD = "claimed_at <= :now - CASE WHEN pet_id IS NULL THEN :lease ELSE :ttl END";
+const DEAD = `claimed_at <= ${NOW} - CASE WHEN pet_id IS NULL THEN :lease ELSE :ttl END`;
 const AGES = { lease: IDEMPOTENCY_LEASE_MS, ttl: IDEMPOTENCY_TTL_MS };
 
 const STATEMENTS: IdempotencyStatements = {
   take: ({ scope, key, fingerprint }, now) => ({
     // RETURNING yields a row only when this statement inserted the record or took over a dead one.
-    sql: `INSERT INTO idempotency_keys (scope, key, fingerprint, claimed_at, pet_id) VALUES (:scope, :key, :fingerprint, :now, NULL)
+    sql: `INSERT INTO idempotency_keys (scope, key, fingerprint, claimed_at, pet_id) VALUES (:scope, :key, :fingerprint, ${NOW}, NULL)
           ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, claimed_at = excluded.claimed_at, pet_id = NULL
           WHERE ${DEAD}
           RETURNING 1`,
@@ -31,8 +35,8 @@ const STATEMENTS: IdempotencyStatements = {
  * Idempotency records in a libSQL database (run `migrate` first), shared by every process on
  * it. `claim` is one upsert that takes the key only when no live record holds it, so of two
  * concurrent claims exactly one wins; `libsqlStore` completes the claim in its insert's
- * transaction.
+ * transaction. Records age by the database's clock (`options.clock`'s in tests).
  */
-export function libsqlIdempotency(source: LibsqlSource): IdempotencyStore {
-  return sqlIdempotency(engineOf(source), STATEMENTS);
+export function libsqlIdempotency(source: LibsqlSource, options: StoreClockOptions = {}): IdempotencyStore {
+  return sqlIdempotency(engineOf(source), STATEMENTS, options.clock);
 }

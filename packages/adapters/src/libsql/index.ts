@@ -1,4 +1,5 @@
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { StoreClockOptions } from "../_sql/store-clock.js";
 import type { LibsqlSource } from "./_source.js";
 import { libsqlIdempotency } from "./idempotency.js";
 import { libsqlKeys } from "./keys.js";
@@ -9,6 +10,7 @@ import { libsqlStore } from "./store.js";
 // platforms, with a `Client` of `@libsql/client/web`. `connectLibsql` (Node, Bun, Deno) is in
 // `@petstore/adapters/libsql/connect`.
 export type { LibsqlConnection, LibsqlSource } from "./_source.js";
+export type { StoreClockOptions } from "../_sql/store-clock.js";
 export { checkLibsql } from "./check-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlKeys } from "./keys.js";
@@ -19,12 +21,13 @@ export { libsqlStore } from "./store.js";
 /**
  * All four on one database, wired: spread into createPetstore. The store completes the claims
  * of the idempotency store through the shared tables, so any two of them on one database agree.
+ * Windows, bans and records' ages follow the database's clock (`options.clock`'s in tests).
  * @example
  * const db = await connectLibsql({ url: "file:petstore.db" }); // or { client } of any @libsql/client
  * await migrate(db);
  * const petstore = createPetstore({ ...libsqlAdapters(db) });
  */
-export function libsqlAdapters(source: LibsqlSource): {
+export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): {
   store: PetStore;
   keys: ApiKeys;
   limiter: RateLimiter;
@@ -33,7 +36,7 @@ export function libsqlAdapters(source: LibsqlSource): {
   return {
     store: libsqlStore(source),
     keys: libsqlKeys(source),
-    limiter: libsqlLimiter(source),
-    idempotency: libsqlIdempotency(source),
+    limiter: libsqlLimiter(source, options),
+    idempotency: libsqlIdempotency(source, options),
   };
 }

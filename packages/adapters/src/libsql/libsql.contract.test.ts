@@ -19,14 +19,14 @@ const databases = {
 };
 
 for (const [kind, open] of Object.entries(databases)) {
-  const fixture = <T extends object>(adapters: (source: LibsqlSource) => T) => async () => {
+  const fixture = <T extends object>(adapters: (source: LibsqlSource, clock: (() => number) | undefined) => T) => async (clock?: () => number) => {
     const database = await open();
-    return { ...adapters(database.db), close: database.close };
+    return { ...adapters(database.db, clock), close: database.close };
   };
-  const storeFixture = fixture((db) => ({ store: libsqlStore(db), idempotency: libsqlIdempotency(db) }));
+  const storeFixture = fixture((db, clock) => ({ store: libsqlStore(db), idempotency: libsqlIdempotency(db, { clock }) }));
 
   petStoreContract(`libsql ${kind}`, storeFixture);
   idempotencyContract(`libsql ${kind}`, storeFixture);
-  rateLimiterContract(`libsql ${kind}`, fixture((db) => ({ limiter: libsqlLimiter(db) })));
+  rateLimiterContract(`libsql ${kind}`, fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })));
   apiKeysContract(`libsql ${kind}`, fixture((db) => ({ keys: libsqlKeys(db) })));
 }

@@ -16,6 +16,13 @@ const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
 const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+/** The limiters' clock, which `at` sets before a hit. */
+let now = T0;
+const clock = () => now;
+const at = <L>(time: number, limiter: L): L => {
+  now = time;
+  return limiter;
+};
 
 async function memoryDatabase(): Promise<LibsqlConnection> {
   const db = await connectLibsql({ url: ":memory:" });
@@ -56,12 +63,12 @@ async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; adva
   const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
   const database = await memoryDatabase();
   try {
-    const sql = libsqlLimiter(database);
-    const memory = memoryLimiter();
-    let now = T0 + 17;
+    const sql = libsqlLimiter(database, { clock });
+    const memory = memoryLimiter({ clock });
+    now = T0 + 17;
     for (const { buckets, advanceMs } of bursts) {
       now += advanceMs;
-      const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
+      const inputs = buckets.map((bucket) => ({ bucket, windows, ban }));
       const together = await Promise.all(inputs.map((input) => sql.hit(input)));
       const oneByOne = [];
       for (const input of inputs) oneByOne.push(await memory.hit(input));
@@ -97,21 +104,21 @@ describe("libsqlLimiter", () => {
 
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const windows = windowsOf(1_000, 10_000);
-    const limiter = libsqlLimiter(client);
-    await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 });
+    const limiter = libsqlLimiter(client, { clock });
+    await at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
     const changes = async () => Number((await client.execute("SELECT total_changes() AS n"))[0]!.n);
     const before = await changes();
-    const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 })));
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })));
     expect(await changes()).toBe(before + 1);
     expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
   });
 
   it("keeps counting in the newer window when a process with a late clock hits", async () => {
-    const limiter = libsqlLimiter(client);
+    const limiter = libsqlLimiter(client, { clock });
     const windows = windowsOf(5, 100);
-    await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE + 500 });
+    await at(T0 + MINUTE + 500, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
     // Two seconds late: this clock still sees the previous minute.
-    const late = await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE - 1_500 });
+    const late = await at(T0 + MINUTE - 1_500, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
     expect(late.allowed).toBe(true);
     expect(late.windows[0]).toMatchObject({ remaining: 3, resetAt: T0 + 2 * MINUTE });
     expect(late.windows[1]).toMatchObject({ remaining: 98 });
@@ -120,10 +127,10 @@ describe("libsqlLimiter", () => {
   it("admits exactly the limit of hits fired at once on two connections to one file, each connection committing them together", async () => {
     const database = await tempDatabase();
     try {
-      const limiters = [database.db, await database.connect()].map((each) => libsqlLimiter(each));
+      const limiters = [database.db, await database.connect()].map((each) => libsqlLimiter(each, { clock }));
       const windows = windowsOf(20, 1_000);
       const decisions = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.hit({ bucket: "key:burst", windows, ban: NO_BAN, now: T0 + i })),
+        Array.from({ length: 60 }, (_, i) => at(T0 + i, limiters[i % 2]!).hit({ bucket: "key:burst", windows, ban: NO_BAN })),
       );
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
       // Each admission saw its own count: the remaining numbers are all different.
@@ -135,16 +142,16 @@ describe("libsqlLimiter", () => {
   });
 
   it("refuses anything but exactly two windows", async () => {
-    const limiter = libsqlLimiter(client);
-    await expect(limiter.hit({ bucket: "key:a", windows: windowsOf(5, 100).slice(0, 1), ban: NO_BAN, now: T0 })).rejects.toThrow(
+    const limiter = libsqlLimiter(client, { clock });
+    await expect(at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(5, 100).slice(0, 1), ban: NO_BAN })).rejects.toThrow(
       /exactly two windows/,
     );
   });
 
   it("deletes expired buckets on every 1000th statement (here one per hit) and keeps live and banned ones", async () => {
-    const limiter = libsqlLimiter(client);
+    const limiter = libsqlLimiter(client, { clock });
     const windows = windowsOf(1, 100);
-    const hit = (bucket: string, now: number, ban = NO_BAN) => limiter.hit({ bucket, windows, ban, now });
+    const hit = (bucket: string, now: number, ban = NO_BAN) => at(now, limiter).hit({ bucket, windows, ban });
     // Banned for three days by its first refusal.
     const longBan = { threshold: 0, seconds: 3 * 86_400 };
     await hit("ip:banned", T0, longBan);

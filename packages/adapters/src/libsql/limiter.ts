@@ -1,37 +1,45 @@
 import type { RateLimiter } from "@petstore/core";
-import { hitText, hitValues, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
+import { hitText, hitValues, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
  * The whole decision for `:hits` hits on one bucket (usually 1; more when requests of one turn
  * of the event loop share a bucket, see `sqlLimiter`) as one statement, so it is atomic across
  * connections and processes, and decides exactly what as many single hits in a row would.
- * `current`: the bucket as stored (or an empty one), each window moved forward to the current
- * one but never back (max), so a late clock cannot reset a counter; refusals count within
- * window 0 and reset with it. `decided`: during a ban nothing is admitted; otherwise as many
- * hits as both windows have room for. `split`: the refused hits are refused as over the limit
- * until one of them is the threshold's crossing refusal, which bans the bucket: it and those
- * after it are answered as banned. `next`: admissions count in both windows; refusals
- * consume nothing but count toward the ban, the crossing one too; a ban changes nothing else.
- * `admitted` and `refused` (the refusals counted, the crossing one too) are kept in the row
- * only so that `RETURNING` can report them.
+ * `clock`: the instant it decides at, the database's clock unless `:now` gives one (a test's),
+ * and the windows containing it. `current`: the bucket as stored (or an empty one), each
+ * window moved forward to the current one but never back (max), so an earlier instant cannot
+ * reset a counter; refusals count within window 0 and reset with it. `decided`: during a ban
+ * nothing is admitted; otherwise as many hits as both windows have room for. `split`: the
+ * refused hits are refused as over the limit until one of them is the threshold's crossing
+ * refusal, which bans the bucket: it and those after it are answered as banned. `next`:
+ * admissions count in both windows; refusals consume nothing but count toward the ban, the
+ * crossing one too; a ban changes nothing else. `admitted`, `refused` (the refusals counted,
+ * the crossing one too) and `decided_at` are kept in the row only so that `RETURNING` can
+ * report them.
  */
 const HIT_SQL_NAMED = `
 WITH
+clock AS (
+  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1
+  FROM (SELECT coalesce(:now, ${SQLITE_NOW}) AS now)
+),
 current AS (
   SELECT
-    max(coalesce(r.window0_start, 0), :start0) AS window0_start,
-    CASE WHEN r.window0_start >= :start0 THEN r.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN r.window0_start >= :start0 THEN r.refusals ELSE 0 END AS refusals,
-    max(coalesce(r.window1_start, 0), :start1) AS window1_start,
-    CASE WHEN r.window1_start >= :start1 THEN r.window1_count ELSE 0 END AS window1_count,
+    k.now,
+    max(coalesce(r.window0_start, 0), k.start0) AS window0_start,
+    CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN r.window0_start >= k.start0 THEN r.refusals ELSE 0 END AS refusals,
+    max(coalesce(r.window1_start, 0), k.start1) AS window1_start,
+    CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
     coalesce(r.banned_until, 0) AS banned_until
-  FROM (SELECT 1) LEFT JOIN rate_limits AS r ON r.bucket = :bucket
+  FROM clock AS k LEFT JOIN rate_limits AS r ON r.bucket = :bucket
 ),
 decided AS (
   SELECT *,
-    banned_until > :now AS banned,
-    CASE WHEN banned_until > :now THEN 0
+    banned_until > now AS banned,
+    CASE WHEN banned_until > now THEN 0
       ELSE max(0, min(:hits, :limit0 - window0_count, :limit1 - window1_count)) END AS admitted
   FROM current
 ),
@@ -51,22 +59,24 @@ next AS (
     window1_start,
     window1_count + admitted AS window1_count,
     refusals + limited + bans AS refusals,
-    CASE WHEN bans THEN :now + :banMs ELSE banned_until END AS banned_until,
+    CASE WHEN bans THEN now + :banMs ELSE banned_until END AS banned_until,
     admitted,
-    limited + bans AS refused
+    limited + bans AS refused,
+    now
   FROM split
 )
-INSERT INTO rate_limits (bucket, window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused)
+INSERT INTO rate_limits (bucket, window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at)
 SELECT :bucket, window0_start, window0_count, window1_start, window1_count, refusals, banned_until,
-  max(banned_until, window0_start + :length0, window1_start + :length1), admitted, refused
+  max(banned_until, window0_start + :length0, window1_start + :length1), admitted, refused, now
 FROM next
 WHERE true
 ON CONFLICT (bucket) DO UPDATE SET
   window0_start = excluded.window0_start, window0_count = excluded.window0_count,
   window1_start = excluded.window1_start, window1_count = excluded.window1_count,
   refusals = excluded.refusals, banned_until = excluded.banned_until,
-  expires_at = excluded.expires_at, admitted = excluded.admitted, refused = excluded.refused
-RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused`;
+  expires_at = excluded.expires_at, admitted = excluded.admitted, refused = excluded.refused,
+  decided_at = excluded.decided_at
+RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /**
  * Named in the text for the reader, bound by number (`:now` becomes `?2`): the `libsql` package
@@ -74,7 +84,7 @@ RETURNING window0_start, window0_count, window1_start, window1_count, banned_unt
  */
 const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
 
-const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ? LIMIT ?)";
+const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce(?, ${SQLITE_NOW}) LIMIT ?)`;
 
 /** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
 export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
@@ -85,12 +95,13 @@ export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
 /**
  * Fixed-window counters in a libSQL database (run `migrate` first), exact when many processes
  * share it: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` that decides
- * every window all-or-nothing. On a local engine the hits on one bucket that arrive before the
- * next write batch begins (one turn of the event loop: a busy key's concurrent requests) are
- * decided by one statement, in their order of arrival. Expired buckets are deleted by every
- * 1000th statement (no timers). Takes exactly two windows (core passes the minute window,
- * then the day window); the ban counts refusals within the first.
+ * every window all-or-nothing, at the database's clock (a remote server's own; this machine's
+ * for a local file), or `options.clock`'s (tests). On a local engine the hits on one bucket
+ * that arrive before the next write batch begins (one turn of the event loop: a busy key's
+ * concurrent requests) are decided by one statement, in their order of arrival. Expired
+ * buckets are deleted by every 1000th statement (no timers). Takes exactly two windows (core
+ * passes the minute window, then the day window); the ban counts refusals within the first.
  */
-export function libsqlLimiter(source: LibsqlSource): RateLimiter {
-  return sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter");
+export function libsqlLimiter(source: LibsqlSource, options: StoreClockOptions = {}): RateLimiter {
+  return timedBy(sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter"), options.clock);
 }

@@ -1,3 +1,4 @@
+import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
@@ -92,6 +93,14 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE health_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at INTEGER NOT NULL)",
     ],
   },
+  {
+    version: 5,
+    name: "rate limits decided by the database's clock",
+    statements: [
+      // The instant the last statement decided at, by the database's clock: kept only for RETURNING.
+      "ALTER TABLE rate_limits ADD COLUMN decided_at INTEGER NOT NULL DEFAULT 0",
+    ],
+  },
 ];
 
 /**
@@ -116,8 +125,8 @@ export async function migrate(source: LibsqlSource): Promise<void> {
       await db.write([
         // First, so that a concurrent migrator stops here before touching the schema.
         {
-          sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-          args: [migration.version, migration.name, Date.now()],
+          sql: `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ${SQLITE_NOW})`,
+          args: [migration.version, migration.name],
         },
         ...migration.statements,
       ]);

@@ -135,26 +135,29 @@ describe("libsqlStore", () => {
     const store = libsqlStore(database().db);
     const idempotency = libsqlIdempotency(database().db);
     const claim = claimOf("a".repeat(64));
-    await idempotency.claim(claim, T0);
+    await idempotency.claim(claim);
     // The CHECK constraint refuses this status, so the transaction rolls back.
     await expect(store.createPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim)).rejects.toThrow();
-    expect(await idempotency.claim(claim, T0 + 1)).toEqual({ state: "in_progress" });
+    expect(await idempotency.claim(claim)).toEqual({ state: "in_progress" });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
   });
 
   it("creates no pet under a claim that another request took over after the lease, answering idempotency_key_in_use", async () => {
     const store = libsqlStore(database().db);
-    const idempotency = libsqlIdempotency(database().db);
+    let now = T0;
+    const idempotency = libsqlIdempotency(database().db, { clock: () => now });
     const stale = claimOf("a".repeat(64));
     const taker = claimOf("b".repeat(64));
-    await idempotency.claim(stale, T0);
-    expect(await idempotency.claim(taker, T0 + IDEMPOTENCY_LEASE_MS)).toEqual({ state: "claimed" });
+    await idempotency.claim(stale);
+    now = T0 + IDEMPOTENCY_LEASE_MS;
+    expect(await idempotency.claim(taker)).toEqual({ state: "claimed" });
 
     const refused = store.createPet({ name: "Late", categoryId: 1 }, stale);
     await expect(refused).rejects.toBeInstanceOf(ApiError);
     await expect(refused).rejects.toMatchObject({ code: "idempotency_key_in_use" });
     const pet = await store.createPet({ name: "On time", categoryId: 1 }, taker);
     expect(await store.listPets({ limit: 10 })).toEqual([pet]);
-    expect(await idempotency.claim(taker, T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "completed", petId: pet.id });
+    now = T0 + IDEMPOTENCY_LEASE_MS + 1;
+    expect(await idempotency.claim(taker)).toEqual({ state: "completed", petId: pet.id });
   });
 });

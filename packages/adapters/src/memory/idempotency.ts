@@ -15,9 +15,15 @@ const SWEEP_EVERY = 1024;
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
+  readonly #clock: () => number;
   #claims = 0;
 
-  async claim(claim: IdempotencyClaim, now: number): Promise<ClaimResult> {
+  constructor(clock: () => number) {
+    this.#clock = clock;
+  }
+
+  async claim(claim: IdempotencyClaim): Promise<ClaimResult> {
+    const now = this.#clock();
     if (++this.#claims % SWEEP_EVERY === 0) {
       for (const [key, entry] of this.#entries) if (!isLive(entry, now)) this.#entries.delete(key);
     }
@@ -54,10 +60,15 @@ const idOf = (claim: IdempotencyClaim) => `${claim.scope}\u0000${claim.key}`;
 const isLive = (entry: Entry, now: number) =>
   entry.petId !== undefined ? now - entry.claimedAt < IDEMPOTENCY_TTL_MS : now - entry.claimedAt < IDEMPOTENCY_LEASE_MS;
 
+export interface MemoryIdempotencyOptions {
+  /** Unix ms: the clock records age by (this process's). Default `Date.now`; tests move their own. */
+  clock?: (() => number) | undefined;
+}
+
 /**
  * Idempotency records in a Map, dropped after 24 h by a sweep that runs every 1024 claims
  * (no timers). Hand it to a `memoryStore` (`memoryAdapters` does) so that creates complete its claims.
  */
-export function memoryIdempotency(): IdempotencyStore {
-  return new MemoryIdempotencyStore();
+export function memoryIdempotency(options: MemoryIdempotencyOptions = {}): IdempotencyStore {
+  return new MemoryIdempotencyStore(options.clock ?? Date.now);
 }

@@ -1,24 +1,35 @@
 import { memoryIdempotency } from "./idempotency.js";
 import { memoryKeys } from "./keys.js";
-import { memoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
+import type { ApiKeys, IdempotencyStore, PetStore } from "@petstore/core";
+import { type MemoryLimiter, memoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
-export { memoryIdempotency } from "./idempotency.js";
+export { memoryIdempotency, type MemoryIdempotencyOptions } from "./idempotency.js";
 export { memoryKeys } from "./keys.js";
 export { memoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 export { memoryStore, type MemoryStoreOptions } from "./store.js";
 
 /**
  * All four memory adapters, wired together (the store completes the idempotency store's
- * claims): spread them into `createPetstore`.
- * @example const petstore = createPetstore({ ...memoryAdapters() });
+ * claims): spread them into `createPetstore`. `clock` decides the limiter's windows and bans
+ * and the idempotency records' ages (default `Date.now`). Memory lives in this process, so its
+ * clock is the process's: the bundle carries the `clock` it was given, and spread into
+ * `createPetstore` it is the server's clock too; a test moves time in one place.
+ * @example const petstore = createPetstore({ ...memoryAdapters({ clock: () => now }) });
  */
-export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {}) {
-  const idempotency = memoryIdempotency();
+export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {}): {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: MemoryLimiter;
+  idempotency: IdempotencyStore;
+  clock?: () => number;
+} {
+  const idempotency = memoryIdempotency({ clock: options.clock });
   return {
     store: memoryStore({ ...options, idempotency }),
     keys: memoryKeys(),
     limiter: memoryLimiter(options),
     idempotency,
+    ...(options.clock && { clock: options.clock }),
   };
 }

@@ -6,6 +6,8 @@ export interface MemoryLimiterOptions {
    * Keyed buckets are bounded by the number of keys and are never evicted. Default 100,000.
    */
   maxAnonymousBuckets?: number;
+  /** Unix ms: the clock windows and bans are decided by (this process's). Default `Date.now`; tests move their own. */
+  clock?: (() => number) | undefined;
 }
 
 /** The memory limiter, and how many buckets it holds (so tests can watch its memory stay bounded). */
@@ -35,6 +37,7 @@ const SWEEP_EVERY = 4096;
  */
 export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const maxAnonymous = options.maxAnonymousBuckets ?? 100_000;
+  const clock = options.clock ?? Date.now;
   // Map order is insertion order; re-inserting on every hit makes the first entry the LRU one.
   const anonymous = new Map<string, Bucket>();
   const keyed = new Map<string, Bucket>();
@@ -44,7 +47,8 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     for (const map of [anonymous, keyed]) for (const [name, bucket] of map) if (bucket.expiresAt <= now) map.delete(name);
   }
 
-  function hit({ bucket: name, windows, ban, now }: HitInput): Decision {
+  function hit({ bucket: name, windows, ban }: HitInput): Decision {
+    const now = clock();
     if (++hits % SWEEP_EVERY === 0) sweep(now);
     const isKeyed = name.startsWith("key:");
     const map = isKeyed ? keyed : anonymous;
@@ -73,6 +77,7 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
       if (bucket.counts[i]! >= windows[i]!.limit) allowed = false;
     }
 
+    let banStarted = false;
     if (allowed) {
       for (let i = 0; i < windows.length; i++) bucket.counts[i]! += 1;
     } else if (!banned) {
@@ -80,7 +85,8 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
       if (bucket.refusalsStart !== bucket.starts[0]) bucket.refusals = 0;
       bucket.refusalsStart = bucket.starts[0]!;
       bucket.refusals += 1;
-      if (bucket.refusals > ban.threshold) bucket.bannedUntil = now + ban.seconds * 1000;
+      banStarted = bucket.refusals > ban.threshold && ban.seconds > 0;
+      if (banStarted) bucket.bannedUntil = now + ban.seconds * 1000;
     }
 
     const states: WindowState[] = [];
@@ -99,7 +105,8 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
       });
     }
     bucket.expiresAt = expiresAt;
-    return bucket.bannedUntil > now ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil } : { allowed, windows: states };
+    if (bucket.bannedUntil <= now) return { allowed, windows: states, now };
+    return banStarted ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, banStarted, now } : { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, now };
   }
 
   return { hit: async (input) => hit(input), size: () => anonymous.size + keyed.size };

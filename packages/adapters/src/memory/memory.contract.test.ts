@@ -1,12 +1,12 @@
 import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import { memoryAdapters, memoryKeys, memoryLimiter } from "./index.js";
 
-const storeFixture = async () => {
-  const { store, idempotency } = memoryAdapters();
+const storeFixture = async (clock: (() => number) | undefined) => {
+  const { store, idempotency } = memoryAdapters({ clock });
   return { store, idempotency };
 };
 
 petStoreContract("memory", storeFixture);
 idempotencyContract("memory", storeFixture);
-rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));
+rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
 apiKeysContract("memory", async () => ({ keys: memoryKeys() }));

@@ -1,4 +1,5 @@
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { postgresIdempotency } from "./idempotency.js";
 import { postgresKeys } from "./keys.js";
@@ -7,6 +8,7 @@ import { postgresStore } from "./store.js";
 
 // No client is loaded here: the caller's postgres.js `sql` or Bun's `Bun.sql` is handed in.
 export type { PostgresClient, PostgresQueries, PostgresSource } from "./_client.js";
+export type { StoreClockOptions } from "../_sql/store-clock.js";
 export { checkPostgres } from "./check-postgres.js";
 export { postgresIdempotency } from "./idempotency.js";
 export { postgresKeys } from "./keys.js";
@@ -17,14 +19,15 @@ export { postgresStore } from "./store.js";
 /**
  * All four on one Postgres database, sharing one bound on waiting queries: spread into
  * createPetstore. The store completes the claims of the idempotency store through the shared
- * tables, so processes on one database agree.
+ * tables, so processes on one database agree. Windows, bans and records' ages follow the
+ * PostgreSQL server's clock (`options.clock`'s in tests), whatever the clocks of its clients.
  * @example
  * import postgres from "postgres"; // or: const sql = Bun.sql;
  * const sql = postgres(process.env.DATABASE_URL!, { max: 10 });
  * await migratePostgres({ sql });
  * const petstore = createPetstore({ ...postgresAdapters({ sql }) });
  */
-export function postgresAdapters(source: PostgresSource): {
+export function postgresAdapters(source: PostgresSource, options: StoreClockOptions = {}): {
   store: PetStore;
   keys: ApiKeys;
   limiter: RateLimiter;
@@ -33,7 +36,7 @@ export function postgresAdapters(source: PostgresSource): {
   return {
     store: postgresStore(source),
     keys: postgresKeys(source),
-    limiter: postgresLimiter(source),
-    idempotency: postgresIdempotency(source),
+    limiter: postgresLimiter(source, options),
+    idempotency: postgresIdempotency(source, options),
   };
 }

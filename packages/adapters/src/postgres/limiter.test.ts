@@ -13,6 +13,13 @@ const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
 const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+/** The limiters' clock, which `at` sets before a hit. */
+let now = T0;
+const clock = () => now;
+const at = <L>(time: number, limiter: L): L => {
+  now = time;
+  return limiter;
+};
 const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
 const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
 const LIMITS = fc.record({
@@ -54,12 +61,12 @@ describe("postgresLimiter", () => {
             { name: "five-minutes", limit: limits.perShort, seconds: 300 },
           ];
           const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-          const sql = postgresLimiter(source);
-          const memory = memoryLimiter();
-          let now = T0 + 17;
+          const sql = postgresLimiter(source, { clock });
+          const memory = memoryLimiter({ clock });
+          now = T0 + 17;
           for (const { buckets, advanceMs } of bursts) {
             now += advanceMs;
-            const inputs = buckets.map((bucket) => ({ bucket: `${run}:${bucket}`, windows, ban, now }));
+            const inputs = buckets.map((bucket) => ({ bucket: `${run}:${bucket}`, windows, ban }));
             const together = await Promise.all(inputs.map((input) => sql.hit(input)));
             const oneByOne = [];
             for (const input of inputs) oneByOne.push(await memory.hit(input));
@@ -77,11 +84,11 @@ describe("postgresLimiter", () => {
     const { source, close } = await database.fresh();
     try {
       const { client, sent } = counting(source.sql);
-      const limiter = postgresLimiter({ sql: client });
+      const limiter = postgresLimiter({ sql: client }, { clock });
       const windows = windowsOf(1_000, 10_000);
-      await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 });
+      await at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
       const before = sent();
-      const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 })));
+      const decisions = await Promise.all(Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })));
       expect(sent()).toBe(before + 1);
       expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
     } finally {
@@ -93,11 +100,11 @@ describe("postgresLimiter", () => {
     const { source, close } = await database.fresh();
     const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
     try {
-      const limiters = [source, ...others].map((each) => postgresLimiter(each));
+      const limiters = [source, ...others].map((each) => postgresLimiter(each, { clock }));
       const windows = windowsOf(60, 1_000);
       const ban = { threshold: 30, seconds: 600 };
       const decisions = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => limiters[i % 4]!.hit({ bucket: "key:burst", windows, ban, now: T0 + (i % 7) })),
+        Array.from({ length: 300 }, (_, i) => at(T0 + (i % 7), limiters[i % 4]!).hit({ bucket: "key:burst", windows, ban })),
       );
       const admitted = decisions.filter((decision) => decision.allowed);
       expect(admitted).toHaveLength(60);
@@ -115,10 +122,10 @@ describe("postgresLimiter", () => {
   it("keeps counting in the newer window when a process with a late clock hits", async () => {
     const { source, close } = await database.fresh();
     try {
-      const limiter = postgresLimiter(source);
+      const limiter = postgresLimiter(source, { clock });
       const windows = windowsOf(5, 100);
-      await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE + 500 });
-      const late = await limiter.hit({ bucket: "key:a", windows, ban: NO_BAN, now: T0 + MINUTE - 1_500 });
+      await at(T0 + MINUTE + 500, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
+      const late = await at(T0 + MINUTE - 1_500, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
       expect(late.allowed).toBe(true);
       expect(late.windows[0]).toMatchObject({ remaining: 3, resetAt: T0 + 2 * MINUTE });
       expect(late.windows[1]).toMatchObject({ remaining: 98 });

@@ -1,34 +1,40 @@
 import type { RateLimiter } from "@petstore/core";
-import { hitText, hitValues, type LimiterStatements, sqlLimiter } from "../_sql/limiter.js";
+import { hitText, hitValues, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 
-const COLUMNS = "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused";
+const COLUMNS = "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at";
 
 /**
  * The decision for `:hits` hits from a bucket as `source` gives it (columns `window0_start`,
  * `window0_count`, `window1_start`, `window1_count`, `refusals`, `banned_until`, all NULL for
  * a new bucket): the bucket's row after them, in the order of COLUMNS. The same steps as
- * libSQL's statement (see libsql/limiter.ts for each): `c` the bucket moved to the current
- * windows (never back), `d` banned or how many are admitted, `s` how many refusals count and
- * whether one crosses the threshold, `n` the next row.
+ * libSQL's statement (see libsql/limiter.ts for each): `k` the instant (the server's clock
+ * unless `:now` gives one) and its windows, `c` the bucket moved to the current windows (never
+ * back), `d` banned or how many are admitted, `s` how many refusals count and whether one
+ * crosses the threshold, `n` the next row.
  */
 const decision = (source: string) => `
 SELECT n.window0_start, n.window0_count, n.window1_start, n.window1_count, n.refusals, n.banned_until,
-  greatest(n.banned_until, n.window0_start + :length0, n.window1_start + :length1), n.admitted, n.refused
+  greatest(n.banned_until, n.window0_start + :length0, n.window1_start + :length1), n.admitted, n.refused, k.now
 FROM (
+  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1
+  FROM (SELECT coalesce(:now, ${POSTGRES_NOW}) AS now) AS t
+) AS k
+CROSS JOIN LATERAL (
   SELECT
-    greatest(coalesce(b.window0_start, 0), :start0) AS window0_start,
-    CASE WHEN b.window0_start >= :start0 THEN b.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN b.window0_start >= :start0 THEN b.refusals ELSE 0 END AS refusals,
-    greatest(coalesce(b.window1_start, 0), :start1) AS window1_start,
-    CASE WHEN b.window1_start >= :start1 THEN b.window1_count ELSE 0 END AS window1_count,
+    greatest(coalesce(b.window0_start, 0), k.start0) AS window0_start,
+    CASE WHEN b.window0_start >= k.start0 THEN b.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN b.window0_start >= k.start0 THEN b.refusals ELSE 0 END AS refusals,
+    greatest(coalesce(b.window1_start, 0), k.start1) AS window1_start,
+    CASE WHEN b.window1_start >= k.start1 THEN b.window1_count ELSE 0 END AS window1_count,
     coalesce(b.banned_until, 0) AS banned_until
   FROM (${source}) AS b
 ) AS c
 CROSS JOIN LATERAL (
-  SELECT c.banned_until > :now AS banned,
-    CASE WHEN c.banned_until > :now THEN 0
+  SELECT c.banned_until > k.now AS banned,
+    CASE WHEN c.banned_until > k.now THEN 0
       ELSE greatest(0, least(:hits, :limit0 - c.window0_count, :limit1 - c.window1_count)) END AS admitted
 ) AS d
 CROSS JOIN LATERAL (
@@ -46,7 +52,7 @@ CROSS JOIN LATERAL (
     c.window1_start,
     c.window1_count + d.admitted AS window1_count,
     c.refusals + s.limited + s.bans::int AS refusals,
-    CASE WHEN s.bans THEN :now + :banMs ELSE c.banned_until END AS banned_until,
+    CASE WHEN s.bans THEN k.now + :banMs ELSE c.banned_until END AS banned_until,
     d.admitted,
     s.limited + s.bans::int AS refused
 ) AS n`;
@@ -66,12 +72,12 @@ SELECT :bucket, x.* FROM (${decision(
 ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
   "SELECT r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.refusals, r.banned_until",
 )})
-RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused`;
+RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /** Bound by number with their types (`:now` becomes `$2::bigint`). */
 const HIT_SQL = hitText(HIT_SQL_NAMED, (position, name) => `$${position}::${name === "bucket" ? "text" : "bigint"}`);
 
-const SWEEP_SQL = "DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= $1::bigint LIMIT $2::integer)";
+const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce($1::bigint, ${POSTGRES_NOW}) LIMIT $2::integer)`;
 
 const STATEMENTS: LimiterStatements = {
   hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
@@ -82,10 +88,11 @@ const STATEMENTS: LimiterStatements = {
  * Fixed-window counters in Postgres (run `migratePostgres` first), exact when many processes
  * share the database: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`
  * that decides both windows, refusals and the ban exactly as the libSQL and memory limiters
- * do. The hits on one bucket of one turn of the event loop are decided by one statement (one
- * round trip). Expired buckets are deleted by every 1000th statement. Takes exactly two windows.
+ * do, at the PostgreSQL server's clock (or `options.clock`'s, in tests). The hits on one
+ * bucket of one turn of the event loop are decided by one statement (one round trip). Expired
+ * buckets are deleted by every 1000th statement, by the same clock. Takes exactly two windows.
  * @example const limiter = postgresLimiter({ sql });
  */
-export function postgresLimiter(source: PostgresSource): RateLimiter {
-  return sqlLimiter(engineOf(source), STATEMENTS, "postgresLimiter");
+export function postgresLimiter(source: PostgresSource, options: StoreClockOptions = {}): RateLimiter {
+  return timedBy(sqlLimiter(engineOf(source), STATEMENTS, "postgresLimiter"), options.clock);
 }

@@ -1,3 +1,4 @@
+import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
 
@@ -70,6 +71,14 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE health_probe (id integer PRIMARY KEY CHECK (id = 1), checked_at bigint NOT NULL)",
     ],
   },
+  {
+    version: 2,
+    name: "rate limits decided by the database's clock",
+    statements: [
+      // The instant the last statement decided at, by the database's clock: kept only for RETURNING.
+      "ALTER TABLE rate_limits ADD COLUMN decided_at bigint NOT NULL DEFAULT 0",
+    ],
+  },
 ];
 
 /**
@@ -88,11 +97,7 @@ export async function migratePostgres(source: PostgresSource): Promise<void> {
       for (const migration of MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         for (const statement of migration.statements) await tx.unsafe(statement);
-        await tx.unsafe("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1::integer, $2::text, $3::bigint)", [
-          migration.version,
-          migration.name,
-          Date.now(),
-        ]);
+        await tx.unsafe(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1::integer, $2::text, ${POSTGRES_NOW})`, [migration.version, migration.name]);
       }
     });
   } catch (error) {

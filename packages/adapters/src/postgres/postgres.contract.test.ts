@@ -5,12 +5,13 @@ import { postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type
 // A real PostgreSQL server (started by the run's globalSetup); a fresh migrated schema per test.
 const database = usePostgresDatabase();
 
-const fixture = <T extends object>(adapters: (source: PostgresSource) => T) => async () => {
+const fixture = <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) => async (clock?: () => number) => {
   const { source, close } = await database.fresh();
-  return { ...adapters(source), close };
+  return { ...adapters(source, clock), close };
 };
+const storeFixture = fixture((source, clock) => ({ store: postgresStore(source), idempotency: postgresIdempotency(source, { clock }) }));
 
-petStoreContract("postgres", fixture((source) => ({ store: postgresStore(source), idempotency: postgresIdempotency(source) })));
-idempotencyContract("postgres", fixture((source) => ({ store: postgresStore(source), idempotency: postgresIdempotency(source) })));
-rateLimiterContract("postgres", fixture((source) => ({ limiter: postgresLimiter(source) })));
+petStoreContract("postgres", storeFixture);
+idempotencyContract("postgres", storeFixture);
+rateLimiterContract("postgres", fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })));
 apiKeysContract("postgres", fixture((source) => ({ keys: postgresKeys(source) })));

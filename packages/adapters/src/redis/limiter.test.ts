@@ -13,6 +13,13 @@ const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
 const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
+/** The limiters' clock, which `at` sets before a hit. */
+let now = T0;
+const clock = () => now;
+const at = <L>(time: number, limiter: L): L => {
+  now = time;
+  return limiter;
+};
 
 let server: RedisServer;
 let redis: Redis;
@@ -62,12 +69,12 @@ describe("redisLimiter", () => {
           { name: "five-minutes", limit: limits.perShort, seconds: 300 },
         ];
         const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-        const limiter = redisLimiter({ send, prefix: freshPrefix() });
-        const memory = memoryLimiter();
-        let now = T0 + 17;
+        const limiter = redisLimiter({ send, prefix: freshPrefix(), clock });
+        const memory = memoryLimiter({ clock });
+        now = T0 + 17;
         for (const { buckets, advanceMs } of bursts) {
           now += advanceMs;
-          const inputs = buckets.map((bucket) => ({ bucket, windows, ban, now }));
+          const inputs = buckets.map((bucket) => ({ bucket, windows, ban }));
           const together = await Promise.all(inputs.map((input) => limiter.hit(input)));
           const oneByOne = [];
           for (const input of inputs) oneByOne.push(await memory.hit(input));
@@ -82,10 +89,10 @@ describe("redisLimiter", () => {
     const others = [new Redis(server.url), new Redis(server.url)];
     try {
       const prefix = freshPrefix();
-      const limiters = [send, ...others.map((other): RedisSend => (args) => other.call(args[0]!, ...args.slice(1)))].map((each) => redisLimiter({ send: each, prefix }));
+      const limiters = [send, ...others.map((other): RedisSend => (args) => other.call(args[0]!, ...args.slice(1)))].map((each) => redisLimiter({ send: each, prefix, clock }));
       const windows = windowsOf(25, 1_000);
       const ban = { threshold: 10, seconds: 600 };
-      const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 3]!.hit({ bucket: "key:shared", windows, ban, now: T0 + i })));
+      const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => at(T0 + i, limiters[i % 3]!).hit({ bucket: "key:shared", windows, ban })));
       const admitted = decisions.filter((d) => d.allowed);
       expect(admitted).toHaveLength(25);
       expect(new Set(admitted.map((d) => d.windows[0]!.remaining)).size).toBe(25);
@@ -96,31 +103,32 @@ describe("redisLimiter", () => {
     }
   });
 
-  it("keeps a bucket in one hash under the prefix, its name a hash tag, expiring after its last window or ban", async () => {
+  it("keeps a bucket in one hash under the prefix, its name a hash tag, expiring by Redis's clock when its last window or ban ends", async () => {
     const prefix = freshPrefix();
+    // Redis's own clock (TIME), as a server runs it: the expiry and the windows agree.
     const limiter = redisLimiter({ send, prefix });
-    const now = Date.now();
-    await limiter.hit({ bucket: "ip:2001:db8::1", windows: windowsOf(5, 100), ban: NO_BAN, now });
+    const decision = await limiter.hit({ bucket: "ip:2001:db8::1", windows: windowsOf(5, 100), ban: NO_BAN });
     const banning = { threshold: 0, seconds: 3 * 86_400 };
-    await limiter.hit({ bucket: "key:k1", windows: windowsOf(0, 100), ban: banning, now });
+    await limiter.hit({ bucket: "key:k1", windows: windowsOf(0, 100), ban: banning });
     expect((await redis.keys(`${prefix}*`)).sort()).toEqual([`${prefix}{ip:2001:db8::1}`, `${prefix}{key:k1}`]);
-    // The day window (at most a day) plus a minute's grace; the ban's three days plus the grace.
+    // The day window ends at the next UTC midnight of Redis's clock; the ban in three days.
     const dayTtl = await redis.pttl(`${prefix}{ip:2001:db8::1}`);
-    expect(dayTtl).toBeGreaterThan(60_000);
-    expect(dayTtl).toBeLessThanOrEqual(86_400_000 + 60_000);
-    expect(await redis.pttl(`${prefix}{key:k1}`)).toBeGreaterThan(2 * 86_400_000);
+    const untilMidnight = decision.windows[1]!.resetAt - decision.now;
+    expect(dayTtl).toBeLessThanOrEqual(untilMidnight);
+    expect(dayTtl).toBeGreaterThan(untilMidnight - 5_000);
+    expect(await redis.pttl(`${prefix}{key:k1}`)).toBeGreaterThan(3 * 86_400_000 - 5_000);
   });
 
   it("loads the script once and runs every hit with EVALSHA", async () => {
-    const limiter = redisLimiter({ send, prefix: freshPrefix() });
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), clock });
     sent.length = 0;
-    await Promise.all(Array.from({ length: 5 }, () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 })));
+    await Promise.all(Array.from({ length: 5 }, () => at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN })));
     expect(sent).toEqual(["SCRIPT", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA"]);
   });
 
   it("runs the script with EVAL when the server forgot it (NOSCRIPT), then with EVALSHA again", async () => {
-    const limiter = redisLimiter({ send, prefix: freshPrefix() });
-    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 });
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), clock });
+    const hit = () => at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN });
     await hit();
     await redis.script("FLUSH");
     sent.length = 0;
@@ -130,13 +138,13 @@ describe("redisLimiter", () => {
   });
 
   it("fails hits with StorageUnavailableError while Redis is down, and decides again, through NOSCRIPT, once it is back", async () => {
-    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 500 });
-    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN, now: T0 });
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 500, clock });
+    const hit = () => at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN });
     expect((await hit()).windows[0]!.remaining).toBe(9);
     await server.kill();
     try {
       for (let i = 0; i < 3; i++) await expect(hit()).rejects.toBeInstanceOf(StorageUnavailableError);
-      await expect(limiter.check()).rejects.toThrow(/Redis failed a PING/);
+      await expect(limiter.check()).rejects.toThrow(/Redis failed a TIME/);
     } finally {
       await server.restart();
     }
@@ -145,12 +153,12 @@ describe("redisLimiter", () => {
     // The restarted server is empty: its data and its script cache are gone.
     expect((await hit()).windows[0]!.remaining).toBe(9);
     expect(sent).toEqual(["EVALSHA", "EVAL"]);
-    await expect(limiter.check()).resolves.toBeUndefined();
+    expect(Math.abs((await limiter.check()) - Date.now())).toBeLessThan(5_000);
   }, 30_000);
 
   it("answers every hit within the timeout while Redis is stopped (SIGSTOP), and decides again after SIGCONT", async () => {
-    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300 });
-    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(100, 1_000), ban: NO_BAN, now: T0 });
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300, clock });
+    const hit = () => at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(100, 1_000), ban: NO_BAN });
     await hit();
     server.signal("SIGSTOP");
     try {
@@ -161,7 +169,7 @@ describe("redisLimiter", () => {
         expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
         expect(String((outcome as PromiseRejectedResult).reason.message)).toMatch(/did not answer a rate-limit hit within 300 ms/);
       }
-      await expect(limiter.check()).rejects.toThrow(/did not answer a PING/);
+      await expect(limiter.check()).rejects.toThrow(/did not answer a TIME/);
     } finally {
       server.signal("SIGCONT");
     }
@@ -174,14 +182,15 @@ describe("redisLimiter", () => {
 
   it("admits with failOpen while Redis does not answer, telling onFailOpen each time", async () => {
     const errors: StorageUnavailableError[] = [];
-    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300, failOpen: true, onFailOpen: (error) => errors.push(error) });
-    const hit = () => limiter.hit({ bucket: "key:a", windows: windowsOf(1, 100), ban: NO_BAN, now: T0 + 5_000 });
+    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300, failOpen: true, onFailOpen: (error) => errors.push(error), clock });
+    const hit = () => at(T0 + 5_000, limiter).hit({ bucket: "key:a", windows: windowsOf(1, 100), ban: NO_BAN });
     expect((await hit()).allowed).toBe(true);
     expect((await hit()).allowed).toBe(false);
     server.signal("SIGSTOP");
     try {
       const open = await hit();
       expect(open).toEqual({
+        now: T0 + 5_000,
         allowed: true,
         windows: [
           { name: "minute", limit: 1, remaining: 1, resetAt: T0 + MINUTE, exceeded: false },

@@ -26,37 +26,40 @@ export interface RedisLimiterOptions {
   failOpen?: boolean;
   /** Called with the error each time a hit is admitted because Redis failed (`failOpen`). */
   onFailOpen?: (error: StorageUnavailableError) => void;
+  /**
+   * Unix ms: decide windows and bans by this clock instead of Redis's (`TIME`). For tests that
+   * move time without sleeping; a server leaves it out, so that its fleet shares Redis's clock.
+   */
+  clock?: (() => number) | undefined;
 }
 
 /** The Redis limiter, and a check that Redis answers now (for a health endpoint). */
 export interface RedisLimiter extends RateLimiter {
-  /** Resolves when Redis answers a `PING` within the timeout; rejects with the reason. */
-  check(): Promise<void>;
+  /** Resolves with Redis's clock (`TIME`, Unix ms) when Redis answers within the timeout; rejects with the reason. */
+  check(): Promise<number>;
 }
 
 /**
- * How long a bucket outlives its last window and ban, so that a process whose clock is late by
- * less than this still finds the counters it would have counted against (as the SQL limiters'
- * sweep grace).
- */
-const GRACE_MS = 60_000;
-
-/**
  * The memory limiter's decision (see `memory/limiter.ts`) as one script, so it is atomic
- * across processes: KEYS[1] is the bucket's hash; ARGV is now, the ban's threshold and length,
- * the grace, then each window's limit and length (ms). Each window moves forward to the one
+ * across processes and decided by one clock, Redis's own (`TIME`; a script may write after
+ * reading it since Redis 5 replicates a script's effects, not the script): KEYS[1] is the
+ * bucket's hash; ARGV is the instant to decide at (empty: Redis's clock), the ban's threshold
+ * and length, then each window's limit and length (ms). Each window moves forward to the one
  * containing `now`, never back; during a ban nothing is counted; an admission counts in every
  * window; a refusal consumes nothing but counts toward the ban within the first window, and
- * the one past the threshold bans the bucket. The hash expires `grace` after its last window
- * or ban ends. Replies: allowed, banned before this hit, banned until, then each window's start
- * and count.
+ * the one past the threshold bans the bucket. The hash expires when its last window or ban
+ * ends. Replies: allowed, banned before this hit, banned until, the instant, whether this hit
+ * began the ban, then each window's start and count.
  */
 export const HIT_SCRIPT = `
 local now = tonumber(ARGV[1])
+if now == nil then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
-local grace = tonumber(ARGV[4])
-local n = (#ARGV - 4) / 2
+local n = (#ARGV - 3) / 2
 local fields = {'b', 'r', 'rs'}
 for i = 1, n do
   fields[#fields + 1] = 's' .. i
@@ -70,8 +73,8 @@ local banned = bannedUntil > now
 local allowed = not banned
 local starts, counts, lengths = {}, {}, {}
 for i = 1, n do
-  local limit = tonumber(ARGV[3 + 2 * i])
-  local length = tonumber(ARGV[4 + 2 * i])
+  local limit = tonumber(ARGV[2 + 2 * i])
+  local length = tonumber(ARGV[3 + 2 * i])
   local start = now - (now % length)
   local s = tonumber(stored[2 + 2 * i])
   local c = tonumber(stored[3 + 2 * i])
@@ -82,17 +85,21 @@ for i = 1, n do
   starts[i], counts[i], lengths[i] = s, c, length
   if c >= limit then allowed = false end
 end
+local banStarted = false
 if allowed then
   for i = 1, n do counts[i] = counts[i] + 1 end
 elseif not banned then
   if refusalsStart ~= starts[1] then refusals = 0 end
   refusalsStart = starts[1]
   refusals = refusals + 1
-  if refusals > threshold then bannedUntil = now + banMs end
+  if refusals > threshold and banMs > 0 then
+    bannedUntil = now + banMs
+    banStarted = true
+  end
 end
 local expiresAt = bannedUntil
 local values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0}
-local reply = {allowed and 1 or 0, banned and 1 or 0, bannedUntil}
+local reply = {allowed and 1 or 0, banned and 1 or 0, bannedUntil, now, banStarted and 1 or 0}
 for i = 1, n do
   if starts[i] + lengths[i] > expiresAt then expiresAt = starts[i] + lengths[i] end
   values[#values + 1] = 's' .. i
@@ -103,7 +110,7 @@ for i = 1, n do
   reply[#reply + 1] = counts[i]
 end
 redis.call('HSET', KEYS[1], unpack(values))
-redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now + grace))
+redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now))
 return reply
 `;
 
@@ -114,7 +121,8 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * Fixed-window counters in Redis, exact when many processes share it: each hit is one Lua
  * script (`EVALSHA`, loaded once with `SCRIPT LOAD`; after a restart or failover the server
  * answers `NOSCRIPT` and the hit runs `EVAL`, which caches it again) deciding every window
- * all-or-nothing, as the memory and SQL limiters decide. A bucket is one hash,
+ * all-or-nothing, as the memory and SQL limiters decide, by Redis's clock (`TIME`), so servers
+ * whose clocks disagree still share one window and one ban. A bucket is one hash,
  * `<prefix>{<bucket>}`: one key, so one hash slot on Redis Cluster, and it always has an
  * expiry. A hit that Redis does not answer within `timeoutMs` fails (or admits, with
  * `failOpen`); nothing is retried, so when Redis comes back the next hit simply succeeds.
@@ -122,7 +130,7 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
  */
 export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
-  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen } = options;
+  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen, clock } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
   /** The script's SHA-1 once `SCRIPT LOAD` answered; forgotten when loading failed. */
   let loading: Promise<string> | undefined;
@@ -166,14 +174,15 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     }
   }
 
-  function decide({ windows, now }: HitInput, reply: unknown): Decision {
+  function decide({ windows }: HitInput, reply: unknown): Decision {
     const values = (reply as unknown[]).map(Number);
     const allowed = values[0] === 1;
     const wasBanned = values[1] === 1;
     const bannedUntil = values[2]!;
+    const now = values[3]!;
     const states: WindowState[] = windows.map((window, i) => {
-      const start = values[3 + 2 * i]!;
-      const count = values[4 + 2 * i]!;
+      const start = values[5 + 2 * i]!;
+      const count = values[6 + 2 * i]!;
       return {
         name: window.name,
         limit: window.limit,
@@ -182,12 +191,18 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
         exceeded: !allowed && !wasBanned && count >= window.limit,
       };
     });
-    return bannedUntil > now ? { allowed: false, windows: states, bannedUntil } : { allowed, windows: states };
+    if (bannedUntil <= now) return { allowed, windows: states, now };
+    return values[4] === 1 ? { allowed: false, windows: states, bannedUntil, banStarted: true, now } : { allowed: false, windows: states, bannedUntil, now };
   }
 
-  /** What a hit decides when Redis failed and `failOpen` is on: admitted, nothing counted. */
-  function admitted({ windows, now }: HitInput): Decision {
+  /**
+   * What a hit decides when Redis failed and `failOpen` is on: admitted, nothing counted, by
+   * this process's clock (Redis's cannot be read; a test's when it gives one).
+   */
+  function admitted({ windows }: HitInput): Decision {
+    const now = clock ? clock() : Date.now();
     return {
+      now,
       allowed: true,
       windows: windows.map((w) => {
         const length = w.seconds * 1000;
@@ -197,8 +212,8 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
   }
 
   function hit(input: HitInput): Promise<Decision> {
-    const { bucket, windows, ban, now } = input;
-    const args = [String(now), String(ban.threshold), String(ban.seconds * 1000), String(GRACE_MS)];
+    const { bucket, windows, ban } = input;
+    const args = [clock ? String(clock()) : "", String(ban.threshold), String(ban.seconds * 1000)];
     for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
     const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) => decide(input, reply));
     if (!failOpen) return decided;
@@ -210,6 +225,9 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
 
   return {
     hit,
-    check: () => bounded("a PING", () => send(["PING"])).then(() => undefined),
+    check: () => bounded("a TIME", () => send(["TIME"])).then((reply) => {
+      const [seconds, micro] = (reply as unknown[]).map(Number);
+      return seconds! * 1000 + Math.floor(micro! / 1000);
+    }),
   };
 }

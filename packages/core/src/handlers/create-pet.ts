@@ -143,7 +143,7 @@ function created(ctx: Context, pet: Pet, replayed: boolean): Response {
 }
 
 async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOutput<typeof NewPetSchema>) {
-  const found = await ctx.idempotency.claim(claim, ctx.now);
+  const found = await ctx.idempotency.claim(claim);
   switch (found.state) {
     case "in_progress":
       throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry later");

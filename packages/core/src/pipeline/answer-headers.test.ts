@@ -16,6 +16,7 @@ const decision = (allowed: boolean, remaining: [number, number], bannedUntil?: n
     { name: "day", limit: 1000, remaining: remaining[1], resetAt: DAY_END, exceeded: false },
   ],
   ...(bannedUntil === undefined ? {} : { bannedUntil }),
+  now: T0,
 });
 
 describe("standardHeaders", () => {
@@ -27,7 +28,7 @@ describe("standardHeaders", () => {
 
 describe("answerHeaders", () => {
   it("describes an admitted request by the window with the fewest requests left", () => {
-    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, T0, true);
+    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, true);
     expect(headers).toEqual({
       ...standardHeaders("r-1"),
       "Content-Type": "application/json",
@@ -40,19 +41,25 @@ describe("answerHeaders", () => {
   });
 
   it("adds Retry-After to a refusal: the window's reset, or the ban's end", () => {
-    expect(answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900]) }, T0, true)["Retry-After"]).toBe("50");
-    const banned = answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900], T0 + 600_000) }, T0, true);
+    expect(answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900]) }, true)["Retry-After"]).toBe("50");
+    const banned = answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900], T0 + 600_000) }, true);
     expect([banned["Retry-After"], banned["X-RateLimit-Remaining"], banned.RateLimit]).toEqual(["600", "0", '"minute";r=0;t=600']);
   });
 
   it("sends honest values when the limiter could not decide: the limit, nothing remaining, the answer's Retry-After", () => {
-    const headers = answerHeaders("r-1", { limits: free, decision: undefined, retryAfter: "1" }, T0, true);
+    const headers = answerHeaders("r-1", { limits: free, decision: undefined, retryAfter: "1", now: T0 }, true);
     expect(headers).toMatchObject({ "X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": String(Math.ceil(T0 / 1000) + 1), RateLimit: '"minute";r=0;t=1' });
     expect(headers).not.toHaveProperty("Retry-After");
   });
 
+  it("counts Retry-After and the IETF header's seconds from the instant the limiter decided at", () => {
+    const later = { ...decision(false, [0, 900]), now: T0 + 20_000 };
+    const headers = answerHeaders("r-1", { limits: free, decision: later }, true);
+    expect([headers["Retry-After"], headers.RateLimit, headers["X-RateLimit-Reset"]]).toEqual(["30", '"minute";r=0;t=30', String(MINUTE_END / 1000)]);
+  });
+
   it("sends no IETF headers when they are turned off", () => {
-    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, T0, false);
+    const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, false);
     expect(Object.keys(headers)).not.toContain("RateLimit");
     expect(Object.keys(headers)).not.toContain("RateLimit-Policy");
   });

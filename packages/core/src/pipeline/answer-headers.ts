@@ -8,11 +8,13 @@ import type { Decision, WindowState } from "../ports.js";
  */
 
 /**
- * What the rate-limit headers report: the caller's limits and the limiter's decision, or
- * `undefined` when it could not decide, with the answer's `Retry-After` (one second when it
- * has none).
+ * What the rate-limit headers report: the caller's limits and the limiter's decision (times
+ * counted from the instant it decided at), or `undefined` when it could not decide, with the
+ * answer's `Retry-After` (one second when it has none) and this server's time.
  */
-export type RateLimitState = { limits: CallerLimits; decision: Decision } | { limits: CallerLimits; decision: undefined; retryAfter: string | undefined };
+export type RateLimitState =
+  | { limits: CallerLimits; decision: Decision }
+  | { limits: CallerLimits; decision: undefined; retryAfter: string | undefined; now: number };
 
 /**
  * The headers every answer carries, whatever its status: no caching, no content sniffing,
@@ -26,11 +28,11 @@ export function standardHeaders(requestId: string): Record<string, string> {
  * The answer's headers: the standard ones, `Content-Type` (every answer of the API is JSON)
  * and the rate limit's (the IETF draft's too when `ietf`).
  */
-export function answerHeaders(requestId: string, rate: RateLimitState, now: number, ietf: boolean): Record<string, string> {
+export function answerHeaders(requestId: string, rate: RateLimitState, ietf: boolean): Record<string, string> {
   const headers = standardHeaders(requestId);
   headers["Content-Type"] = "application/json";
-  if (rate.decision) addRateLimitHeaders(headers, rate.decision, rate.limits, now, ietf);
-  else addUndecidedRateLimitHeaders(headers, rate.limits, now, ietf, rate.retryAfter);
+  if (rate.decision) addRateLimitHeaders(headers, rate.decision, rate.limits, ietf);
+  else addUndecidedRateLimitHeaders(headers, rate.limits, rate.now, ietf, rate.retryAfter);
   return headers;
 }
 
@@ -55,17 +57,20 @@ function reportedWindow(decision: Decision): WindowState {
 
 const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
 
-/** Seconds until a refused request would be admitted: RFC 9110 delta-seconds, at least 1. */
-export function retryAfterSeconds(decision: Decision, now: number): number {
+/**
+ * Seconds until a refused request would be admitted, from the instant the limiter decided at:
+ * RFC 9110 delta-seconds, at least 1.
+ */
+export function retryAfterSeconds(decision: Decision): number {
   const until = decision.bannedUntil ?? reportedWindow(decision).resetAt;
-  return Math.max(1, ceilSeconds(until - now));
+  return Math.max(1, ceilSeconds(until - decision.now));
 }
 
 /**
  * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a refusal,
  * `Retry-After` (written into, not copied: this runs on every request).
  */
-function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, now: number, ietf: boolean): void {
+function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, ietf: boolean): void {
   const banned = decision.bannedUntil !== undefined;
   // A ban is earned in the first window (the minute), so that is the one a ban reports.
   const window = banned ? decision.windows[0]! : reportedWindow(decision);
@@ -77,9 +82,9 @@ function addRateLimitHeaders(headers: Record<string, string>, decision: Decision
   headers["X-RateLimit-Reset"] = String(ceilSeconds(resetAt));
   if (ietf) {
     headers["RateLimit-Policy"] = limits.policy;
-    headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
+    headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - decision.now))}`;
   }
-  if (!decision.allowed) headers["Retry-After"] = String(retryAfterSeconds(decision, now));
+  if (!decision.allowed) headers["Retry-After"] = String(retryAfterSeconds(decision));
 }
 
 /**

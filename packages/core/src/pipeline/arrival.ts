@@ -5,7 +5,10 @@ import { requestIdOf } from "./request-id.js";
 export interface Arrival {
   requestId: string;
   pathname: string;
-  /** Unix ms of this request, from the injected clock. */
+  /**
+   * Unix ms of this request by this server's clock (`clock`): for what is this server's own
+   * (how long a verified key stays cached); every shared instant is the limiter's `Decision.now`.
+   */
   now: number;
   /** `performance.now()` when the request arrived. */
   started: number;

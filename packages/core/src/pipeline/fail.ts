@@ -26,8 +26,8 @@ export function failStage(settings: Pick<Settings, "limitsOf" | "ietfRateLimitHe
     const error = toApiError(thrown);
     if (error.code === "internal_error") onError(thrown, requestId);
     const limits = bucket?.limits ?? limitsOf(undefined);
-    const rate = decision ? { limits, decision } : { limits, decision, retryAfter: error.headers?.["Retry-After"] };
-    const response = toErrorResponse(error, answerHeaders(requestId, rate, now, ietfRateLimitHeaders));
+    const rate = decision ? { limits, decision } : { limits, decision, retryAfter: error.headers?.["Retry-After"], now };
+    const response = toErrorResponse(error, answerHeaders(requestId, rate, ietfRateLimitHeaders));
     return { response, error, aborted: thrown instanceof RequestAbortedError };
   };
 }

@@ -48,11 +48,11 @@ describe("finishStage", () => {
     ]);
   });
 
-  it("marks the refusal that began a ban, once per ban", async () => {
+  it("marks the refusal whose decision began a ban, and only it", async () => {
     const { events, finish } = setUp();
-    const banned: Decision = { allowed: false, windows: [{ name: "minute", limit: 60, remaining: 0, resetAt: T0 + 60_000, exceeded: true }], bannedUntil: T0 + 600_000 };
+    const banned: Decision = { allowed: false, windows: [{ name: "minute", limit: 60, remaining: 0, resetAt: T0 + 60_000, exceeded: true }], bannedUntil: T0 + 600_000, now: T0 };
     const bucket = { name: "ip:192.0.2.1", client: "192.0.2.1", limits: settings.limitsOf(undefined) };
-    for (let i = 0; i < 2; i++) finish(answer(), await findings("http://petstore.test/v1/pets", {}, { bucket, decision: banned }));
+    for (const decision of [{ ...banned, banStarted: true as const }, banned]) finish(answer(), await findings("http://petstore.test/v1/pets", {}, { bucket, decision }));
     expect(events.map((event) => event.banStarted)).toEqual([true, undefined]);
   });
 

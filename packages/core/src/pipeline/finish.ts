@@ -1,4 +1,3 @@
-import { BoundedMap } from "../_bounded-map.js";
 import type { ResponseEvent, Settings } from "../options.js";
 import type { Decision } from "../ports.js";
 import type { Arrival } from "./arrival.js";
@@ -19,27 +18,14 @@ export interface Findings {
   failure: Failure | undefined;
 }
 
-/** Buckets whose bans this process has reported; past this many, the oldest is forgotten. */
-const BANS_KEPT = 1_000;
-
 /**
  * The last stage: a `HEAD` answer loses its body (keeping its length), and `onResponse` hears
  * of the answer with what the stages found. A promise only for a `HEAD`: this runs on every
  * request.
  */
-export function finishStage(settings: Pick<Settings, "onResponse" | "ban">): (response: Response, findings: Findings) => Response | Promise<Response> {
+export function finishStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => Response | Promise<Response> {
   const { onResponse } = settings;
   if (!onResponse) return (response, { request }) => (request.method === "HEAD" ? headResponse(response) : response);
-
-  const banMs = settings.ban.seconds * 1000;
-  /** The end of the latest ban each bucket began, so that a ban is reported once. */
-  const bansReported = new BoundedMap<string, number>(BANS_KEPT);
-  /** A ban began at this refusal: it lasts exactly `ban.seconds` from now, and this process has not reported it yet. */
-  function isNewBan(bucket: string, bannedUntil: number, now: number): boolean {
-    if (bannedUntil !== now + banMs || bansReported.get(bucket) === bannedUntil) return false;
-    bansReported.set(bucket, bannedUntil);
-    return true;
-  }
 
   function report(response: Response, { request, arrival, match, identity, bucket, decision, failure }: Findings): Response {
     const event: ResponseEvent = { request, response, requestId: arrival.requestId, durationMs: performance.now() - arrival.started };
@@ -53,7 +39,7 @@ export function finishStage(settings: Pick<Settings, "onResponse" | "ban">): (re
     if (match) event.route = match.route.path;
     if (failure) event.errorCode = failure.error.code;
     if (failure?.aborted) event.aborted = true;
-    if (bucket && decision?.bannedUntil !== undefined && isNewBan(bucket.name, decision.bannedUntil, arrival.now)) event.banStarted = true;
+    if (decision?.banStarted) event.banStarted = true;
     onResponse!(event);
     return response;
   }

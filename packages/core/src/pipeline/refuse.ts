@@ -7,11 +7,11 @@ import { retryAfterSeconds } from "./answer-headers.js";
  * Stage 3, refuse: a banned bucket gets `429 temporarily_banned`, a request over a limit
  * `429 rate_limited` (the answer's headers say when to retry).
  */
-export function refuseStage(_settings: Settings): (decision: Decision, now: number) => void {
-  return (decision, now) => {
+export function refuseStage(_settings: Settings): (decision: Decision) => void {
+  return (decision) => {
     if (decision.bannedUntil !== undefined) {
-      throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfterSeconds(decision, now)} s`);
+      throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfterSeconds(decision)} s`);
     }
-    if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfterSeconds(decision, now)} s`);
+    if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfterSeconds(decision)} s`);
   };
 }

@@ -8,7 +8,7 @@ import { arrive } from "./arrival.js";
 import { runStage } from "./run.js";
 
 const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
-const admitted: Decision = { allowed: true, windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }] };
+const admitted: Decision = { allowed: true, windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }], now: 1_234 };
 
 describe("runStage", () => {
   it("runs the handler with the request and a context of the stores, params, caller, time and the answer's headers", async () => {
@@ -21,7 +21,7 @@ describe("runStage", () => {
       seen = { request, ctx };
       return new Response("ran", { status: 299 });
     };
-    const response = await runStage(settings)({ handler, params: { petId: "3" } }, request, caller, arrive(request, 1_234), bucket, admitted);
+    const response = await runStage(settings)({ handler, params: { petId: "3" } }, request, caller, arrive(request, 999), bucket, admitted);
     expect(response.status).toBe(299);
     expect(seen?.request).toBe(request);
     expect(seen?.ctx).toEqual({
@@ -33,7 +33,7 @@ describe("runStage", () => {
       now: 1_234,
       basePath: "/api",
       deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: 5 },
-      headers: answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, 1_234, true),
+      headers: answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, true),
     });
   });
 

@@ -8,15 +8,17 @@ import type { Routed } from "./choose-handler.js";
 
 /**
  * Stage 6, run: the handler with its context (the stores, the path parameters, the caller, the
- * request's time and the answer's headers). Validation is the handler's first step.
+ * request's time and the answer's headers). Validation is the handler's first step. The
+ * request's time is the instant the limiter decided at (its store's clock), so a deadline
+ * such as the sunset passes at the same instant on every server.
  */
 export function runStage(
   settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders">,
 ): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
   const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders } = settings;
-  return ({ handler, params }, request, caller, { requestId, now }, { limits }, decision) => {
-    const headers = answerHeaders(requestId, { limits, decision }, now, ietfRateLimitHeaders);
-    const ctx: Context = { store, petPages, idempotency, params, now, basePath, deprecation, headers };
+  return ({ handler, params }, request, caller, { requestId }, { limits }, decision) => {
+    const headers = answerHeaders(requestId, { limits, decision }, ietfRateLimitHeaders);
+    const ctx: Context = { store, petPages, idempotency, params, now: decision.now, basePath, deprecation, headers };
     if (caller) ctx.caller = caller;
     return handler(request, ctx);
   };

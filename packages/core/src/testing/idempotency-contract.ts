@@ -2,7 +2,7 @@ import { expect, it } from "vitest";
 import { describeWithFixture } from "./_fixture.js";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from "../ports.js";
 import type { NewPet } from "../schemas.js";
-import type { StoreFixture } from "./pet-store-contract.js";
+import type { MakeStore } from "./pet-store-contract.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const rex: NewPet = { name: "Rex", categoryId: 1 };
@@ -17,12 +17,18 @@ const otherBody = { fingerprint: "b".repeat(64) };
 /**
  * The `IdempotencyStore` contract, run with the store that completes its claims: one atomic
  * `claim`, completion by `createPet(pet, claim)`, `release`, the 24 h TTL and the lease.
- * @example idempotencyContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
+ * Records age by the clock `make` is given.
+ * @example idempotencyContract("memory", async (clock) => memoryAdapters({ clock }));
  */
-export function idempotencyContract(name: string, make: () => Promise<StoreFixture>): void {
-  describeWithFixture(`IdempotencyStore contract: ${name}`, make, (fixture) => {
+export function idempotencyContract(name: string, make: MakeStore): void {
+  /** The test's clock, which each claim sets to its instant. */
+  let testNow = T0;
+  describeWithFixture(`IdempotencyStore contract: ${name}`, () => make(() => testNow), (fixture) => {
 
-    const claim = (c: IdempotencyClaim, now: number) => fixture.idempotency.claim(c, now);
+    const claim = (c: IdempotencyClaim, now: number) => {
+      testNow = now;
+      return fixture.idempotency.claim(c);
+    };
 
     it("grants the first claim of a key", async () => {
       expect(await claim(claimOf(), T0)).toEqual({ state: "claimed" });
@@ -148,6 +154,15 @@ export function idempotencyContract(name: string, make: () => Promise<StoreFixtu
     it("grants concurrent claims of different keys independently", async () => {
       const results = await Promise.all(Array.from({ length: 12 }, (_, i) => claim(claimOf({ key: `order-${i}` }), T0)));
       expect(results.every((r) => r.state === "claimed")).toBe(true);
+    });
+  });
+
+  describeWithFixture(`IdempotencyStore contract: ${name}, on its store's own clock`, () => make(undefined), (fixture) => {
+    it("keeps a record by the store's clock: a claim made now is in progress, then completed", async () => {
+      expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "claimed" });
+      expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "in_progress" });
+      const pet = await fixture.store.createPet(rex, claimOf());
+      expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "completed", petId: pet.id });
     });
   });
 }

@@ -3,12 +3,12 @@
  * a factory of fresh instances, so every adapter is held to the same assertions.
  * @example
  * import { petStoreContract } from "@petstore/core/testing";
- * petStoreContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
+ * petStoreContract("memory", async (clock) => memoryAdapters({ clock }));
  */
 export { apiKeysContract } from "./api-keys-contract.js";
 export type { KeysFixture } from "./api-keys-contract.js";
 export { idempotencyContract } from "./idempotency-contract.js";
 export { petStoreContract } from "./pet-store-contract.js";
-export type { StoreFixture } from "./pet-store-contract.js";
+export type { MakeStore, StoreFixture } from "./pet-store-contract.js";
 export { rateLimiterContract } from "./rate-limiter-contract.js";
-export type { LimiterFixture } from "./rate-limiter-contract.js";
+export type { LimiterFixture, MakeLimiter } from "./rate-limiter-contract.js";

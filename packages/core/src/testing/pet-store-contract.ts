@@ -10,6 +10,12 @@ export interface StoreFixture extends Closable {
   idempotency: IdempotencyStore;
 }
 
+/**
+ * Makes a fresh store whose records age by `clock` (Unix ms), or by the store's own clock when
+ * `clock` is undefined: pass it to the adapters' `clock` option.
+ */
+export type MakeStore = (clock: (() => number) | undefined) => Promise<StoreFixture>;
+
 const rex: NewPet = { name: "Rex", categoryId: 1, status: "available" };
 
 /** The orders the library's storage API writes: NewOrderSchema applies the defaults. */
@@ -25,10 +31,10 @@ async function createAll(store: PetStore, pets: NewPet[]): Promise<Pet[]> {
 /**
  * The `PetStore` contract: ids unique, increasing and never reused; paging by `afterId`,
  * `limit` and `status`, ordered by id; absent fields stay absent; orders round-trip.
- * @example petStoreContract("memory", async () => { const a = memoryAdapters(); return { store: a.store, idempotency: a.idempotency }; });
+ * @example petStoreContract("memory", async (clock) => memoryAdapters({ clock }));
  */
-export function petStoreContract(name: string, make: () => Promise<StoreFixture>): void {
-  describeWithFixture(`PetStore contract: ${name}`, make, (fixture) => {
+export function petStoreContract(name: string, make: MakeStore): void {
+  describeWithFixture(`PetStore contract: ${name}`, () => make(undefined), (fixture) => {
 
     it("returns the created pet with a new id and the fields it was given", async () => {
       const pet = await fixture.store.createPet(rex);
@@ -45,7 +51,7 @@ export function petStoreContract(name: string, make: () => Promise<StoreFixture>
       const afterCreate = await versionOf();
       expect(afterCreate).not.toBe(before);
       const claim = { scope: "key_v", key: "v-1", fingerprint: "f".repeat(64) };
-      expect(await fixture.idempotency.claim(claim, Date.now())).toEqual({ state: "claimed" });
+      expect(await fixture.idempotency.claim(claim)).toEqual({ state: "claimed" });
       await fixture.store.createPet(rex, claim);
       expect(await versionOf()).not.toBe(afterCreate);
     });

@@ -24,16 +24,31 @@ const minute = (d: Decision) => d.windows[0]!;
 const day = (d: Decision) => d.windows[1]!;
 
 /**
- * The `RateLimiter` contract: epoch-aligned fixed windows, admitted requests counted in every
- * window, refusals consuming nothing, the ban, independent buckets, and no over-admission
- * under concurrency.
- * @example rateLimiterContract("memory", async () => ({ limiter: memoryLimiter() }));
+ * Makes a fresh limiter deciding by `clock` (Unix ms), or by its store's own clock when
+ * `clock` is undefined: pass it to the adapter's `clock` option.
  */
-export function rateLimiterContract(name: string, make: () => Promise<LimiterFixture>): void {
-  describeWithFixture(`RateLimiter contract: ${name}`, make, (fixture) => {
+export type MakeLimiter = (clock: (() => number) | undefined) => Promise<LimiterFixture>;
 
-    const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) =>
-      fixture.limiter.hit({ bucket, windows, ban, now });
+/**
+ * The `RateLimiter` contract: epoch-aligned fixed windows, admitted requests counted in every
+ * window, refusals consuming nothing, the ban (begun once), independent buckets, no
+ * over-admission under concurrency, and decisions at the store's own clock when none is given.
+ * @example rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
+ */
+export function rateLimiterContract(name: string, make: MakeLimiter): void {
+  /** The test's clock, which each hit sets to its instant. */
+  let testNow = T0;
+  describeWithFixture(`RateLimiter contract: ${name}`, () => make(() => testNow), (fixture) => {
+
+    const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) => {
+      testNow = now;
+      return fixture.limiter.hit({ bucket, windows, ban });
+    };
+
+    it("reports the instant it decided at: the clock's", async () => {
+      expect((await hit(T0 + 5_123)).now).toBe(T0 + 5_123);
+      expect((await hit(T0 + 6_000)).now).toBe(T0 + 6_000);
+    });
 
     it("reports every window in the order given, with its name and limit", async () => {
       const decision = await hit(T0 + 5_000);
@@ -147,6 +162,21 @@ export function rateLimiterContract(name: string, make: () => Promise<LimiterFix
       expect(banning.bannedUntil).toBe(T0 + 4_000 + BAN.seconds * 1000);
     });
 
+    it("says which refusal began the ban: that one only, not those during it", async () => {
+      const windows = windowsOf(1, 100);
+      const decisions = [await hit(T0, windows)];
+      for (let i = 1; i <= BAN.threshold + 3; i++) decisions.push(await hit(T0 + i, windows));
+      decisions.push(await hit(T0 + 2 * MINUTE, windows));
+      expect(decisions.map((d) => d.banStarted === true)).toEqual(decisions.map((_, i) => i === BAN.threshold + 1));
+    });
+
+    it("says once that a ban began when the refusals arrive concurrently", async () => {
+      const windows = windowsOf(2, 100);
+      const decisions = await Promise.all(Array.from({ length: 2 + BAN.threshold + 5 }, () => hit(T0, windows)));
+      expect(decisions.filter((d) => d.banStarted)).toHaveLength(1);
+      expect(decisions.filter((d) => d.bannedUntil !== undefined)).toHaveLength(5);
+    });
+
     it("does not ban for refusals spread over different minute windows", async () => {
       const windows = windowsOf(1, 100);
       for (const start of [T0, T0 + MINUTE]) {
@@ -226,6 +256,32 @@ export function rateLimiterContract(name: string, make: () => Promise<LimiterFix
       const next = await hit(T0 + 1, windows);
       expect(next.allowed).toBe(false);
       expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
+    });
+  });
+
+  describeWithFixture(`RateLimiter contract: ${name}, on its store's own clock`, () => make(undefined), (fixture) => {
+    // The stores of these suites run on this machine: their clock is this one, give or take
+    // the time a request takes. (That another server's clock changes nothing is test/scale-out's.)
+    const SLACK_MS = 5_000;
+
+    it("decides at the store's instant and places the windows around it", async () => {
+      const before = Date.now();
+      const decision = await fixture.limiter.hit({ bucket: "key:key_own_clock", windows: windowsOf(3, 10), ban: BAN });
+      expect(decision.now).toBeGreaterThanOrEqual(before - SLACK_MS);
+      expect(decision.now).toBeLessThanOrEqual(Date.now() + SLACK_MS);
+      expect(minute(decision).resetAt).toBe(decision.now - (decision.now % MINUTE) + MINUTE);
+      expect(day(decision).resetAt).toBe(decision.now - (decision.now % 86_400_000) + 86_400_000);
+      expect(minute(decision).remaining).toBe(2);
+    });
+
+    it("counts and bans by the store's clock", async () => {
+      const windows = windowsOf(1, 100);
+      const decisions: Decision[] = [];
+      for (let i = 0; i < 2 + BAN.threshold; i++) decisions.push(await fixture.limiter.hit({ bucket: "key:key_own_clock", windows, ban: BAN }));
+      const banning = decisions.find((d) => d.banStarted);
+      // Unless the minute turned in between (then the count started again): a whole ban, from its refusal.
+      if (banning) expect(banning.bannedUntil).toBe(banning.now + BAN.seconds * 1000);
+      else expect(decisions.some((d, i) => i > 0 && minute(d).resetAt !== minute(decisions[0]!).resetAt)).toBe(true);
     });
   });
 }
