@@ -12,8 +12,9 @@ export interface Health {
   /** Undefined when the API can serve now; else the reason, in a few words. */
   problem(): Promise<string | undefined>;
   /**
-   * What a healthy API serves without, in a few words (a rate limiter failing open); shown
-   * in `/healthz`'s 200 body. Undefined when nothing is amiss.
+   * What a healthy API serves without, or what is off beside it, in a few words (a rate
+   * limiter failing open, this server's clock off from its store's); shown in `/healthz`'s 200
+   * body. Undefined when nothing is amiss.
    */
   notice(): Promise<string | undefined>;
 }
@@ -26,9 +27,15 @@ function reasonOf(error: unknown): string {
  * Healthy when `check` (a write through the same path as the API's, see `Storage.check`)
  * succeeds within 2 s and no request met a storage failure in the last 5 s: a disk that is
  * full for creates but not for the check's one small row still shows. `degraded` is a check
- * whose failure the API serves through (a limiter failing open): its reason is the notice.
+ * whose failure the API serves through (a limiter failing open): its reason is a notice, as
+ * is what `remarks` says (a clock off from the store's).
  */
-export function health(check: () => Promise<void>, clock: () => number = Date.now, degraded?: () => Promise<void>): Health {
+export function health(
+  check: () => Promise<unknown>,
+  clock: () => number = Date.now,
+  degraded?: () => Promise<unknown>,
+  remarks?: () => string | undefined,
+): Health {
   let failedAt = Number.NEGATIVE_INFINITY;
   return {
     storageFailed() {
@@ -43,6 +50,10 @@ export function health(check: () => Promise<void>, clock: () => number = Date.no
       if (since < FAILURE_MEMORY_MS) return `a request met a storage failure ${(since / 1000).toFixed(1)} s ago`;
       return undefined;
     },
-    notice: async () => (degraded ? degraded().then(() => undefined, (error: unknown) => `${reasonOf(error)}; requests are admitted without rate limits`) : undefined),
+    async notice() {
+      const failing = degraded && (await degraded().then(() => undefined, (error: unknown) => `${reasonOf(error)}; requests are admitted without rate limits`));
+      const notes = [failing, remarks?.()].filter((note) => note !== undefined);
+      return notes.length > 0 ? notes.join("; ") : undefined;
+    },
   };
 }

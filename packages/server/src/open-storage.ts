@@ -26,8 +26,13 @@ const POSTGRES_TIMEOUT_MS = 1_000;
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
-  /** Resolves when the database takes reads and writes now; rejects with the reason. */
-  check(): Promise<void>;
+  /**
+   * Resolves with the database's clock (Unix ms), which decides every window, ban and expiry,
+   * when the database takes reads and writes now; rejects with the reason.
+   */
+  check(): Promise<number>;
+  /** The database runs elsewhere (a server), on a clock of its own; not a file or memory of this machine. */
+  remote: boolean;
   close(): void;
 }
 
@@ -38,7 +43,8 @@ export interface Storage {
  * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
-  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
+  // In this process: its clock is the store's.
+  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => Date.now(), remote: false, close: () => {} };
   if (POSTGRES_URL.test(db.url)) return openPostgres(db);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
@@ -53,6 +59,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
   return {
     adapters: libsqlAdapters(connection),
     check: () => checkLibsql(connection),
+    remote: databaseLocation(db.url).kind !== "file",
     close: () => connection.close(),
   };
 }
@@ -105,5 +112,5 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     close();
     throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), close };
+  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), remote: true, close };
 }

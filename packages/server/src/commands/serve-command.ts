@@ -1,4 +1,5 @@
 import { BUILD_INFO, VERSION } from "../version.js";
+import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
 import { openStorage } from "../open-storage.js";
@@ -86,8 +87,16 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
-      const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]).then(() => {}) : storage.check;
-      const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined);
+      const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]) : storage.check;
+      // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
+      const clocks = clockOffsets(
+        [
+          ...(storage.remote ? [{ store: "database", shown: displayDb(config.db.url), now: storage.check }] : []),
+          ...(redis ? [{ store: "limiter", shown: displayLimiter(config.limiter!.url), now: redis.limiter.check }] : []),
+        ],
+        { log: (level, event, fields) => io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })), ...(metrics && { onOffset: metrics.clockOffset }) },
+      );
+      const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
       const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
       const metricsServer = await startMetrics(config, metrics, io);
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
@@ -99,7 +108,10 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
       if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
+      void clocks.measure();
+      const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;
+      clearInterval(clockTimer);
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
       // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
       if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });

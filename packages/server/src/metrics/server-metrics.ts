@@ -32,6 +32,8 @@ export interface ServerMetrics {
   requestFinished(): void;
   /** For a local libSQL file: each group commit and each WAL fsync. */
   storage: { onBatch(batch: { units: number; commitMs: number }): void; onFsync(ms: number): void; onCheckpointFailed(reason: string): void };
+  /** The latest measured offset of this server's clock from a store's (`database`, `limiter`), seconds. */
+  clockOffset(store: string, seconds: number): void;
   render(): string;
 }
 
@@ -64,6 +66,12 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   const startTime = new Series("petstore_process_start_time_seconds", "Unix time the server started.", "gauge");
   startTime.set([], startedAt / 1000);
   const open = new Series("petstore_http_requests_in_flight", "Requests being answered now (Bun and Deno expose no connection count).", "gauge");
+  const clockOffset = new Series(
+    "petstore_clock_offset_seconds",
+    "This server's clock minus its store's (database, limiter), as last measured; the stores' clocks decide limits, bans and expiries.",
+    "gauge",
+    ["store"],
+  );
   for (const result of ["hit", "miss"]) keyCache.inc([result], 0);
   unauthorized.inc([], 0);
   storageFailures.inc([], 0);
@@ -92,11 +100,12 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
       onFsync: (ms) => fsync.observe([], ms / 1000),
       onCheckpointFailed: () => checkpointFailures.inc(),
     },
+    clockOffset: (store, seconds) => clockOffset.set([store], seconds),
     render() {
       memory.set([], rss());
       uptime.set([], (clock() - startedAt) / 1000);
       open.set([], inFlight);
-      return exposition([requests, latency, refusals, bans, unauthorized, storageFailures, checkpointFailures, keyCache, batchUnits, commit, fsync, build, memory, uptime, startTime, open]);
+      return exposition([requests, latency, refusals, bans, unauthorized, storageFailures, checkpointFailures, keyCache, batchUnits, commit, fsync, build, memory, uptime, startTime, open, clockOffset]);
     },
   };
 }
