@@ -2,7 +2,6 @@ import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
-import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
 import { cleanUp, cli, createKey, type Server, startServer, stopProcess } from "../e2e/_processes.js";
@@ -10,7 +9,9 @@ import { cleanUp, cli, createKey, type Server, startServer, stopProcess } from "
 /**
  * Section 4 of the scale-out issue, on this machine: one PostgreSQL server and three
  * `petstore serve` processes on it, as three machines behind a load balancer would be. Their
- * clocks disagree (libfaketime moves each process's wall clock: -3 s, 0, +3 s), for every test.
+ * clocks disagree (libfaketime moves each process's wall clock: -65 s, 0, +65 s), for every test:
+ * kills, hangs and restarts. What the clocks themselves change (nothing shared) is
+ * skewed-clocks.test.ts's.
  */
 
 /** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
@@ -19,7 +20,7 @@ function libfaketime(): string {
   throw new Error("libfaketime not found: run scripts/test-tools.sh");
 }
 
-const SKEWS_S = [-3, 0, 3];
+const SKEWS_S = [-65, 0, 65];
 /** Every request of this suite gives up after this long: an answer that takes longer counts as a hang. */
 const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -27,28 +28,19 @@ let pg: PostgresServer;
 let db: string;
 let servers: Server[] = [];
 
-/**
- * A whole number of seconds that puts every skewed clock between 5 s and 11 s into a minute now,
- * so that the burst of the first test, which takes a few seconds, falls in one minute window
- * of every server.
- */
-function baseOffsetS(): number {
-  const intoMinute = Math.floor((Date.now() % 60_000) / 1000);
-  return (68 - intoMinute) % 60;
-}
-
-/** Three servers on the database (and `flags`), their clocks SKEWS_S apart around a base that puts them early in a minute. */
+/** Three servers on the database (and `flags`), their clocks SKEWS_S apart. */
 function startServers(flags: string[] = []): Promise<Server[]> {
-  const base = baseOffsetS();
   return Promise.all(
     SKEWS_S.map((skew) =>
       startServer([BINARY, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db, ...flags], {
         env: {
           ...process.env,
-          LD_PRELOAD: libfaketime(),
-          FAKETIME: `${base + skew >= 0 ? "+" : ""}${base + skew}s`,
-          // Timers and durations keep real time; only the wall clock (Date.now) moves.
-          FAKETIME_DONT_FAKE_MONOTONIC: "1",
+          ...(skew !== 0 && {
+            LD_PRELOAD: libfaketime(),
+            FAKETIME: `${skew > 0 ? "+" : ""}${skew}s`,
+            // Timers and durations keep real time; only the wall clock (Date.now) moves.
+            FAKETIME_DONT_FAKE_MONOTONIC: "1",
+          }),
         },
       }),
     ),
@@ -83,36 +75,7 @@ async function call(index: number, key: string, path: string, init: RequestInit 
   return { status: response.status, headers: response.headers, server: index, ...(body.code ? { code: body.code } : {}), ...(body.id ? { id: body.id } : {}) };
 }
 
-const count = <T>(items: T[], keep: (item: T) => boolean) => items.filter(keep).length;
-
-/**
- * One Free key, 300 concurrent requests spread over the three servers: exactly 60 admitted,
- * 30 refused as rate limited (the ban threshold), the other 210 as banned.
- */
-async function burstOfOneFreeKey(label: string): Promise<void> {
-  // The injected skew is real: the servers' Date headers, taken at once, are seconds apart.
-  const dates = await Promise.all(servers.map(async (server) => Date.parse((await fetch(new URL("/healthz", server.url))).headers.get("date")!)));
-  expect(Math.max(...dates) - Math.min(...dates)).toBeGreaterThanOrEqual(5_000);
-  const { key } = await createKey(db, ["--plan", "free"]);
-  const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => call(i % 3, key, "/v1/pets?limit=1")));
-  const admitted = count(answers, (answer) => answer.status === 200);
-  const limited = count(answers, (answer) => answer.status === 429 && answer.code === "rate_limited");
-  const banned = count(answers, (answer) => answer.status === 429 && answer.code === "temporarily_banned");
-  console.info(`section 4, ${label}: 300 requests over 3 servers -> ${admitted} admitted, ${limited} rate_limited, ${banned} temporarily_banned`);
-  expect({ admitted, limited, banned }).toEqual({ admitted: 60, limited: 30, banned: 210 });
-  // Every answer carries the contract's headers.
-  for (const answer of answers) {
-    expect(answer.headers.get("x-ratelimit-limit")).toBe("60");
-    if (answer.status === 429) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-  }
-  // After the ban, every server refuses the key as banned.
-  for (const index of [0, 1, 2]) expect(await call(index, key, "/v1/pets?limit=1")).toMatchObject({ status: 429, code: "temporarily_banned" });
-}
-
-describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
-  it("admits exactly 60 of 300 concurrent requests of one Free key spread over the three, refuses 30 as rate limited, then bans", () =>
-    burstOfOneFreeKey("limiter in Postgres"), 60_000);
-
+describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
   it("creates one pet for one Idempotency-Key sent to all three at once", async () => {
     const { key } = await createKey(db);
     const answers = await Promise.all(
@@ -243,19 +206,4 @@ describe("three petstore servers on one PostgreSQL, clocks 3 s apart", () => {
     const exits = await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
     expect(exits).toEqual(servers.map(() => ({ code: 0, signal: null })));
   }, 30_000);
-});
-
-describe("three petstore servers on one PostgreSQL with the limiter in Redis, clocks 3 s apart", () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-    servers = await startServers(["--limiter", redis.url]);
-  }, 120_000);
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
-    await redis?.stop();
-  });
-
-  it("admits exactly 60 of 300 concurrent requests of one Free key spread over the three, refuses 30 as rate limited, then bans", () =>
-    burstOfOneFreeKey("limiter in Redis"), 60_000);
 });
