@@ -27,7 +27,8 @@ while (!existsSync(START_FILE)) {
 // A real clock, shifted so that every process counts within the same minute window however
 // late in a minute the test happens to start.
 const startedAt = Date.now();
-const petstore = createPetstore({ ...libsqlAdapters(db), clock: () => Number(CLOCK_BASE) + (Date.now() - startedAt) });
+const clock = () => Number(CLOCK_BASE) + (Date.now() - startedAt);
+const petstore = createPetstore({ ...libsqlAdapters(db, { clock }), clock });
 const responses = await Promise.all(
   Array.from({ length: Number(REQUESTS) }, async (_, i) => {
     const response = await petstore.fetch(
