@@ -189,7 +189,7 @@ describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install 
           'petStoreContract("memory", store);',
           'idempotencyContract("memory", store);',
           'rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));',
-          'apiKeysContract("memory", async () => ({ keys: memoryKeys() }));',
+          'apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));',
         ].join("\n"),
       );
       const tests = await run(join(dir, "node_modules/.bin/vitest"), ["run"], { cwd: dir, env: { ...env, NO_COLOR: "1" }, timeout: 120_000 });

@@ -1,5 +1,5 @@
 import { sha256Hex } from "./_sha256.js";
-import type { ApiKeyRecord, ApiKeys, PlanName } from "./ports.js";
+import type { Actor, ApiKeyRecord, ApiKeys, PlanName } from "./ports.js";
 
 /**
  * API keys: `psk_` + 32 random base62 characters + a 6-character base62 CRC-32 of those 32.
@@ -74,6 +74,8 @@ export interface IssueApiKeyInput {
   perMinute?: number;
   perDay?: number;
   label?: string;
+  /** Unix ms from which the key is refused (by its store's clock). */
+  expiresAt?: number;
 }
 
 export interface IssueApiKeyOptions {
@@ -83,6 +85,8 @@ export interface IssueApiKeyOptions {
   random?: (length: number) => string;
   /** Store this well-formed key (see `generateApiKey`) instead of making a new one. */
   key?: string;
+  /** Who makes it: its creation is then recorded in the audit trail. */
+  actor?: Actor;
 }
 
 /**
@@ -90,7 +94,7 @@ export interface IssueApiKeyOptions {
  * @example const { key, record } = await issueApiKey(keys, { plan: "free", label: "ci" });
  */
 export async function issueApiKey(
-  keys: ApiKeys,
+  keys: Pick<ApiKeys, "insert">,
   input: IssueApiKeyInput,
   options: IssueApiKeyOptions = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
@@ -114,6 +118,7 @@ export async function issueApiKey(
   if (input.perMinute !== undefined) record.perMinute = input.perMinute;
   if (input.perDay !== undefined) record.perDay = input.perDay;
   if (input.label !== undefined) record.label = input.label;
-  await keys.insert(record);
+  if (input.expiresAt !== undefined) record.expiresAt = input.expiresAt;
+  await keys.insert(record, options.actor);
   return { key, record };
 }

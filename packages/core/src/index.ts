@@ -25,14 +25,20 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
+  Actor,
   ApiKeyRecord,
   ApiKeys,
+  AuditAction,
+  AuditEntry,
   BanPolicy,
+  BucketState,
   ClaimResult,
   Decision,
   HitInput,
   IdempotencyClaim,
   IdempotencyStore,
+  KeyChange,
+  KeyChanges,
   PageQuery,
   PetStore,
   PlanName,

@@ -35,7 +35,7 @@ export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions 
 } {
   return {
     store: libsqlStore(source),
-    keys: libsqlKeys(source),
+    keys: libsqlKeys(source, options),
     limiter: libsqlLimiter(source, options),
     idempotency: libsqlIdempotency(source, options),
   };

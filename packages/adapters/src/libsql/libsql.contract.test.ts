@@ -28,5 +28,5 @@ for (const [kind, open] of Object.entries(databases)) {
   petStoreContract(`libsql ${kind}`, storeFixture);
   idempotencyContract(`libsql ${kind}`, storeFixture);
   rateLimiterContract(`libsql ${kind}`, fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })));
-  apiKeysContract(`libsql ${kind}`, fixture((db) => ({ keys: libsqlKeys(db) })));
+  apiKeysContract(`libsql ${kind}`, fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })));
 }

@@ -101,6 +101,33 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE rate_limits ADD COLUMN decided_at INTEGER NOT NULL DEFAULT 0",
     ],
   },
+  {
+    version: 6,
+    name: "the life of a key: expiry, rolls, last use, audit trail",
+    statements: [
+      "ALTER TABLE api_keys ADD COLUMN expires_at INTEGER",
+      // The secret before the last roll, accepted until rolled_until (see _sql/keys.ts).
+      "ALTER TABLE api_keys ADD COLUMN previous_hash TEXT",
+      "ALTER TABLE api_keys ADD COLUMN rolled_at INTEGER",
+      "ALTER TABLE api_keys ADD COLUMN rolled_until INTEGER",
+      "ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER",
+      "CREATE INDEX api_keys_by_previous_hash ON api_keys (previous_hash) WHERE previous_hash IS NOT NULL",
+      // AUTOINCREMENT: entries are numbered in the order they were recorded, never reused.
+      `CREATE TABLE key_audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        actor_from TEXT,
+        details TEXT
+      )`,
+      "CREATE INDEX key_audit_by_key ON key_audit (key_id, id)",
+      // The trail is only ever added to: an edit or a deletion fails, whoever tries it.
+      "CREATE TRIGGER key_audit_never_updated BEFORE UPDATE ON key_audit BEGIN SELECT RAISE(ABORT, 'the audit trail is never edited'); END",
+      "CREATE TRIGGER key_audit_never_deleted BEFORE DELETE ON key_audit BEGIN SELECT RAISE(ABORT, 'the audit trail is never edited'); END",
+    ],
+  },
 ];
 
 /**

@@ -9,4 +9,4 @@ const storeFixture = async (clock: (() => number) | undefined) => {
 petStoreContract("memory", storeFixture);
 idempotencyContract("memory", storeFixture);
 rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
-apiKeysContract("memory", async () => ({ keys: memoryKeys() }));
+apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));

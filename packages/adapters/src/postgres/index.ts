@@ -35,7 +35,7 @@ export function postgresAdapters(source: PostgresSource, options: StoreClockOpti
 } {
   return {
     store: postgresStore(source),
-    keys: postgresKeys(source),
+    keys: postgresKeys(source, options),
     limiter: postgresLimiter(source, options),
     idempotency: postgresIdempotency(source, options),
   };

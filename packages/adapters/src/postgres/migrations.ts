@@ -79,6 +79,29 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE rate_limits ADD COLUMN decided_at bigint NOT NULL DEFAULT 0",
     ],
   },
+  {
+    version: 3,
+    name: "the life of a key: expiry, rolls, last use, audit trail",
+    statements: [
+      // The secret before the last roll, accepted until rolled_until (see _sql/keys.ts).
+      `ALTER TABLE api_keys ADD COLUMN expires_at bigint, ADD COLUMN previous_hash text, ADD COLUMN rolled_at bigint,
+        ADD COLUMN rolled_until bigint, ADD COLUMN last_used_at bigint`,
+      "CREATE INDEX api_keys_by_previous_hash ON api_keys (previous_hash) WHERE previous_hash IS NOT NULL",
+      `CREATE TABLE key_audit (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at bigint NOT NULL,
+        action text NOT NULL,
+        key_id text NOT NULL,
+        actor text NOT NULL,
+        actor_from text,
+        details text
+      )`,
+      "CREATE INDEX key_audit_by_key ON key_audit (key_id, id)",
+      // The trail is only ever added to: an edit or a deletion fails, whoever tries it.
+      "CREATE OR REPLACE FUNCTION key_audit_never_edited() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the audit trail is never edited'; END $$",
+      "CREATE TRIGGER key_audit_never_edited BEFORE UPDATE OR DELETE ON key_audit FOR EACH ROW EXECUTE PROCEDURE key_audit_never_edited()",
+    ],
+  },
 ];
 
 /**

@@ -65,10 +65,10 @@ describe("Postgres adapters on many clients at once (each its own pool, as proce
     const { source, close } = await database.fresh();
     const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
     try {
-      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, schema_migrations");
+      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, schema_migrations");
       await Promise.all([source, ...others].map((each) => migratePostgres(each)));
       const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-      expect(Array.from(history, (row) => row.version)).toEqual([1, 2]);
+      expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3]);
       await checkPostgres(source);
     } finally {
       await Promise.all(others.map((other) => other.sql.end()));

@@ -14,4 +14,4 @@ const storeFixture = fixture((source, clock) => ({ store: postgresStore(source),
 petStoreContract("postgres", storeFixture);
 idempotencyContract("postgres", storeFixture);
 rateLimiterContract("postgres", fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })));
-apiKeysContract("postgres", fixture((source) => ({ keys: postgresKeys(source) })));
+apiKeysContract("postgres", fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })));

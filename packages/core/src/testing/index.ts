@@ -6,7 +6,7 @@
  * petStoreContract("memory", async (clock) => memoryAdapters({ clock }));
  */
 export { apiKeysContract } from "./api-keys-contract.js";
-export type { KeysFixture } from "./api-keys-contract.js";
+export type { KeysFixture, MakeKeys } from "./api-keys-contract.js";
 export { idempotencyContract } from "./idempotency-contract.js";
 export { petStoreContract } from "./pet-store-contract.js";
 export type { MakeStore, StoreFixture } from "./pet-store-contract.js";

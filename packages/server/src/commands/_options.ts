@@ -1,3 +1,5 @@
+import { hostname } from "node:os";
+import type { Actor } from "@petstore/core";
 import type { LimiterConfig } from "../open-limiter.js";
 import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
@@ -45,6 +47,21 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Who runs a CLI command, as the audit trail records it: `cli:<user>@<host>`, from the
+ * environment's `USER` (or `LOGNAME`) and the machine's name; `unknown` where they cannot be read.
+ */
+export function cliActor(env: Env): Actor {
+  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? "unknown";
+  let host = "unknown";
+  try {
+    host = hostname();
+  } catch {
+    // Deno without --allow-sys=hostname: the user alone says who.
+  }
+  return { who: `cli:${user}@${host}` };
 }
 
 /** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */

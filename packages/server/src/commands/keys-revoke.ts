@@ -1,6 +1,6 @@
 import type { Command } from "./_command.js";
 import { openExistingStorage } from "./_database-file.js";
-import { dbConfig } from "./_options.js";
+import { cliActor, dbConfig } from "./_options.js";
 
 /** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
 export const keysRevokeCommand: Command = {
@@ -15,9 +15,14 @@ refuses the key within 5 seconds. Revoking a key twice keeps the first revocatio
     const storage = await openExistingStorage(dbConfig(args, env), io);
     if (storage === undefined) return 1;
     try {
-      if (!(await storage.adapters.keys.revoke(id, Date.now()))) {
+      const revoked = await storage.adapters.keys.revoke(id, cliActor(env));
+      if (revoked.state === "missing") {
         io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
         return 1;
+      }
+      if (revoked.state === "revoked") {
+        io.out(`${id} was already revoked at ${new Date(revoked.record.revokedAt!).toISOString()}.`);
+        return 0;
       }
       io.out(`Revoked ${id}. Servers refuse it within 5 seconds.`);
       return 0;
