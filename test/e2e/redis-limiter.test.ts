@@ -164,6 +164,27 @@ describe("petstore serve --limiter redis://", () => {
     expect(typo.stderr).not.toContain("pw@");
   }, 60_000);
 
+  it("refuses a database index other than 0..15 in the URL with a usage error (exit 2), and counts in the one it names", async () => {
+    const db = tempDatabaseUrl();
+    // Issue 27 §3.8: /99 and /abc used database 0 in silence.
+    for (const [path, shown] of [["/99", "99"], ["/abc", "abc"], ["/-1", "-1"], ["/1/2", "1/2"]] as const) {
+      const refused = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", `${redis.url}${path}`]);
+      expect({ path, code: refused.code }).toEqual({ path, code: 2 });
+      expect(refused.stderr.split("\n")[0]).toBe(`petstore: --limiter's database must be a whole number from 0 to 15 (redis://HOST:PORT/DB), not '${shown}'`);
+    }
+    const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "5", "--per-day", "100"]);
+    const server = await startServer([...binaryServe(db), "--limiter", `${redis.url}/3`]);
+    expect((await client(server.url, key)("/v1/pets")).status).toBe(200);
+    const inThree = new Redis(`${redis.url}/3`);
+    try {
+      expect(await inThree.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("1");
+      expect(await admin.exists(`petstore:limit:{key:${id}}`)).toBe(0);
+    } finally {
+      inThree.disconnect();
+    }
+    await stopProcess(server.child, "SIGTERM");
+  }, 90_000);
+
   it("runs under Deno, which needs an unrestricted --allow-env for the Redis client and Redis in --allow-net", async () => {
     const db = tempDatabaseUrl("deno.db");
     const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "3", "--per-day", "100"]);

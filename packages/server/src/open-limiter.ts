@@ -4,6 +4,8 @@ import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
 export interface LimiterConfig {
   /** `redis://[user:password@]host[:port][/db]` or `rediss://...` (TLS). */
   url: string;
+  /** The database index of the URL's path (0..15; none: 0), checked at start. */
+  database: number;
   /** From `PETSTORE_LIMITER_PASSWORD`, so it need not be in the URL (or on argv). */
   password?: string;
   /** The longest a request waits for Redis (`PETSTORE_LIMITER_TIMEOUT_MS`). */
@@ -43,6 +45,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
   const { Redis } = await import("ioredis");
   const redis = new Redis(config.url, {
     ...(config.password !== undefined && { password: config.password }),
+    db: config.database,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     lazyConnect: true,
@@ -76,6 +79,9 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
       new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)).unref?.()),
     ]);
     await redis.ping();
+    // ioredis selects the URL's database on connecting but stays in database 0 when the server
+    // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.
+    if (config.database !== 0) await redis.select(config.database);
   } catch (error) {
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);

@@ -65,8 +65,26 @@ export function displayDb(url: string): string {
 }
 
 const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
+/**
+ * The highest Redis database index `--limiter` takes: Redis has 16 (0..15) unless its
+ * `databases` setting says otherwise, and Redis Cluster has only 0. A typo (`/99`, `/abc`)
+ * is a usage mistake; a server configured with fewer refuses the index at start.
+ */
+const MAX_REDIS_DATABASE = 15;
 /** The default of `PETSTORE_LIMITER_TIMEOUT_MS`: a hit waits at most this long for Redis. */
 const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
+
+/** The database index in a Redis URL's path (none: 0); anything but 0..15 is a usage mistake, never database 0 in silence. */
+function redisDatabase(url: string, source: string): number {
+  const path = new URL(url).pathname;
+  if (path === "" || path === "/") return 0;
+  const index = /^\/(\d{1,2})$/.exec(path)?.[1];
+  if (index === undefined || Number(index) > MAX_REDIS_DATABASE) {
+    // The path holds no credentials: it may be shown.
+    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis://HOST:PORT/DB), not '${decodeURIComponent(path.slice(1))}'`);
+  }
+  return Number(index);
+}
 
 /**
  * `--limiter` or `PETSTORE_LIMITER` (unset: the limiter lives in the database), with
@@ -87,9 +105,10 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
     if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
-  if (!LIMITER_URL.test(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
+  if (!LIMITER_URL.test(url) || !URL.canParse(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
   const config: LimiterConfig = {
     url,
+    database: redisDatabase(url, source),
     timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
     failOpen,
   };

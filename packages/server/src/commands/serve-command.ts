@@ -39,7 +39,7 @@ the database and exits 0.
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)
   --limiter URL        keep the rate limits in Redis instead of the database:
-                       redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
+                       redis://HOST[:PORT][/DB], DB 0..15, or rediss:// (env PETSTORE_LIMITER; password in
                        PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
                        PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
   --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
