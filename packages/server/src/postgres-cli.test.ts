@@ -58,6 +58,15 @@ describe("petstore on a Postgres database", () => {
     expect(wrong.err[0]).not.toContain("wrong-password");
   });
 
+  it("prints the database URL with its user and parameters, never its password, in the hint of a server without keys", async () => {
+    const url = `${(await appDatabase()).replace("petstore_app@", `petstore_app:${PASSWORD}@`)}?sslmode=disable`;
+    // Under Node the command stops before listening (no fetch server), after the key check.
+    const { err } = await cli(["serve", "--db", url, "--port", "0", "--host", "127.0.0.1"]);
+    const hint = JSON.parse(err[0]!) as { message: string };
+    expect(hint.message).toContain(`petstore keys create --plan free --db ${url.replace(`:${PASSWORD}@`, "@")}`);
+    expect(err.join("\n")).not.toContain(PASSWORD);
+  });
+
   it("refuses to start with one line and exit 1 when the server is down", async () => {
     const port = await freePort();
     const { code, out, err } = await cli(["serve", "--db", `postgres://petstore@127.0.0.1:${port}/petstore`, "--port", "0", "--host", "127.0.0.1"]);

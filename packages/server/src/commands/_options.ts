@@ -22,6 +22,12 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (!DB_URL.test(db.value)) {
     throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'`);
   }
+  // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
+  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {
+    // With credentials in it the value is not repeated: where a password ends cannot be known.
+    const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
+    throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
+  }
   const config: DbConfig = { url: db.value };
   const authToken = env.PETSTORE_DB_AUTH_TOKEN;
   if (authToken) config.authToken = authToken;
@@ -61,7 +67,21 @@ export function integerSetting(text: string, source: string, min: number, max: n
 
 /** The database URL as it may be shown: without credentials or query parameters. */
 export function displayDb(url: string): string {
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+  // Up to the last @ of the authority: a password may hold an @ of its own.
+  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
+}
+
+/**
+ * The database URL for a command to paste: its user and parameters kept (without them the
+ * command would connect as someone else, or without TLS), its password and any secret
+ * parameter (a token) never.
+ */
+export function pastableDb(url: string): string {
+  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return displayDb(url);
+  const parsed = new URL(url);
+  parsed.password = "";
+  for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
+  return parsed.toString();
 }
 
 const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
