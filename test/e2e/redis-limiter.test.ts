@@ -130,6 +130,32 @@ describe("petstore serve --limiter redis://", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
+  it("counts in each fail-open line the requests of its own outage only, and their total when Redis answers again", async () => {
+    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_TIMEOUT_MS: "300" }, ["--limiter-fail-open"]);
+    const lines = (event: string) =>
+      server.stderr.map((line) => JSON.parse(line) as { event?: string; admittedWithoutLimit?: number }).filter((line) => line.event === event);
+    const reconnects = () => lines("limiter reconnected").length;
+    expect((await api("/v1/pets")).status).toBe(200);
+    // Issue 27 §3.9: the second outage's first line said 150 (the first outage's), or nothing.
+    for (const [outage, requests] of [[1, 150], [2, 7]] as const) {
+      await redis.kill();
+      try {
+        for (let i = 0; i < requests; i++) expect((await api("/v1/pets")).status).toBe(200);
+      } finally {
+        await redisBack();
+      }
+      const reconnected = reconnects();
+      await waitFor(() => reconnects() > reconnected, 15_000);
+      // The first request Redis answers again ends the outage.
+      expect((await api("/v1/pets")).status).toBe(200);
+      await waitFor(() => lines("limiter no longer failing open").length === outage);
+      expect(lines("limiter failing open").at(-1)?.admittedWithoutLimit).toBe(1);
+      expect(lines("limiter no longer failing open").at(-1)?.admittedWithoutLimit).toBe(requests);
+    }
+    expect(lines("limiter failing open").map((line) => line.admittedWithoutLimit)).toEqual([1, 1]);
+    await stopProcess(server.child, "SIGTERM");
+  }, 90_000);
+
   it("takes the password from PETSTORE_LIMITER_PASSWORD or the URL and never prints it", async () => {
     await admin.config("SET", "requirepass", "s3cret-pw");
     try {

@@ -22,7 +22,7 @@ export interface OpenLimiter {
 
 /** How long the server waits for Redis at start before it refuses to start. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** While failing open, at most one warning per this many milliseconds. */
+/** While failing open, at most one warning per this many milliseconds (and one when it ends). */
 const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
 /** The URL as it may be shown: without credentials. */
@@ -36,7 +36,8 @@ export function displayLimiter(url: string): string {
  * or a Redis that is down stops the server at start with one line. While serving, a lost
  * connection is retried every second at most, forever; meanwhile hits fail at once (no offline
  * queue) and requests get 503s, or are admitted with `failOpen`. `warn` gets one line when the
- * connection is lost and one when it is back, and while failing open one line per 10 s.
+ * connection is lost and one when it is back, and while failing open one line per 10 s and
+ * one when Redis answers again, each counting the requests of its own outage.
  */
 export async function openLimiter(config: LimiterConfig, warn: (event: string, fields: Record<string, unknown>) => void): Promise<OpenLimiter> {
   const shown = displayLimiter(config.url);
@@ -87,19 +88,35 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
   }
   connected = started = true;
-  let lastWarned = Number.NEGATIVE_INFINITY;
-  let admittedSince = 0;
+  /**
+   * The requests admitted without limits since Redis last answered: one outage. It ends at
+   * the first command Redis answers again (after a reconnect, or once a hung Redis goes on), so
+   * that no line counts the requests of another outage.
+   */
+  let outage: { startedAt: number; admitted: number; logged: number; lastWarned: number } | undefined;
+  const answered = () => {
+    if (outage === undefined) return;
+    const { startedAt, admitted } = outage;
+    outage = undefined;
+    warn("limiter no longer failing open", { limiter: shown, admittedWithoutLimit: admitted, outageMs: Date.now() - startedAt });
+  };
   const limiter = redisLimiter({
-    send: (args) => redis.call(args[0]!, ...args.slice(1)),
+    send: (args) =>
+      redis.call(args[0]!, ...args.slice(1)).then((reply) => {
+        answered();
+        return reply;
+      }),
     timeoutMs: config.timeoutMs,
     failOpen: config.failOpen,
     onFailOpen: (error) => {
-      admittedSince += 1;
       const now = Date.now();
-      if (now - lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
-      warn("limiter failing open", { limiter: shown, reason: error.message, admittedWithoutLimit: admittedSince });
-      lastWarned = now;
-      admittedSince = 0;
+      outage ??= { startedAt: now, admitted: 0, logged: 0, lastWarned: Number.NEGATIVE_INFINITY };
+      outage.admitted += 1;
+      if (now - outage.lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
+      // Each line counts the requests since the previous line of this outage; the last line, its total.
+      warn("limiter failing open", { limiter: shown, reason: error.message, admittedWithoutLimit: outage.admitted - outage.logged });
+      outage.lastWarned = now;
+      outage.logged = outage.admitted;
     },
   });
   return { limiter, close: () => redis.disconnect() };
