@@ -60,3 +60,29 @@ export function usePostgresDatabase() {
 
   return { url, fresh, client };
 }
+
+/**
+ * Whole databases of their own on the run's server, for processes that connect by URL (the
+ * binary): `create()` returns a new, empty database's URL (its tables are in `public`, as a
+ * deployment's are); all are dropped after the suite.
+ */
+export function usePostgresDatabases() {
+  const serverUrl = inject("postgresUrl");
+  if (!serverUrl) throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
+  const admin = postgresClient(serverUrl, { max: 1 });
+  const names: string[] = [];
+  afterAll(async () => {
+    for (const name of names.splice(0)) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+  });
+  return {
+    /** The server's superuser URL (its `postgres` database), for ALTER DATABASE and the like. */
+    serverUrl,
+    async create(prefix = "db"): Promise<string> {
+      const name = uniqueName(prefix);
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      names.push(name);
+      return serverUrl.replace(/\/[^/]*$/, `/${name}`);
+    },
+  };
+}

@@ -23,6 +23,12 @@ const POSTGRES_MAX_QUEUED = 1_000;
 /** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
 const POSTGRES_TIMEOUT_MS = 1_000;
 
+/** The database URL as it may be shown: without credentials or query parameters. */
+export function displayDb(url: string): string {
+  // Up to the last @ of the authority: a password may hold an @ of its own.
+  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
+}
+
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
@@ -48,7 +54,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
     await migrate(connection);
   } catch (error) {
     connection.close();
-    throw error;
+    throw new Error(`cannot open ${displayDb(db.url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),

@@ -1,5 +1,5 @@
 import type { LimiterConfig } from "../open-limiter.js";
-import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
+import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
@@ -63,12 +63,6 @@ export function integerSetting(text: string, source: string, min: number, max: n
     throw new UsageError(`${source} must be a whole number from ${min} to ${max}, not '${text}'`);
   }
   return value;
-}
-
-/** The database URL as it may be shown: without credentials or query parameters. */
-export function displayDb(url: string): string {
-  // Up to the last @ of the authority: a password may hold an @ of its own.
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
 }
 
 /**

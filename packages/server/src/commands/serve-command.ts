@@ -1,12 +1,11 @@
 import { BUILD_INFO, VERSION } from "../version.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { openStorage } from "../open-storage.js";
+import { displayDb, openStorage } from "../open-storage.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import type { Command } from "./_command.js";
-import { displayDb } from "./_options.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { serveConfig } from "./serve/config.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";

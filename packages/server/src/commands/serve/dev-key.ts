@@ -1,7 +1,7 @@
 import { issueApiKey } from "@petstore/core";
-import type { Storage } from "../../open-storage.js";
+import { displayDb, type Storage } from "../../open-storage.js";
 import type { Io } from "../_command.js";
-import { displayDb, pastableDb } from "../_options.js";
+import { pastableDb } from "../_options.js";
 import type { ServeConfig } from "./config.js";
 
 /** Production never creates keys: it warns when nobody could use the API. Development makes one. */
