@@ -97,6 +97,10 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
+    // The isolation the statements are written for, whatever the database's default (an
+    // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
+    // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
+    connection: { default_transaction_isolation: "read committed" },
     ...(db.password === undefined ? {} : { password: db.password }),
     // postgres.js reads a PG* variable for every option not given (Deno asks permission for
     // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.

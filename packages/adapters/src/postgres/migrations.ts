@@ -94,6 +94,8 @@ export const POSTGRES_COLUMNS: RequiredColumns = {
 export async function migratePostgres(source: PostgresSource): Promise<void> {
   try {
     await source.sql.begin(async (tx) => {
+      // Each statement sees what the migrator before it committed (the database's default may be stricter).
+      await tx.unsafe("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
       await tx.unsafe("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK]);
       await tx.unsafe("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
       const applied = new Set(Array.from(await tx.unsafe("SELECT version FROM schema_migrations"), (row) => Number(row.version)));
