@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
+import { checkPostgres, migratePostgres, postgresAdapters, type PostgresSource } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -20,6 +20,8 @@ export const POSTGRES_URL = /^postgres(ql)?:\/\/.+/;
 /** Connections each server keeps to Postgres at most; queries beyond them wait, at most POSTGRES_MAX_QUEUED at once. */
 const POSTGRES_POOL_SIZE = 10;
 const POSTGRES_MAX_QUEUED = 1_000;
+/** How long a pooled connection may stay idle before it is closed, in seconds. */
+const POSTGRES_IDLE_TIMEOUT_S = 10;
 /** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
 const POSTGRES_TIMEOUT_MS = 1_000;
 
@@ -43,9 +45,9 @@ export interface Storage {
  * gone at exit, so it is served by the memory adapters: the same contract, exactly as
  * exact, without a SQL engine on every request.
  */
-export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
+export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
   if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
-  if (POSTGRES_URL.test(db.url)) return openPostgres(db);
+  if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
     throw new Error(openFailure(db.url, error), { cause: error });
@@ -83,7 +85,7 @@ function openFailure(url: string, error: unknown): string {
  * server gives 503s, never hung requests. Fails with one line when the server cannot be
  * reached or migrated at start.
  */
-async function openPostgres(db: DbConfig): Promise<Storage> {
+async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource["onAvailabilityChange"]): Promise<Storage> {
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
@@ -92,7 +94,9 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
-    idle_timeout: 60,
+    // Seconds: a server past its load gives its connections back soon, so that the others
+    // (and psql) find free slots when max_connections is tight.
+    idle_timeout: POSTGRES_IDLE_TIMEOUT_S,
     max_lifetime: 30 * 60,
     // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
@@ -107,7 +111,12 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
     ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
   });
-  const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
+  const source: PostgresSource = {
+    sql,
+    timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS,
+    maxQueued: POSTGRES_MAX_QUEUED,
+    ...(onAvailabilityChange && { onAvailabilityChange }),
+  };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
   try {
     await migratePostgres(source);

@@ -60,10 +60,20 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
   const timeoutMs = source.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxQueued = source.maxQueued ?? DEFAULT_MAX_QUEUED;
   let queued = 0;
+  /** Whether the last query settled failed as unavailable: only changes are told. */
+  let failing = false;
+  const settled = (problem: unknown) => {
+    const reason = problem instanceof StorageUnavailableError ? problem.message : undefined;
+    if ((reason !== undefined) === failing || (problem !== undefined && reason === undefined)) return;
+    failing = reason !== undefined;
+    source.onAvailabilityChange?.(reason);
+  };
 
   function bounded<T>(work: () => PromiseLike<T>): Promise<T> {
     if (queued >= maxQueued) {
-      return Promise.reject(new StorageUnavailableError(`${queued} queries are already waiting for the Postgres server`));
+      const refused = new StorageUnavailableError(`${queued} queries are already waiting for the Postgres server`);
+      settled(refused);
+      return Promise.reject(refused);
     }
     queued++;
     let running: PromiseLike<T>;
@@ -71,21 +81,28 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
       running = work();
     } catch (error) {
       queued--;
-      return Promise.reject(storageError(error));
+      const failure = storageError(error);
+      settled(failure);
+      return Promise.reject(failure);
     }
-    const settled = Promise.resolve(running).finally(() => queued--);
+    const done = Promise.resolve(running).finally(() => queued--);
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`));
+        const late = new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
+        settled(late);
+        reject(late);
       }, timeoutMs);
-      settled.then(
+      done.then(
         (value) => {
           clearTimeout(timer);
+          settled(undefined);
           resolve(value);
         },
         (error: unknown) => {
           clearTimeout(timer);
-          reject(storageError(error));
+          const failure = storageError(error);
+          settled(failure);
+          reject(failure);
         },
       );
     });

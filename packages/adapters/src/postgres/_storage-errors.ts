@@ -25,7 +25,8 @@ function unavailableReason(error: unknown): string | undefined {
     if (cause instanceof StorageUnavailableError) return cause.message;
     const state = sqlState(cause);
     if (state !== undefined && (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2)))) {
-      return `the Postgres server cannot serve now (${state})`;
+      // The server's own words: "sorry, too many clients already" names the cause, 53300 does not.
+      return `the Postgres server cannot serve now (${state}: ${cause.message.split("\n")[0]})`;
     }
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && CLIENT_CODES.test(code)) return `the Postgres server is unreachable (${code})`;

@@ -6,6 +6,7 @@ import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import type { Command } from "./_command.js";
+import { availabilityLog } from "./serve/availability-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { serveConfig } from "./serve/config.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
@@ -70,6 +71,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         warn("checkpoint failed", { reason });
         metrics?.storage.onCheckpointFailed(reason);
       },
+      // A database server that stops answering, and answers again: a line each (Postgres).
+      onAvailabilityChange: availabilityLog(warn),
     });
     const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
       storage.close();
