@@ -11,12 +11,12 @@ import type { Routed } from "./choose-handler.js";
  * request's time and the answer's headers). Validation is the handler's first step.
  */
 export function runStage(
-  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders">,
+  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders" | "bodyTimeoutMs">,
 ): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
-  const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders } = settings;
+  const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders, bodyTimeoutMs } = settings;
   return ({ handler, params }, request, caller, { requestId, now }, { limits }, decision) => {
     const headers = answerHeaders(requestId, { limits, decision }, now, ietfRateLimitHeaders);
-    const ctx: Context = { store, petPages, idempotency, params, now, basePath, deprecation, headers };
+    const ctx: Context = { store, petPages, idempotency, params, now, basePath, deprecation, headers, bodyTimeoutMs };
     if (caller) ctx.caller = caller;
     return handler(request, ctx);
   };

@@ -49,6 +49,10 @@ the database and exits 0.
   --metrics-listen HOST:PORT
                        serve Prometheus metrics at GET /metrics on this address, its own
                        listener apart from the API (default: off), e.g. 127.0.0.1:9464
+  PETSTORE_BODY_TIMEOUT_MS=N
+                       how long a request body may take to arrive once its headers are in:
+                       past it the answer is 408 request_timeout and the connection is closed
+                       (default 30000)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -85,7 +89,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy };
+      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy, bodyTimeoutMs: config.bodyTimeoutMs };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
       const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]).then(() => {}) : storage.check;

@@ -4,7 +4,7 @@ import type { DbConfig } from "../../open-storage.js";
 import type { ParsedArgs } from "../../parse-args.js";
 import { UsageError } from "../../usage-error.js";
 import type { Env } from "../_command.js";
-import { dbConfig, integerSetting, limiterConfig, setting } from "../_options.js";
+import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
 import { ipVersion } from "./ip-version.js";
 
@@ -21,7 +21,12 @@ export interface ServeConfig {
   bootstrap: BootstrapKey | undefined;
   /** Where `GET /metrics` is served; undefined: nowhere (the default). */
   metricsListen: { host: string; port: number } | undefined;
+  /** How long a request body may take to arrive before a 408 (`PETSTORE_BODY_TIMEOUT_MS`). */
+  bodyTimeoutMs: number;
 }
+
+/** The default of `PETSTORE_BODY_TIMEOUT_MS`: a body not in within 30 s gets a 408. */
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
 function plausibleHost(host: string): boolean {
@@ -53,6 +58,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
     throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
   }
+  const bodyTimeout = optionalEnv(env, "PETSTORE_BODY_TIMEOUT_MS");
   return {
     port: apiPort,
     host,
@@ -62,6 +68,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     dev,
     bootstrap: bootstrapConfig(env),
     metricsListen,
+    bodyTimeoutMs: bodyTimeout === undefined ? DEFAULT_BODY_TIMEOUT_MS : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
   };
 }
 
