@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { usePostgresDatabases } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
@@ -13,6 +14,7 @@ import { binaryServe, cleanUp, cli, createKey, freePort, startServer, stopProces
  */
 let redis: RedisServer;
 let admin: Redis;
+const postgresDatabases = usePostgresDatabases();
 
 beforeAll(async () => {
   ensureBinary();
@@ -227,5 +229,39 @@ describe("petstore serve --limiter redis://", () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(await admin.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("3");
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
+
+/**
+ * Issue 27 §3.2: two servers on one database, one with --limiter redis:// and one without,
+ * admitted 120 of 200 requests of a key limited to 60, without a word.
+ */
+describe.each([
+  ["a libSQL file", async () => tempDatabaseUrl()],
+  ["PostgreSQL", () => postgresDatabases.create("modes")],
+])("servers on %s that would keep the limits in different places", (_, newDatabase) => {
+  it("refuse to start in one line naming the difference, until --change-limiter switches the database over", async () => {
+    const db = await newDatabase();
+    const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "60", "--per-day", "100000"]);
+    const inDatabase = await startServer(binaryServe(db));
+    const serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--db", db];
+    const split = await cli([...serve, "--limiter", redis.url]);
+    expect(split.code).toBe(1);
+    expect(split.stderr.trim().split("\n")).toEqual([
+      "petstore: this server would keep the rate limits in Redis (--limiter), but the servers of this database keep them in the database: the two would split every key's limits. Start it the way the others run, or with --change-limiter to switch the database over (then restart the others the new way)",
+    ]);
+    // The first server counts every request of the key, alone.
+    const statuses = await Promise.all(Array.from({ length: 100 }, async () => (await client(inDatabase.url, key)("/v1/pets?limit=1")).status));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(60);
+    await stopProcess(inDatabase.child, "SIGTERM");
+
+    // Switching over is said, and from then on the database's servers are the ones on Redis.
+    const onRedis = await startServer([...binaryServe(db), "--limiter", redis.url, "--change-limiter"]);
+    expect(onRedis.stdout.map((line) => JSON.parse(line) as { event?: string })).toContainEqual(expect.objectContaining({ event: "limiter changed", limiter: "redis", was: "database" }));
+    const another = await startServer([...binaryServe(db), "--limiter", redis.url]);
+    const old = await cli(serve);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toContain("petstore: this server would keep the rate limits in the database, but the servers of this database keep them in Redis (--limiter)");
+    await Promise.all([onRedis, another].map((server) => stopProcess(server.child, "SIGTERM")));
   }, 90_000);
 });

@@ -36,7 +36,24 @@ export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
   /** Resolves when the database takes reads and writes now; rejects with the reason. */
   check(): Promise<void>;
+  /**
+   * A setting every server on the database must share (`settings` table): the value recorded
+   * for `name`, recording `value` when none is (the first server's wins); with `replace`,
+   * `value` is recorded over any other. Resolves with what is recorded now and what was before.
+   */
+  setting(name: string, value: string, replace: boolean): Promise<{ recorded: string; before: string | undefined }>;
   close(): void;
+}
+
+/** `Storage.setting` over statements of one dialect: an insert that keeps what is there, an upsert, a read. */
+function settings(run: (sql: string, args: (string | number)[]) => Promise<Record<string, unknown>[]>, [keep, replace, read]: readonly [string, string, string]): Storage["setting"] {
+  return async (name, value, replacing) => {
+    const found = await run(read, [name]);
+    const before = found[0] === undefined ? undefined : String(found[0].value);
+    await run(replacing ? replace : keep, [name, value, Date.now()]);
+    const recorded = String((await run(read, [name]))[0]!.value);
+    return { recorded, before };
+  };
 }
 
 /**
@@ -46,7 +63,10 @@ export interface Storage {
  * exact, without a SQL engine on every request.
  */
 export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
-  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => {}, close: () => {} };
+  if (databaseLocation(db.url).kind === "memory") {
+    // Private to this process: nobody to agree with.
+    return { adapters: memoryAdapters(), check: async () => {}, setting: async (_, value) => ({ recorded: value, before: undefined }), close: () => {} };
+  }
   if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
@@ -61,6 +81,11 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
   return {
     adapters: libsqlAdapters(connection),
     check: () => checkLibsql(connection),
+    setting: settings((sql, args) => connection.execute(sql, args), [
+      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+      "SELECT value FROM settings WHERE name = ?",
+    ]),
     close: () => connection.close(),
   };
 }
@@ -124,5 +149,14 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     close();
     throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), close };
+  return {
+    adapters: postgresAdapters(source),
+    check: () => checkPostgres(source),
+    setting: settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
+      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
+      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+      "SELECT value FROM settings WHERE name = $1::text",
+    ]),
+    close,
+  };
 }

@@ -93,6 +93,15 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE health_probe (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at INTEGER NOT NULL)",
     ],
   },
+  {
+    version: 5,
+    name: "deployment settings",
+    statements: [
+      // What every server on the database must agree on, recorded by the first (the binary's
+      // `limiter`: where the rate limits live, so that no two servers split them).
+      "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, changed_at INTEGER NOT NULL) WITHOUT ROWID",
+    ],
+  },
 ];
 
 /** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */

@@ -71,6 +71,15 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE health_probe (id integer PRIMARY KEY CHECK (id = 1), checked_at bigint NOT NULL)",
     ],
   },
+  {
+    version: 2,
+    name: "deployment settings",
+    statements: [
+      // What every server on the database must agree on, recorded by the first (the binary's
+      // `limiter`: where the rate limits live, so that no two servers split them).
+      "CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL, changed_at bigint NOT NULL)",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

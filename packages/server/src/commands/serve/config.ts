@@ -15,6 +15,8 @@ export interface ServeConfig {
   db: DbConfig;
   /** Where the rate limits live when not in the database (`--limiter`). */
   limiter: LimiterConfig | undefined;
+  /** Record this server's limiter as the database's, over another one recorded (`--change-limiter`). */
+  changeLimiter: boolean;
   trustProxy: string[];
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
@@ -64,6 +66,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     host,
     db: dbConfig(args, env),
     limiter: limiterConfig(args, env),
+    changeLimiter: args.switches.has("change-limiter"),
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
