@@ -158,6 +158,27 @@ describe("petstore serve --limiter redis://", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 90_000);
 
+  it("lifts a ban when Redis loses its data (FLUSHALL, a restart without persistence), as documented, and logs that it did", async () => {
+    // Two a minute: the 3rd to 33rd requests are refused, the 34th bans the key for 600 s.
+    const { server, api } = await serveOnRedis(2);
+    const codes = [];
+    for (let i = 0; i < 34; i++) codes.push(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code ?? "ok");
+    expect(codes.at(-1)).toBe("temporarily_banned");
+    expect(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code).toBe("temporarily_banned");
+    const lost = () => server.stderr.filter((line) => line.includes('"event":"limiter data lost"')).length;
+    // Issue 27 §3.7: the ban went with the data, and nothing said so.
+    await admin.flushall();
+    expect((await api("/v1/pets?limit=1")).status).toBe(200);
+    expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
+    expect(lost()).toBe(1);
+    // A restart without persistence: noticed when the server reconnects.
+    await redis.kill();
+    await redisBack();
+    await waitFor(() => lost() === 2, 15_000);
+    expect((await until200(api)).headers.get("x-ratelimit-remaining")).toBe("1");
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
   it("takes the password from PETSTORE_LIMITER_PASSWORD or the URL and never prints it", async () => {
     await admin.config("SET", "requirepass", "s3cret-pw");
     try {

@@ -20,6 +20,14 @@ export interface OpenLimiter {
   close(): void;
 }
 
+/**
+ * A key without expiry the server sets in Redis at start: when it is gone, so is everything
+ * the limiter counted (a restart without persistence, FLUSHALL, a failover to an empty
+ * replica), bans included, and that is worth a line in the log.
+ */
+// Under the buckets' prefix (an ACL that lets the server at `petstore:limit:*` lets it here), without their braces.
+const MARKER_KEY = "petstore:limit:data-since";
+
 /** How long the server waits for Redis at start before it refuses to start. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** While failing open, at most one warning per this many milliseconds (and one when it ends). */
@@ -69,10 +77,22 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
+  /**
+   * Sets the marker unless Redis has it; when Redis had lost it, says so: counts and bans
+   * started again from zero. At start there is nothing to compare with.
+   */
+  const markerKept = async (atStart: boolean) => {
+    const set = await redis.set(MARKER_KEY, new Date().toISOString(), "NX");
+    if (set === "OK" && !atStart) {
+      warn("limiter data lost", { limiter: shown, reason: "Redis no longer holds what the limiter stored (a restart without persistence, FLUSHALL or a failover): counts and bans start again from zero" });
+    }
+  };
   redis.on("ready", () => {
     if (connected) return;
     connected = true;
-    if (started) warn("limiter reconnected", { limiter: shown });
+    if (!started) return;
+    warn("limiter reconnected", { limiter: shown });
+    markerKept(false).catch(() => {});
   });
   try {
     await Promise.race([
@@ -83,6 +103,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     // ioredis selects the URL's database on connecting but stays in database 0 when the server
     // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.
     if (config.database !== 0) await redis.select(config.database);
+    await markerKept(true).catch(() => {});
   } catch (error) {
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
@@ -119,5 +140,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
       outage.logged = outage.admitted;
     },
   });
-  return { limiter, close: () => redis.disconnect() };
+  // Health checks look for the marker too: a FLUSHALL loses the data without a reconnect.
+  const ping = limiter.check;
+  return { limiter: { ...limiter, check: () => ping().then(() => markerKept(false)) }, close: () => redis.disconnect() };
 }
