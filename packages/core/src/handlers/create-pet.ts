@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Context, Handler } from "../context.js";
-import { ApiError, RequestAbortedError } from "../errors.js";
+import { ApiError, RequestAbortedError, StorageUnavailableError, UNAVAILABLE_RETRY_SECONDS } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { sha256Hex } from "../_sha256.js";
@@ -163,6 +163,19 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * A create's 503 says what the server cannot know: a database that did not answer in time may
+ * still commit the insert afterwards (a hung server that goes on), so the pet may exist. The
+ * same Idempotency-Key finds out: it replays the 201 if it does, creates the pet if not.
+ */
+function outcomeUnknown(error: unknown, keyed: boolean): unknown {
+  if (!(error instanceof StorageUnavailableError)) return error;
+  const retry = keyed ? "retry with the same Idempotency-Key" : "send an Idempotency-Key with every create, so that a retry cannot store a second pet";
+  return new ApiError("service_unavailable", `Storage did not confirm the create; the pet may have been stored: ${retry}`, undefined, {
+    "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),
+  });
+}
+
 function created(ctx: Context, pet: Pet, replayed: boolean): Response {
   const headers: Record<string, string> = { Location: `${ctx.basePath}/pets/${pet.id}` };
   if (replayed) headers["Idempotent-Replayed"] = "true";
@@ -211,7 +224,11 @@ export const createPet: Handler = async (request, ctx) => {
   const body = parseJson(await readBody(request, ctx.bodyTimeoutMs));
   const pet = readNewPet(body);
 
-  if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
-  const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
-  return createOnce(ctx, claim, pet);
+  try {
+    if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
+    const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
+    return await createOnce(ctx, claim, pet);
+  } catch (error) {
+    throw outcomeUnknown(error, idempotencyKey !== null);
+  }
 };
