@@ -75,6 +75,16 @@ describe("petstore on a Postgres database", () => {
     expect(err).toEqual([`petstore: cannot open postgres://127.0.0.1:${port}/petstore: the Postgres server is unreachable (ECONNREFUSED)`]);
   });
 
+  it("says that TLS was not set up when the URL asks for it (sslmode=require) and the server has none (was: unreachable (ECONNRESET))", async () => {
+    // The suite's database exists once a schema was made in it.
+    await (await database.fresh()).close();
+    const { code, err } = await cli(["serve", "--db", `${database.url}?sslmode=require`, "--port", "0", "--host", "127.0.0.1"]);
+    expect(code).toBe(1);
+    expect(err).toEqual([
+      `petstore: cannot open ${database.url.replace("postgres@", "")}?sslmode=require: the Postgres server closed the connection before TLS was set up (ECONNRESET): the URL asks for TLS (sslmode=require or stronger); does the server have ssl = on?`,
+    ]);
+  });
+
   it("says in one line to use pg_dump when asked to back up a Postgres database", async () => {
     const { code, err } = await cli(["backup", "--db", "postgres://petstore:hidden@db.internal/petstore", "--out", "x.db"]);
     expect(code).toBe(1);
