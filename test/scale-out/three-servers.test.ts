@@ -249,7 +249,8 @@ describe("three petstore servers on one PostgreSQL with the limiter in Redis, cl
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await startRedis();
-    servers = await startServers(["--limiter", redis.url]);
+    // The database recorded the first servers' limiter (in the database): these switch it over.
+    servers = await startServers(["--limiter", redis.url, "--change-limiter"]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
