@@ -58,10 +58,10 @@ function exited(child: ChildProcess): Promise<void> {
 /**
  * Starts a throwaway PostgreSQL server: `initdb` in a new temporary directory owned by the
  * `postgres` user, then `postgres` on a free loopback port (a retry on a port taken meanwhile),
- * no Unix socket, fsync on. Bounded: a server that is not ready within 30 s is killed and
+ * no Unix socket, fsync on, and `settings` as `-c name=value`. Bounded: a server that is not ready within 30 s is killed and
  * the call fails.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: { settings?: Readonly<Record<string, string>> } = {}): Promise<PostgresServer> {
   if (!existsSync(join(POSTGRES_BIN, "postgres"))) throw new Error(`PostgreSQL not found in ${POSTGRES_BIN}: run scripts/test-tools.sh`);
   const dir = mkdtempSync(join(tmpdir(), "petstore-pg-"));
   const data = join(dir, "data");
@@ -97,6 +97,8 @@ export async function startPostgres(): Promise<PostgresServer> {
         "shared_buffers=32MB",
         "-c",
         "log_min_messages=warning",
+        // A test's own settings (max_connections=15, ssl=off...) after the defaults, so they win.
+        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );

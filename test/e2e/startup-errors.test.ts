@@ -43,6 +43,24 @@ describe("the binary's start-up errors", () => {
     expect(lines[0]).toMatch(new RegExp(`^petstore: cannot load SQLite's driver \\(.*\\); the binary unpacks it into TMPDIR \\(${notADirectory}\\)`));
   }, 30_000);
 
+  it("refuses a malformed --db or PETSTORE_DB URL as a usage error naming it, exit 2 (was: petstore: Invalid URL, exit 1)", async () => {
+    for (const [args, env, line] of [
+      [["--db", "postgres://petstore@db.internal:99999/petstore"], {}, "petstore: --db is not a valid URL (not repeated here: it may hold a password);"],
+      [["--db", "postgres://[db.internal/petstore"], {}, "petstore: --db is not a valid URL 'postgres://[db.internal/petstore';"],
+      [[], { PETSTORE_DB: "postgres://petstore:pa#ss@db.internal/petstore" }, "petstore: PETSTORE_DB is not a valid URL (not repeated here: it may hold a password);"],
+      [["--db", "http://a b"], {}, "petstore: --db is not a valid URL 'http://a b';"],
+    ] as const) {
+      for (const command of [["serve", "--port", "0"], ["keys", "list"]]) {
+        const result = await cli([...command, ...args], { env: { ...process.env, ...env } });
+        expect({ command, args, code: result.code }).toEqual({ command, args, code: 2 });
+        const lines = errorLines(result.stderr);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]!.startsWith(line)).toBe(true);
+        expect(lines[0]).not.toContain("pa#ss");
+      }
+    }
+  }, 60_000);
+
   it("documents PETSTORE_DB_BUSY_TIMEOUT_MS in serve --help", async () => {
     const result = await cli(["serve", "--help"]);
     expect(result.code).toBe(0);

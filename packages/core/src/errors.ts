@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
   gone: 410,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,

@@ -196,6 +196,18 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
         options: ({ idempotency }) => ({ idempotency: { ...idempotency, ...stillRunning } }),
         request: (key) => post(key, validPet, { "Idempotency-Key": "k1" }),
       },
+      {
+        status: 408,
+        options: () => ({ bodyTimeoutMs: 20 }),
+        // A body whose first bytes came and the rest never does.
+        request: (key) =>
+          new Request(url("/pets"), {
+            method: "POST",
+            body: new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('{"na')) }),
+            duplex: "half",
+            headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+          } as RequestInit),
+      },
       { status: 413, request: (key) => post(key, JSON.stringify({ name: "x".repeat(MAX_BODY_BYTES), categoryId: 1 })) },
       { status: 415, request: (key) => post(key, validPet, { "Content-Type": "text/plain" }) },
       {

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
+import { checkPostgres, migratePostgres, postgresAdapters, type PostgresSource } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -20,8 +20,16 @@ export const POSTGRES_URL = /^postgres(ql)?:\/\/.+/;
 /** Connections each server keeps to Postgres at most; queries beyond them wait, at most POSTGRES_MAX_QUEUED at once. */
 const POSTGRES_POOL_SIZE = 10;
 const POSTGRES_MAX_QUEUED = 1_000;
+/** How long a pooled connection may stay idle before it is closed, in seconds. */
+const POSTGRES_IDLE_TIMEOUT_S = 10;
 /** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
 const POSTGRES_TIMEOUT_MS = 1_000;
+
+/** The database URL as it may be shown: without credentials or query parameters. */
+export function displayDb(url: string): string {
+  // Up to the last @ of the authority: a password may hold an @ of its own.
+  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
+}
 
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
@@ -33,7 +41,24 @@ export interface Storage {
   check(): Promise<number>;
   /** The database runs elsewhere (a server), on a clock of its own; not a file or memory of this machine. */
   remote: boolean;
+  /**
+   * A setting every server on the database must share (`settings` table): the value recorded
+   * for `name`, recording `value` when none is (the first server's wins); with `replace`,
+   * `value` is recorded over any other. Resolves with what is recorded now and what was before.
+   */
+  setting(name: string, value: string, replace: boolean): Promise<{ recorded: string; before: string | undefined }>;
   close(): void;
+}
+
+/** `Storage.setting` over statements of one dialect: an insert that keeps what is there, an upsert, a read. */
+function settings(run: (sql: string, args: (string | number)[]) => Promise<Record<string, unknown>[]>, [keep, replace, read]: readonly [string, string, string]): Storage["setting"] {
+  return async (name, value, replacing) => {
+    const found = await run(read, [name]);
+    const before = found[0] === undefined ? undefined : String(found[0].value);
+    await run(replacing ? replace : keep, [name, value, Date.now()]);
+    const recorded = String((await run(read, [name]))[0]!.value);
+    return { recorded, before };
+  };
 }
 
 /**
@@ -42,10 +67,12 @@ export interface Storage {
  * gone at exit, so it is served by the memory adapters: the same contract, exactly as
  * exact, without a SQL engine on every request.
  */
-export async function openStorage(db: DbConfig, observer?: StorageObserver): Promise<Storage> {
-  // In this process: its clock is the store's.
-  if (databaseLocation(db.url).kind === "memory") return { adapters: memoryAdapters(), check: async () => Date.now(), remote: false, close: () => {} };
-  if (POSTGRES_URL.test(db.url)) return openPostgres(db);
+export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
+  if (databaseLocation(db.url).kind === "memory") {
+    // Private to this process: nobody to agree with, and its clock is the store's.
+    return { adapters: memoryAdapters(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), close: () => {} };
+  }
+  if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
     throw new Error(openFailure(db.url, error), { cause: error });
@@ -54,12 +81,17 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver): Pro
     await migrate(connection);
   } catch (error) {
     connection.close();
-    throw error;
+    throw new Error(`cannot open ${displayDb(db.url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),
     check: () => checkLibsql(connection),
     remote: databaseLocation(db.url).kind !== "file",
+    setting: settings((sql, args) => connection.execute(sql, args), [
+      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+      "SELECT value FROM settings WHERE name = ?",
+    ]),
     close: () => connection.close(),
   };
 }
@@ -84,7 +116,7 @@ function openFailure(url: string, error: unknown): string {
  * server gives 503s, never hung requests. Fails with one line when the server cannot be
  * reached or migrated at start.
  */
-async function openPostgres(db: DbConfig): Promise<Storage> {
+async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource["onAvailabilityChange"]): Promise<Storage> {
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
@@ -93,18 +125,29 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
-    idle_timeout: 60,
+    // Seconds: a server past its load gives its connections back soon, so that the others
+    // (and psql) find free slots when max_connections is tight.
+    idle_timeout: POSTGRES_IDLE_TIMEOUT_S,
     max_lifetime: 30 * 60,
     // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
+    // The isolation the statements are written for, whatever the database's default (an
+    // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
+    // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
+    connection: { default_transaction_isolation: "read committed" },
     ...(db.password === undefined ? {} : { password: db.password }),
     // postgres.js reads a PG* variable for every option not given (Deno asks permission for
     // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
     ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
     ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
   });
-  const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
+  const source: PostgresSource = {
+    sql,
+    timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS,
+    maxQueued: POSTGRES_MAX_QUEUED,
+    ...(onAvailabilityChange && { onAvailabilityChange }),
+  };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
   try {
     await migratePostgres(source);
@@ -112,5 +155,15 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     close();
     throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), remote: true, close };
+  return {
+    adapters: postgresAdapters(source),
+    check: () => checkPostgres(source),
+    remote: true,
+    setting: settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
+      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
+      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+      "SELECT value FROM settings WHERE name = $1::text",
+    ]),
+    close,
+  };
 }

@@ -58,12 +58,31 @@ describe("petstore on a Postgres database", () => {
     expect(wrong.err[0]).not.toContain("wrong-password");
   });
 
+  it("prints the database URL with its user and parameters, never its password, in the hint of a server without keys", async () => {
+    const url = `${(await appDatabase()).replace("petstore_app@", `petstore_app:${PASSWORD}@`)}?sslmode=disable`;
+    // Under Node the command stops before listening (no fetch server), after the key check.
+    const { err } = await cli(["serve", "--db", url, "--port", "0", "--host", "127.0.0.1"]);
+    const hint = JSON.parse(err[0]!) as { message: string };
+    expect(hint.message).toContain(`petstore keys create --plan free --db ${url.replace(`:${PASSWORD}@`, "@")}`);
+    expect(err.join("\n")).not.toContain(PASSWORD);
+  });
+
   it("refuses to start with one line and exit 1 when the server is down", async () => {
     const port = await freePort();
     const { code, out, err } = await cli(["serve", "--db", `postgres://petstore@127.0.0.1:${port}/petstore`, "--port", "0", "--host", "127.0.0.1"]);
     expect(code).toBe(1);
     expect(out).toBe("");
     expect(err).toEqual([`petstore: cannot open postgres://127.0.0.1:${port}/petstore: the Postgres server is unreachable (ECONNREFUSED)`]);
+  });
+
+  it("says that TLS was not set up when the URL asks for it (sslmode=require) and the server has none (was: unreachable (ECONNRESET))", async () => {
+    // The suite's database exists once a schema was made in it.
+    await (await database.fresh()).close();
+    const { code, err } = await cli(["serve", "--db", `${database.url}?sslmode=require`, "--port", "0", "--host", "127.0.0.1"]);
+    expect(code).toBe(1);
+    expect(err).toEqual([
+      `petstore: cannot open ${database.url.replace("postgres@", "")}?sslmode=require: the Postgres server closed the connection before TLS was set up (ECONNRESET): the URL asks for TLS (sslmode=require or stronger); does the server have ssl = on?`,
+    ]);
   });
 
   it("says in one line to use pg_dump when asked to back up a Postgres database", async () => {

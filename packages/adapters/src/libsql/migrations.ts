@@ -1,3 +1,4 @@
+import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -128,13 +129,35 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TRIGGER key_audit_never_deleted BEFORE DELETE ON key_audit BEGIN SELECT RAISE(ABORT, 'the audit trail is never edited'); END",
     ],
   },
+  {
+    version: 7,
+    name: "deployment settings",
+    statements: [
+      // What every server on the database must agree on, recorded by the first (the binary's
+      // `limiter`: where the rate limits live, so that no two servers split them).
+      "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, changed_at INTEGER NOT NULL) WITHOUT ROWID",
+    ],
+  },
 ];
+
+/** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
+export const LIBSQL_COLUMNS: RequiredColumns = {
+  pets: ["id", "name", "category_id", "status"],
+  pets_version: ["id", "version"],
+  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
+  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
+  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
+  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
+  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
+  health_probe: ["id", "checked_at"],
+};
 
 /**
  * Applies pending migrations, each in one write transaction together with its row in
  * `schema_migrations`. Safe when several processes start at once: the first to commit a
  * version wins; the others' attempt fails on that row's primary key and is rolled back. A
  * database already up to date is only read: a restart takes no write lock and waits for no fsync.
+ * A database with a version this release does not know (a newer one migrated it) is refused.
  * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
  */
 export async function migrate(source: LibsqlSource): Promise<void> {
@@ -146,6 +169,9 @@ export async function migrate(source: LibsqlSource): Promise<void> {
     await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   }
   const applied = await appliedVersions();
+  // A newer release's schema may lack what this one's statements need: refuse it whole.
+  const newer = newerSchemaError(applied, MIGRATIONS.map((migration) => migration.version));
+  if (newer) throw newer;
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
     try {

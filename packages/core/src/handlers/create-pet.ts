@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Context, Handler } from "../context.js";
-import { ApiError, RequestAbortedError } from "../errors.js";
+import { ApiError, RequestAbortedError, StorageUnavailableError, UNAVAILABLE_RETRY_SECONDS } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { sha256Hex } from "../_sha256.js";
@@ -23,9 +23,10 @@ function invalidBody(message: string, details: ErrorDetail[]): ApiError {
 /**
  * The body, refused past `MAX_BODY_BYTES`: at once when `Content-Length` says so, while
  * streaming when no length is declared, and after reading a declared length (which bounds
- * what an HTTP server reads).
+ * what an HTTP server reads); and refused with `request_timeout` when it has not arrived in
+ * full within `timeoutMs`.
  */
-function readBody(request: Request): Promise<Uint8Array> {
+function readBody(request: Request, timeoutMs: number): Promise<Uint8Array> {
   // Read before the handler: a bug of the host's pipeline, not the client's doing.
   if (request.bodyUsed) throw new TypeError("The request body was read before createPet");
   const declared = request.headers.get("content-length");
@@ -33,13 +34,39 @@ function readBody(request: Request): Promise<Uint8Array> {
   // A declared length frames the body on the wire, so the server reads no more than that:
   // read it whole, much cheaper than a stream (`request.body` alone makes one). One promise,
   // no async function around it: this runs on every create.
-  const reading = declared !== null ? readWhole(request) : readStream(request);
+  const reading = withinDeadline(declared !== null ? readWhole(request) : readStream(request), request, timeoutMs);
   return reading.catch((error: unknown) => {
     if (error instanceof ApiError) throw error;
     // Past that, reading fails only when the sender does: the client closed the connection
     // or stalled until the idle timeout (Bun rejects with an AbortError and aborts the
     // request's signal, Deno with BadResource). Not a server error.
     throw new RequestAbortedError({ cause: error });
+  });
+}
+
+/**
+ * `reading`, or `request_timeout` once `timeoutMs` passed: a client that sent its headers and
+ * never its whole body would otherwise hold the request, and its connection, for ever. The
+ * answer closes the connection (the rest of the body may still be on its way).
+ */
+function withinDeadline(reading: Promise<Uint8Array>, request: Request, timeoutMs: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      reject(new ApiError("request_timeout", `The request body did not arrive in full within ${seconds} s`, undefined, { Connection: "close" }));
+      // Stop reading: the stream is locked to the reader, which the cancel may or may not reach.
+      request.body?.cancel().catch(() => {});
+    }, timeoutMs);
+    reading.then(
+      (body) => {
+        clearTimeout(timer);
+        resolve(body);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
 }
 
@@ -136,6 +163,19 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * A create's 503 says what the server cannot know: a database that did not answer in time may
+ * still commit the insert afterwards (a hung server that goes on), so the pet may exist. The
+ * same Idempotency-Key finds out: it replays the 201 if it does, creates the pet if not.
+ */
+function outcomeUnknown(error: unknown, keyed: boolean): unknown {
+  if (!(error instanceof StorageUnavailableError)) return error;
+  const retry = keyed ? "retry with the same Idempotency-Key" : "send an Idempotency-Key with every create, so that a retry cannot store a second pet";
+  return new ApiError("service_unavailable", `Storage did not confirm the create; the pet may have been stored: ${retry}`, undefined, {
+    "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),
+  });
+}
+
 function created(ctx: Context, pet: Pet, replayed: boolean): Response {
   const headers: Record<string, string> = { Location: `${ctx.basePath}/pets/${pet.id}` };
   if (replayed) headers["Idempotent-Replayed"] = "true";
@@ -181,10 +221,14 @@ export const createPet: Handler = async (request, ctx) => {
   if (contentType === null || !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError("unsupported_media_type", "The request body must be JSON (Content-Type: application/json)");
   }
-  const body = parseJson(await readBody(request));
+  const body = parseJson(await readBody(request, ctx.bodyTimeoutMs));
   const pet = readNewPet(body);
 
-  if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
-  const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
-  return createOnce(ctx, claim, pet);
+  try {
+    if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
+    const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
+    return await createOnce(ctx, claim, pet);
+  } catch (error) {
+    throw outcomeUnknown(error, idempotencyKey !== null);
+  }
 };

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
 import type { LimiterConfig } from "../open-limiter.js";
-import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
+import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
@@ -23,6 +23,12 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
   if (!DB_URL.test(db.value)) {
     throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'`);
+  }
+  // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
+  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {
+    // With credentials in it the value is not repeated: where a password ends cannot be known.
+    const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
+    throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
   }
   const config: DbConfig = { url: db.value };
   const authToken = env.PETSTORE_DB_AUTH_TOKEN;
@@ -76,14 +82,40 @@ export function integerSetting(text: string, source: string, min: number, max: n
   return value;
 }
 
-/** The database URL as it may be shown: without credentials or query parameters. */
-export function displayDb(url: string): string {
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+/**
+ * The database URL for a command to paste: its user and parameters kept (without them the
+ * command would connect as someone else, or without TLS), its password and any secret
+ * parameter (a token) never.
+ */
+export function pastableDb(url: string): string {
+  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return displayDb(url);
+  const parsed = new URL(url);
+  parsed.password = "";
+  for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
+  return parsed.toString();
 }
 
 const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
+/**
+ * The highest Redis database index `--limiter` takes: Redis has 16 (0..15) unless its
+ * `databases` setting says otherwise, and Redis Cluster has only 0. A typo (`/99`, `/abc`)
+ * is a usage mistake; a server configured with fewer refuses the index at start.
+ */
+const MAX_REDIS_DATABASE = 15;
 /** The default of `PETSTORE_LIMITER_TIMEOUT_MS`: a hit waits at most this long for Redis. */
 const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
+
+/** The database index in a Redis URL's path (none: 0); anything but 0..15 is a usage mistake, never database 0 in silence. */
+function redisDatabase(url: string, source: string): number {
+  const path = new URL(url).pathname;
+  if (path === "" || path === "/") return 0;
+  const index = /^\/(\d{1,2})$/.exec(path)?.[1];
+  if (index === undefined || Number(index) > MAX_REDIS_DATABASE) {
+    // The path holds no credentials: it may be shown.
+    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis://HOST:PORT/DB), not '${decodeURIComponent(path.slice(1))}'`);
+  }
+  return Number(index);
+}
 
 /**
  * `--limiter` or `PETSTORE_LIMITER` (unset: the limiter lives in the database), with
@@ -104,9 +136,10 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
     if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
-  if (!LIMITER_URL.test(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
+  if (!LIMITER_URL.test(url) || !URL.canParse(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
   const config: LimiterConfig = {
     url,
+    database: redisDatabase(url, source),
     timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
     failOpen,
   };

@@ -2,13 +2,14 @@ import { BUILD_INFO, VERSION } from "../version.js";
 import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { openStorage } from "../open-storage.js";
+import { displayDb, openStorage } from "../open-storage.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import type { Command } from "./_command.js";
-import { displayDb } from "./_options.js";
+import { availabilityLog } from "./serve/availability-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
+import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
 import { serveConfig } from "./serve/config.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
 import { localUrl, logLine } from "./serve/log.js";
@@ -21,10 +22,10 @@ const BASE_PATH = "/v1";
 export const serveCommand: Command = {
   spec: {
     name: "serve",
-    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
+    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -40,9 +41,13 @@ the database and exits 0.
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)
   --limiter URL        keep the rate limits in Redis instead of the database:
-                       redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
+                       redis://HOST[:PORT][/DB], DB 0..15, or rediss:// (env PETSTORE_LIMITER; password in
                        PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
                        PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
+  --change-limiter     the database records where its servers keep the rate limits (in the
+                       database, or in Redis with --limiter), and a server started the other
+                       way refuses to start, since the two would split every key's limits:
+                       this flag records this server's way instead (restart the others after)
   --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
                        log it (env PETSTORE_LIMITER_FAIL_OPEN=1)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
@@ -50,6 +55,10 @@ the database and exits 0.
   --metrics-listen HOST:PORT
                        serve Prometheus metrics at GET /metrics on this address, its own
                        listener apart from the API (default: off), e.g. 127.0.0.1:9464
+  PETSTORE_BODY_TIMEOUT_MS=N
+                       how long a request body may take to arrive once its headers are in:
+                       past it the answer is 408 request_timeout and the connection is closed
+                       (default 30000)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -72,6 +81,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         warn("checkpoint failed", { reason });
         metrics?.storage.onCheckpointFailed(reason);
       },
+      // A database server that stops answering, and answers again: a line each (Postgres).
+      onAvailabilityChange: availabilityLog(warn),
     });
     const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
       storage.close();
@@ -82,9 +93,10 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       await storage.check().catch((error: unknown) => {
         throw new Error(`cannot serve ${displayDb(config.db.url)}: ${error instanceof Error ? error.message : String(error)}`);
       });
+      await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy };
+      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy, bodyTimeoutMs: config.bodyTimeoutMs };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
       const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]) : storage.check;

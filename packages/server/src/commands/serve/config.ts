@@ -4,7 +4,7 @@ import type { DbConfig } from "../../open-storage.js";
 import type { ParsedArgs } from "../../parse-args.js";
 import { UsageError } from "../../usage-error.js";
 import type { Env } from "../_command.js";
-import { dbConfig, integerSetting, limiterConfig, setting } from "../_options.js";
+import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
 import { ipVersion } from "./ip-version.js";
 
@@ -15,13 +15,20 @@ export interface ServeConfig {
   db: DbConfig;
   /** Where the rate limits live when not in the database (`--limiter`). */
   limiter: LimiterConfig | undefined;
+  /** Record this server's limiter as the database's, over another one recorded (`--change-limiter`). */
+  changeLimiter: boolean;
   trustProxy: string[];
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
   bootstrap: BootstrapKey | undefined;
   /** Where `GET /metrics` is served; undefined: nowhere (the default). */
   metricsListen: { host: string; port: number } | undefined;
+  /** How long a request body may take to arrive before a 408 (`PETSTORE_BODY_TIMEOUT_MS`). */
+  bodyTimeoutMs: number;
 }
+
+/** The default of `PETSTORE_BODY_TIMEOUT_MS`: a body not in within 30 s gets a 408. */
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
 function plausibleHost(host: string): boolean {
@@ -53,15 +60,18 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
     throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
   }
+  const bodyTimeout = optionalEnv(env, "PETSTORE_BODY_TIMEOUT_MS");
   return {
     port: apiPort,
     host,
     db: dbConfig(args, env),
     limiter: limiterConfig(args, env),
+    changeLimiter: args.switches.has("change-limiter"),
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
     metricsListen,
+    bodyTimeoutMs: bodyTimeout === undefined ? DEFAULT_BODY_TIMEOUT_MS : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
   };
 }
 

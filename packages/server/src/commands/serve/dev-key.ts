@@ -1,7 +1,7 @@
 import { issueApiKey } from "@petstore/core";
-import type { Storage } from "../../open-storage.js";
+import { displayDb, type Storage } from "../../open-storage.js";
 import type { Io } from "../_command.js";
-import { displayDb } from "../_options.js";
+import { pastableDb } from "../_options.js";
 import type { ServeConfig } from "./config.js";
 
 /** Production never creates keys: it warns when nobody could use the API. Development makes one. */
@@ -21,7 +21,7 @@ export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): 
     JSON.stringify({
       time: new Date().toISOString(),
       level: "warn",
-      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${displayDb(config.db.url)}`,
+      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${pastableDb(config.db.url)}`,
     }),
   );
   return undefined;
