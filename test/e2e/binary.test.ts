@@ -41,7 +41,16 @@ describe("the petstore binary's command line", () => {
   it("creates, lists and revokes keys, never showing key material in the list", async () => {
     const db = tempDatabaseUrl("keys.db");
     const made = await createKey(db, ["--plan", "business", "--label", "billing"]);
-    expect(made).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^psk_\w{38}$/), plan: "business", perMinute: 1_000, perDay: 100_000, label: "billing" });
+    expect(made).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^psk_\w{38}$/),
+      plan: "business",
+      perMinute: 1_000,
+      perDay: 100_000,
+      label: "billing",
+      database: db.slice("file:".length),
+      databaseCreated: true,
+    });
     const listed = await cli(["keys", "list", "--db", db]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(made.id);
@@ -52,6 +61,26 @@ describe("the petstore binary's command line", () => {
     expect(JSON.stringify(json)).not.toContain("psk_");
     const unknown = await cli(["keys", "revoke", "key_nope", "--db", db]);
     expect(unknown.code).toBe(1);
+  });
+
+  it("says where keys create wrote when run without --db, and refuses --db :memory:", async () => {
+    // Issue 30: in an empty directory it made ./petstore.db and printed a key, naming no database.
+    const dir = tempDir();
+    const created = await cli(["keys", "create", "--plan", "free"], { cwd: dir, env: { ...process.env, PETSTORE_DB: "" } });
+    expect(created.code).toBe(0);
+    expect(created.stdout.split("\n")[1]).toBe(
+      `Stored in a new database, ${join(dir, "petstore.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
+    );
+    const again = await cli(["keys", "create", "--plan", "free"], { cwd: dir });
+    expect(again.stdout.split("\n")[1]).toBe(`Stored in the database ${join(dir, "petstore.db")}.`);
+    const memory = await cli(["keys", "create", "--plan", "free", "--db", ":memory:"], { cwd: dir });
+    expect([memory.code, memory.stdout, memory.stderr.split("\n")[0]]).toEqual([
+      2,
+      "",
+      "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+    ]);
+    // Nothing but the one database (and its WAL files): no file named after :memory:.
+    expect(readdirSync(dir).filter((name) => !name.startsWith("petstore.db"))).toEqual([]);
   });
 });
 

@@ -70,10 +70,20 @@ describe("petstore command line", () => {
     const created = await cli(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "ci bot", "--json"], { PETSTORE_DB: db });
     expect(created.code).toBe(0);
     const key = JSON.parse(created.out);
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^psk_/), plan: "pro", perMinute: 7, perDay: 10_000, label: "ci bot" });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^psk_/),
+      plan: "pro",
+      perMinute: 7,
+      perDay: 10_000,
+      label: "ci bot",
+      database: join(dir, "keys.db"),
+      databaseCreated: true,
+    });
 
     const readable = await cli(["keys", "create", "--plan", "free", "--db", db]);
     expect(readable.out).toMatch(/^Created API key key_\w+ \(plan free: 60 requests\/minute, 1000 requests\/day\)\.$/m);
+    expect(readable.out.split("\n")[1]).toBe(`Stored in the database ${join(dir, "keys.db")}.`);
     expect(readable.out).toMatch(/^ {4}psk_\w{38}$/m);
     expect(readable.out).toContain("only time the key is shown");
 
@@ -91,6 +101,27 @@ describe("petstore command line", () => {
     expect(await cli(["keys", "revoke", key.id, "--db", db])).toMatchObject({ code: 0, out: `Revoked ${key.id}. Servers refuse it within 5 seconds.` });
     const after = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).out) as { revokedAt: string | null }[];
     expect(after[0]!.revokedAt).toEqual(expect.any(String));
+  });
+
+  it("names the database a key went to, and says when it made that database", async () => {
+    const path = join(dir, "new", "..", "fresh.db");
+    const first = await cli(["keys", "create", "--plan", "free", "--db", `file:${path}`]);
+    expect(first.code).toBe(0);
+    expect(first.out.split("\n")[1]).toBe(
+      `Stored in a new database, ${join(dir, "fresh.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
+    );
+    const second = await cli(["keys", "create", "--plan", "free", "--json"], { PETSTORE_DB: `file:${join(dir, "fresh.db")}` });
+    expect(JSON.parse(second.out)).toMatchObject({ database: join(dir, "fresh.db"), databaseCreated: false });
+  });
+
+  it("refuses --db :memory: for keys create, whose key would be gone when the command ends", async () => {
+    for (const env of [{}, { PETSTORE_DB: ":memory:" }]) {
+      const { code, out, err } = await cli(["keys", "create", "--plan", "free", ...(Object.keys(env).length ? [] : ["--db", ":memory:"])], env);
+      expect({ code, out }).toEqual({ code: 2, out: "" });
+      expect(err[0]).toBe(
+        "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+      );
+    }
   });
 
   it("lists the keys commands on 'keys --help'", async () => {

@@ -37,8 +37,12 @@ describe("petstore on a Postgres database", () => {
     const created = await cli(["keys", "create", "--plan", "pro", "--label", "ci", "--db", url, "--json"], env);
     expect(created.err).toEqual([]);
     expect(created.code).toBe(0);
-    const { id, key, plan } = JSON.parse(created.out) as { id: string; key: string; plan: string };
+    const { id, key, plan, database: storedIn, databaseCreated } = JSON.parse(created.out) as { id: string; key: string; plan: string; database: string; databaseCreated: boolean };
     expect(plan).toBe("pro");
+    // The database named as the server's URL, without credentials; a server's database is never made by the command.
+    expect([storedIn, databaseCreated]).toEqual([url.replace("petstore_app@", ""), false]);
+    const readable = await cli(["keys", "create", "--plan", "free", "--db", url.replace("petstore_app@", `petstore_app:${PASSWORD}@`)]);
+    expect(readable.out.split("\n")[1]).toBe(`Stored in the database ${url.replace("petstore_app@", "")}.`);
     expect(key).toMatch(/^psk_/);
     const listed = await cli(["keys", "list", "--db", url, "--json"], env);
     expect(listed.code).toBe(0);
@@ -46,7 +50,7 @@ describe("petstore on a Postgres database", () => {
     expect(await cli(["keys", "revoke", id, "--db", url], env)).toMatchObject({ code: 0 });
     const again = await cli(["keys", "list", "--db", url, "--json"], env);
     expect(again.out).toMatch(/revoked/i);
-    for (const output of [created, listed, again]) expect(output.out + output.err.join("\n")).not.toContain(PASSWORD);
+    for (const output of [created, readable, listed, again]) expect(output.out + output.err.join("\n")).not.toContain(PASSWORD);
 
     // The same through PETSTORE_DB, and a password in the URL: it works, and errors hide it.
     const withPassword = url.replace("petstore_app@", `petstore_app:${PASSWORD}@`);

@@ -56,7 +56,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   PETSTORE_BOOTSTRAP_KEY=psk_...       at start, store this key as an enterprise key unless the
                                        database already has it (then it keeps its limits), e.g.
                                        to give a --db :memory: server its first key. Any key
-                                       'petstore keys create --db :memory: --json' prints will do
+                                       'petstore keys create --json' printed will do (only its
+                                       hash is stored: the database it was made in does not matter)
   PETSTORE_BOOTSTRAP_PER_MINUTE=N      its requests per minute (required with the key)
   PETSTORE_BOOTSTRAP_PER_DAY=N         its requests per day (required with the key)
   Under Deno, list these in --allow-env, else they are not seen.`,
