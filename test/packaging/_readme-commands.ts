@@ -1,15 +1,31 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 
-/** The command lines of the first `sh` block of a README, comments after `#` kept out. */
-export function readmeCommands(readme: string): string[] {
-  const block = /```sh\n([\s\S]*?)```/.exec(readFileSync(readme, "utf8"));
-  if (!block) throw new Error(`${readme} has no sh block`);
+/**
+ * The command lines of a README's `sh` block (the first, or the `index`th from 0), comments
+ * after `#` kept out, a line ending in `\` joined with the next.
+ */
+export function readmeCommands(readme: string, index = 0): string[] {
+  const block = [...readFileSync(readme, "utf8").matchAll(/```sh\n([\s\S]*?)```/g)][index];
+  if (!block) throw new Error(`${readme} has no sh block number ${index}`);
   return block[1]!
+    .replace(/\\\n\s*/g, "")
     .split("\n")
     .map((line) => line.replace(/\s+#.*$/, "").trim())
     .filter(Boolean);
+}
+
+/**
+ * `PATH` without the directories that hold a `bun` or `deno` (or `bunx`) executable: the
+ * machine of a newcomer who has neither installed. The READMEs must work there.
+ */
+export function pathWithoutBunOrDeno(path = process.env.PATH ?? ""): string {
+  return path
+    .split(delimiter)
+    .filter((dir) => dir !== "" && !["bun", "bunx", "deno"].some((name) => existsSync(join(dir, name))))
+    .join(delimiter);
 }
 
 /** npm as a user's would run, with no audit or fund chatter, answering from the cache first. */

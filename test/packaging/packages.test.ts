@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { npmQuietly, readmeCommands, runLine, startLine } from "./_readme-commands.js";
+import { freePort } from "../_support/free-port.js";
+import { npmQuietly, pathWithoutBunOrDeno, readmeCommands, runLine, startLine } from "./_readme-commands.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
@@ -95,9 +96,10 @@ describe.each([
 /**
  * Each example's README, followed word by word: its `sh` block run line by line in a fresh
  * project outside the repository holding the example's files and the two tarballs, as the
- * README says. Only what a README leaves to the reader is filled in: a free port (`PORT=0`),
- * and for the clients the address and key of a running Pet Store. A server's printed `curl`
- * line is then tried.
+ * README says, on a PATH without `bun` or `deno` (a newcomer's machine: the READMEs install
+ * them with npm). Only what a README leaves to the reader is filled in: a free port (`PORT=0`,
+ * or the port Deno's `--allow-net` names), and for the clients the address and key of a
+ * running Pet Store. A server's printed `curl` line is then tried.
  */
 describe("each example, run as its README says", () => {
   const EXAMPLES = join(ROOT, "examples");
@@ -114,26 +116,43 @@ describe("each example, run as its README says", () => {
     projects.push(dir);
     cpSync(join(EXAMPLES, example), dir, { recursive: true, filter: (path) => !path.endsWith("README.md") });
     for (const name of ["core", "adapters"]) copyFileSync(join(TARBALLS, `petstore-${name}-1.0.0.tgz`), join(dir, `petstore-${name}-1.0.0.tgz`));
-    // Bun and Deno as a user has them on PATH (here: the workspace's own).
-    return { dir, env: { ...process.env, ...npmQuietly, PATH: `${BIN}:${process.env.PATH}`, PORT: "0", NO_COLOR: "1" } };
+    return { dir, env: { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), PORT: "0", NO_COLOR: "1" } };
   }
 
+  it("runs them where no bun or deno is on PATH", async () => {
+    const { dir, env } = projectFor("bun-serve");
+    await expect(runLine("command -v bun || command -v deno", dir, env)).rejects.toThrow(/failed \(1\)/);
+    expect(await runLine("command -v node && command -v npm", dir, env)).toMatch(/node\n.*npm/);
+  });
+
   /** Runs every line; the last one a server that prints a curl line, which must answer 200. */
-  async function runServerExample(example: string): Promise<{ url: string; key: string }> {
+  async function runServerExample(example: string, block = 0): Promise<{ url: string; key: string; dir: string; env: NodeJS.ProcessEnv }> {
     const { dir, env } = projectFor(example);
-    const lines = readmeCommands(join(EXAMPLES, example, "README.md"));
+    // Deno's --allow-net names the port: the one the server is told to take (PORT).
+    const port = String(await freePort());
+    const lines = readmeCommands(join(EXAMPLES, example, "README.md"), block).map((line) => line.replace(/--allow-net=127\.0\.0\.1:\d+/, `--allow-net=127.0.0.1:${port}`));
+    const serverEnv = lines.at(-1)!.includes("--allow-net=") ? { ...env, PORT: port } : env;
     for (const line of lines.slice(0, -1)) await runLine(line, dir, env);
-    const { child, match } = await startLine(lines.at(-1)!, dir, env, /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
+    const { child, match } = await startLine(lines.at(-1)!, dir, serverEnv, /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
     children.push(child);
     const [, key, url] = match;
     const answer = await fetch(url!, { headers: { authorization: `Bearer ${key}` } });
     expect(answer.status).toBe(200);
     expect(answer.headers.get("x-ratelimit-limit")).toBe("60");
-    return { url: url!.replace(/\/pets$/, ""), key: key! };
+    return { url: url!.replace(/\/pets$/, ""), key: key!, dir, env };
   }
 
-  it.concurrent.each(["node-http", "express", "hono-node", "bun-serve", "hono-mount", "itty-mount"])("%s serves the curl line it prints", async (example) => {
+  it.concurrent.each(["node-http", "express", "hono-node", "bun-serve", "hono-mount", "itty-mount", "deno-serve"])("%s serves the curl line it prints", async (example) => {
     await runServerExample(example);
+  }, 240_000);
+
+  it.concurrent("worker-module runs local.ts as its README says, and issue-key.ts prints a key and its wrangler line", async () => {
+    // The second sh block, "libSQL instead of D1"; the first deploys to a Cloudflare account.
+    const { dir, env } = await runServerExample("worker-module", 1);
+    const issueKey = readmeCommands(join(EXAMPLES, "worker-module", "README.md")).filter((line) => line.includes("issue-key.ts"));
+    expect(issueKey).toEqual(["npx bun issue-key.ts free"]);
+    const output = await runLine(issueKey[0]!, dir, env);
+    expect(output).toMatch(/^Key \(shown once, keep it\): psk_\w{38}\nnpx wrangler d1 execute petstore --remote --command "INSERT INTO api_keys /);
   }, 240_000);
 
   it.concurrent("testing-with-memory passes its tests", async () => {
