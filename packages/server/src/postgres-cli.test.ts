@@ -58,8 +58,19 @@ describe("petstore on a Postgres database", () => {
     const wrong = await cli(["keys", "list"], { PETSTORE_DB: url.replace("petstore_app@", "petstore_app:wrong-password@") });
     expect(wrong.code).toBe(1);
     expect(wrong.err).toHaveLength(1);
-    expect(wrong.err[0]).toMatch(/^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: .*password authentication failed/);
+    expect(wrong.err[0]).toMatch(
+      /^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: password authentication failed for user "petstore_app" \(the password in the URL was refused for the URL's user petstore_app: check it, or drop it from the URL and set PGPASSWORD\)$/,
+    );
     expect(wrong.err[0]).not.toContain("wrong-password");
+    // The password from PGPASSWORD, or none at all: each names where a password goes and whose it is.
+    const fromEnv = await cli(["keys", "list", "--db", url], { PGPASSWORD: "wrong-password" });
+    expect(fromEnv.err).toEqual([expect.stringMatching(/ \(PGPASSWORD was refused for the URL's user petstore_app: check the password, and the user in the URL\)$/)]);
+    expect(fromEnv.err[0]).not.toContain("wrong-password");
+    const none = await cli(["keys", "list", "--db", url]);
+    expect(none.code).toBe(1);
+    expect(none.err).toEqual([
+      expect.stringMatching(/^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: .* \(no password was given for the URL's user petstore_app: set PGPASSWORD, or put it in the URL as postgres:\/\/USER:PASSWORD@HOST\/DATABASE\)$/),
+    ]);
   });
 
   it("refuses to start with one line and exit 1 when the server is down", async () => {

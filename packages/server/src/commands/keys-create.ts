@@ -1,6 +1,6 @@
 import { DEFAULT_PLANS, type IssueApiKeyInput, issueApiKey, type PlanName } from "@petstore/core";
 import { databaseLocation } from "@petstore/adapters/libsql/connect";
-import { type DbConfig, openStorage } from "../open-storage.js";
+import { type DbConfig, openStorage, storageFailure } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
@@ -74,7 +74,9 @@ SHA-256, never the key.
     const { database, created } = destination(db);
     const storage = await openStorage(db);
     try {
-      const { key, record } = await issueApiKey(storage.adapters.keys, input);
+      const { key, record } = await issueApiKey(storage.adapters.keys, input).catch((error: unknown) => {
+        throw new Error(storageFailure(db.url, error), { cause: error });
+      });
       const perMinute = record.perMinute ?? DEFAULT_PLANS[record.plan].perMinute;
       const perDay = record.perDay ?? DEFAULT_PLANS[record.plan].perDay;
       if (args.switches.has("json")) {

@@ -1,7 +1,7 @@
 import { BUILD_INFO, VERSION } from "../version.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { openStorage } from "../open-storage.js";
+import { openStorage, storageFailure } from "../open-storage.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
@@ -9,6 +9,7 @@ import type { Command } from "./_command.js";
 import { displayDb } from "./_options.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { serveConfig } from "./serve/config.js";
+import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
 import { localUrl, logLine } from "./serve/log.js";
 import { counted, startMetrics } from "./serve/metrics-listener.js";
@@ -80,7 +81,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${storageFailure(config.db.url, error)}`);
       });
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
@@ -93,7 +94,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const metricsServer = await startMetrics(config, metrics, io);
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
-        throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
