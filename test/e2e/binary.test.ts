@@ -250,6 +250,23 @@ describe("the petstore binary on its own", () => {
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });
 
+  it("with --dev on a database without keys, prints a key, its limits and ban, and how to make another that works", async () => {
+    const db = tempDatabaseUrl("dev.db");
+    const server = await startServer([...binaryServe(db), "--dev"]);
+    await waitFor(() => server.stdout.some((line) => line.startsWith("Make another key:")));
+    const banner = server.stdout.slice(server.stdout.findIndex((line) => line.startsWith("Development mode")));
+    expect(banner).toContain("It allows 60 requests a minute and 1000 a day; past 30 refusals (429) within a minute it is banned for 10 minutes.");
+    const another = banner.find((line) => line.startsWith("Make another key: "))!.slice("Make another key: ".length);
+    expect(another).toBe(`petstore keys create --plan free --db ${db}`);
+    expect(banner).toContain(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
+    // The line as printed makes a key in the server's own database, which the server then accepts.
+    const made = await cli([...another.split(" ").slice(1), "--json"]);
+    expect(JSON.parse(made.stdout)).toMatchObject({ database: db.slice("file:".length), databaseCreated: false });
+    const answer = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${JSON.parse(made.stdout).key}` } });
+    expect(answer.status).toBe(200);
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
   it("warns on stderr when it serves a database without any key", async () => {
     const server = await startServer(binaryServe(tempDatabaseUrl("empty.db")));
     await waitFor(() => server.stderr.some((line) => line.includes("no active API key")));

@@ -100,7 +100,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, displayDb(config.db.url));
       const signal = await stop;
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
       // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
