@@ -70,6 +70,8 @@ async function start(snippet: ReturnType<typeof serverSnippets>[number], env: No
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`snippet ${snippet.index} (${snippet.runtime}) did not answer:\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Answered by this snippet, not by another process that took the port meanwhile.
+  if (child.exitCode !== null) throw new Error(`snippet ${snippet.index} (${snippet.runtime}) exited (${child.exitCode}):\n${stderr}`);
   return { port, stderr: () => stderr };
 }
 
