@@ -1,7 +1,7 @@
-import { copyFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureBinary } from "./_binary.js";
+import { ensureBinary, ROOT } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
 import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, tempDir, waitFor } from "./_processes.js";
 
@@ -234,6 +234,12 @@ describe("the petstore binary serving HTTP", () => {
 });
 
 describe("the petstore binary on its own", () => {
+  it("is the size docs/binary.md says, within 5 %", () => {
+    const stated = Number(/one ~(\d+) MiB executable/.exec(readFileSync(join(ROOT, "docs/binary.md"), "utf8"))![1]);
+    const size = statSync(ensureBinary()).size / 2 ** 20;
+    expect(Math.abs(size - stated) / stated, `the binary is ${size.toFixed(1)} MiB, the docs say ~${stated}`).toBeLessThan(0.05);
+  });
+
   it("serves from an empty directory with a file database, without Node, Bun or node_modules", async () => {
     const dir = tempDir();
     const emptyPath = tempDir();

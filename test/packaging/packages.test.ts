@@ -6,7 +6,7 @@
  * three module resolutions.
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -146,13 +146,33 @@ describe("each example, run as its README says", () => {
     await runServerExample(example);
   }, 240_000);
 
-  it.concurrent("worker-module runs local.ts as its README says, and issue-key.ts prints a key and its wrangler line", async () => {
-    // The second sh block, "libSQL instead of D1"; the first deploys to a Cloudflare account.
-    const { dir, env } = await runServerExample("worker-module", 1);
-    const issueKey = readmeCommands(join(EXAMPLES, "worker-module", "README.md")).filter((line) => line.includes("issue-key.ts"));
-    expect(issueKey).toEqual(["npx bun issue-key.ts free"]);
-    const output = await runLine(issueKey[0]!, dir, env);
-    expect(output).toMatch(/^Key \(shown once, keep it\): psk_\w{38}\nnpx wrangler d1 execute petstore --remote --command "INSERT INTO api_keys /);
+  it.concurrent("worker-module runs local.ts, then the wrangler dev loop with the key issue-key.ts printed, as its README says", async () => {
+    const readme = join(EXAMPLES, "worker-module", "README.md");
+    // The third sh block, "libSQL instead of D1": local.ts under Bun.
+    const { dir, env } = await runServerExample("worker-module", 2);
+    // The first block deploys to a Cloudflare account: only its installs run here.
+    for (const line of readmeCommands(readme).filter((command) => command.startsWith("npm install"))) await runLine(line, dir, env);
+    const [dev, firstCurl, issueKey, execute, secondCurl, ...rest] = readmeCommands(readme, 1);
+    expect([issueKey, execute, rest]).toEqual(["npx bun issue-key.ts free", 'npx wrangler d1 execute petstore --local --command "INSERT INTO api_keys ..."', []]);
+    // wrangler's launcher refuses Node before 22, and this runs on Node 20: the same CLI, without the launcher.
+    const wrangler = (line: string) => line.replace(/^npx wrangler /, "node node_modules/wrangler/wrangler-dist/cli.js ");
+    const wranglerEnv = { ...env, WRANGLER_SEND_METRICS: "false", WRANGLER_LOG_PATH: join(dir, "wrangler-logs"), XDG_CONFIG_HOME: join(dir, ".config") };
+    const port = await freePort();
+    const { child } = await startLine(`${wrangler(dev!)} --ip 127.0.0.1 --port ${port}`, dir, wranglerEnv, /Ready on http:\/\/127\.0\.0\.1:\d+/);
+    try {
+      const here = (line: string) => line.replaceAll("http://localhost:8787", `http://127.0.0.1:${port}`);
+      // curl's answer body, one line of JSON, without the progress meter it writes beside it.
+      const body = (output: string) => JSON.parse(/(\{"[^\r\n]*\}|\[[^\r\n]*\])/.exec(output)![1]!);
+      expect(body(await runLine(here(firstCurl!), dir, env))).toMatchObject({ code: "unauthorized", status: 401 });
+      const printed = await runLine(issueKey!, dir, env);
+      const key = /psk_\w{38}/.exec(printed)![0];
+      const local = printed.split("\n").find((line) => line.startsWith("npx wrangler d1 execute petstore --local --command "))!;
+      expect(printed.split("\n")).toContain(local.replace("--local", "--remote"));
+      await runLine(wrangler(local), dir, wranglerEnv);
+      expect(body(await runLine(here(secondCurl!).replace("psk_...", key), dir, env))).toEqual([]);
+    } finally {
+      await stopWithDescendants(child);
+    }
   }, 240_000);
 
   it.concurrent("testing-with-memory passes its tests", async () => {
@@ -175,6 +195,43 @@ describe("each example, run as its README says", () => {
     }
   }, 240_000);
 });
+
+/** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const parent = queue.shift()!;
+    for (const [child, of] of parents) if (of === parent) found.push(child), queue.push(child);
+  }
+  return found;
+}
+
+/** Asks a server that starts others (wrangler dev) to stop, then kills, by PID, whatever of them is left. */
+async function stopWithDescendants(child: ChildProcess): Promise<void> {
+  const started = descendants(child.pid!);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    child.kill("SIGKILL");
+  }
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
 
 /**
  * `@petstore/core/testing` beside the test runner a project already has: its optional peer
