@@ -12,10 +12,14 @@ export function databaseAccessProblem(path: string): string | undefined {
     const directory = dirname(path);
     if (!existsSync(path)) return creationProblem(path, directory);
     for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-      if (existsSync(file) && !writable(file)) return ownerProblem(file, path, "the database file");
+      if (existsSync(file)) {
+        const denied = writeDenied(file);
+        if (denied !== undefined) return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(file, path, "the database file");
+      }
     }
     // SQLite makes the -wal and -shm files beside the database when it opens it.
-    if (!writable(directory)) return ownerProblem(directory, path, "its directory");
+    const denied = writeDenied(directory);
+    if (denied !== undefined) return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(directory, path, "its directory");
     return undefined;
   } catch {
     return undefined;
@@ -30,7 +34,7 @@ function creationProblem(path: string, directory: string): string | undefined {
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "EACCES" || code === "EPERM") return ownerProblem(directory, path, "its directory");
-    if (code === "EROFS") return `the file system of ${directory} is read-only: give a --db path on a writable one`;
+    if (code === "EROFS") return readOnlyFileSystem(directory);
     return `no file can be created in ${directory} (${String(code)}): give a --db path in a directory for data, e.g. file:/var/lib/petstore/petstore.db`;
   }
   // It could be made after all: not the reason. Leave nothing behind.
@@ -39,10 +43,20 @@ function creationProblem(path: string, directory: string): string | undefined {
   return undefined;
 }
 
-function ownerProblem(file: string, database: string, what: string): string {
-  const owner = userName(statSync(file).uid);
+function readOnlyFileSystem(directory: string): string {
+  return `the file system of ${directory} is read-only: give a --db path on a writable one`;
+}
+
+/**
+ * Another user's file, or its owner's without write permission: who owns it and the fix.
+ * Undefined when its owner runs this and may write it by its mode (an immutable file, an
+ * ACL): no owner or mode to name.
+ */
+function ownerProblem(file: string, database: string, what: string): string | undefined {
+  const { uid, mode } = statSync(file);
+  const owner = userName(uid);
   const me = userName(process.getuid!());
-  if (owner === me) return `${what} ${file} is not writable (mode ${(statSync(file).mode & 0o777).toString(8)}) by its owner ${me}: chmod u+w ${file}`;
+  if (owner === me) return mode & 0o200 ? undefined : `${what} ${file} is not writable (mode ${(mode & 0o777).toString(8)}) by its owner ${me}: chmod u+w ${file}`;
   const chown = what === "its directory" ? `${file} ${database}*` : `${database}*`;
   return (
     `${what} ${file} belongs to ${owner}, and this process runs as ${me}, who may not write it: ` +
@@ -50,12 +64,13 @@ function ownerProblem(file: string, database: string, what: string): string {
   );
 }
 
-function writable(path: string): boolean {
+/** Why this process may not write `path` (EACCES, EPERM, EROFS...); undefined when it may. */
+function writeDenied(path: string): string | undefined {
   try {
     accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return String((error as { code?: unknown }).code);
   }
 }
 
