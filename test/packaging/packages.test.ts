@@ -105,10 +105,11 @@ describe("each example, run as its README says", () => {
   const EXAMPLES = join(ROOT, "examples");
   const projects: string[] = [];
   const children: ChildProcess[] = [];
+  // The projects' node_modules (wrangler's alone is about 200 MB) take a while to remove.
   afterAll(() => {
     for (const child of children) child.kill("SIGKILL");
     for (const dir of projects) rmSync(dir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   /** A fresh project with the example's files and the tarballs; the environment its commands run in. */
   function projectFor(example: string): { dir: string; env: NodeJS.ProcessEnv } {
