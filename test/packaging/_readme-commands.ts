@@ -47,8 +47,8 @@ export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv): Prom
   });
 }
 
-/** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`. */
-export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+/** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`, and every line so far. */
+export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; lines: string[] }> {
   // exec: the PID is the server's own, so killing it stops the server.
   const child = spawn("bash", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
@@ -67,7 +67,7 @@ export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, rea
         const match = ready.exec(text);
         if (match) {
           clearTimeout(timer);
-          resolve({ child, match });
+          resolve({ child, match, lines });
         }
       });
     }

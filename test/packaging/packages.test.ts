@@ -80,6 +80,40 @@ describe.each([
   });
 });
 
+/**
+ * The README's smallest mount (`server.mjs`, its block word for word) in the project that
+ * installed the tarballs, run with each of the README's lines: Node, then Bun and Deno
+ * installed by npm as it says, on a PATH without a global bun or deno. The port is the
+ * reader's to pick (a free one here, for the README's 3000).
+ */
+describe("the README's smallest mount, run as it says", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const env = { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), NO_COLOR: "1" };
+  const running: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of running) child.kill("SIGKILL");
+  });
+
+  it.each([
+    ["node", "node server.mjs", undefined],
+    ["bun", "npx bun server.mjs", "npm install -D bun"],
+    ["deno", "npx deno run --allow-net=127.0.0.1:3000 server.mjs", "npm install -D deno"],
+  ])("under %s: %s", async (_runtime, line, install) => {
+    const mount = /The smallest mount[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1]!;
+    expect(readme).toContain(line);
+    if (install !== undefined) expect(readme).toContain(`\`${install}\``);
+    const port = String(await freePort());
+    writeFileSync(join(project, "server.mjs"), mount.replaceAll("3000", port));
+    if (install !== undefined) await runLine(install, project, env);
+    // The snippet prints its curl line once it listens.
+    const { child, match } = await startLine(line.replace("3000", port), project, env, /curl -i -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
+    running.push(child);
+    const answer = await fetch(match[2]!, { headers: { authorization: `Bearer ${match[1]}` } });
+    expect([answer.status, answer.headers.get("x-ratelimit-remaining")]).toEqual([200, "59"]);
+    child.kill("SIGKILL");
+  }, 120_000);
+});
+
 describe.each([
   ["bundler", "esnext"],
   ["node16", "node16"],
