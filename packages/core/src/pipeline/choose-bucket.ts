@@ -18,7 +18,7 @@ export interface Bucket {
  * address: a host that mounts `fetch` bare (`serve({ fetch: petstore.fetch })`) would put every
  * such caller into one bucket, where one abuser bans them all.
  */
-export const MISSING_CLIENT_ADDRESS =
+const MISSING_CLIENT_ADDRESS =
   "@petstore/core: a request without a valid API key came without a client address, so all such callers share one rate-limit bucket (ip:unknown) and one ban. " +
   "Pass the socket's address: petstore.fetch(request, { clientAddress }). (Said once.)";
 
