@@ -6,7 +6,7 @@
  * library then warns on the console, which must stay silent here.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -19,6 +19,7 @@ const ROOT = join(import.meta.dirname, "../..");
 const BIN = join(ROOT, "node_modules/.bin");
 const README = join(ROOT, "packages/adapters/README.md");
 // Inside the repository (dist/ is ignored), so the snippets' imports resolve to the workspace's packages.
+mkdirSync(join(ROOT, "dist"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, "dist", "adapter-snippets-"));
 
 /** Every js/ts block of the README that starts a server, with the runtime it is written for. */
