@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,11 +67,17 @@ describe("the binary's start-up errors", () => {
    * root made, as a service user meets one that `sudo petstore keys create` made.
    */
   describe("on a database this user may not write", () => {
-    const asNobody = (args: string[]) => cli(["--reuid=65534", "--regid=65534", "--clear-groups", BINARY, ...args], { executable: "setpriv" });
+    let binary: string;
+    // TMPDIR /tmp, where nobody may unpack the native driver whatever this run's TMPDIR is.
+    const asNobody = (args: string[]) =>
+      cli(["--reuid=65534", "--regid=65534", "--clear-groups", binary, ...args], { executable: "setpriv", env: { ...process.env, TMPDIR: "/tmp" } });
     let path: string;
     beforeAll(async () => {
       const dir = tempDir();
       chmodSync(dir, 0o755);
+      // A copy nobody can reach: the checkout may lie under a directory only root may enter.
+      binary = join(dir, "petstore");
+      copyFileSync(BINARY, binary);
       path = join(dir, "petstore.db");
       await createKey(`file:${path}`);
     });
