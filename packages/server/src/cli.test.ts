@@ -35,7 +35,9 @@ describe("petstore command line", () => {
     [["serve", "--prot", "80"], "petstore: unknown flag --prot for 'petstore serve'", "Usage: petstore serve "],
     [["serve", "--port", "http"], "petstore: --port must be a whole number from 0 to 65535, not 'http'", "Usage: petstore serve "],
     [["serve", "--port", "65536"], "petstore: --port must be a whole number from 0 to 65535, not '65536'", "Usage: petstore serve "],
-    [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'", "Usage: petstore serve "],
+    [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, --db file:petstore.db", "Usage: petstore serve "],
+    [["keys", "list", "--db", "./data/petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not './data/petstore.db'; for a file, --db file:./data/petstore.db", "Usage: petstore keys list "],
+    [["serve", "--db", "mysql://db/petstore"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'mysql://db/petstore'", "Usage: petstore serve "],
     [["serve", "--metrics-listen", "9464"], "petstore: --metrics-listen must be HOST:PORT (e.g. 127.0.0.1:9464), not '9464'", "Usage: petstore serve "],
     [["serve", "--metrics-listen", "127.0.0.1:99999"], "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'", "Usage: petstore serve "],
     [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],
@@ -61,6 +63,8 @@ describe("petstore command line", () => {
     const { code, err } = await cli(["serve"], { PETSTORE_PORT: "eighty" });
     expect(code).toBe(2);
     expect(err[0]).toBe("petstore: PETSTORE_PORT must be a whole number from 0 to 65535, not 'eighty'");
+    const path = await cli(["keys", "list"], { PETSTORE_DB: "petstore.db" });
+    expect(path.err[0]).toBe("petstore: PETSTORE_DB must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, PETSTORE_DB=file:petstore.db");
     const bad = await cli(["keys", "create", "--plan", "free", "--db", "file:" + join(dir, "flag.db")], { PETSTORE_DB: "nonsense" });
     expect(bad.code).toBe(0);
   });
@@ -70,10 +74,20 @@ describe("petstore command line", () => {
     const created = await cli(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "ci bot", "--json"], { PETSTORE_DB: db });
     expect(created.code).toBe(0);
     const key = JSON.parse(created.out);
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^psk_/), plan: "pro", perMinute: 7, perDay: 10_000, label: "ci bot" });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^psk_/),
+      plan: "pro",
+      perMinute: 7,
+      perDay: 10_000,
+      label: "ci bot",
+      database: join(dir, "keys.db"),
+      databaseCreated: true,
+    });
 
     const readable = await cli(["keys", "create", "--plan", "free", "--db", db]);
     expect(readable.out).toMatch(/^Created API key key_\w+ \(plan free: 60 requests\/minute, 1000 requests\/day\)\.$/m);
+    expect(readable.out.split("\n")[1]).toBe(`Stored in the database ${join(dir, "keys.db")}.`);
     expect(readable.out).toMatch(/^ {4}psk_\w{38}$/m);
     expect(readable.out).toContain("only time the key is shown");
 
@@ -91,6 +105,31 @@ describe("petstore command line", () => {
     expect(await cli(["keys", "revoke", key.id, "--db", db])).toMatchObject({ code: 0, out: `Revoked ${key.id}. Servers refuse it within 5 seconds.` });
     const after = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).out) as { revokedAt: string | null }[];
     expect(after[0]!.revokedAt).toEqual(expect.any(String));
+    // Again: said so, with the first revocation's time, which stays.
+    expect(await cli(["keys", "revoke", key.id, "--db", db])).toEqual({ code: 0, out: `${key.id} was already revoked at ${after[0]!.revokedAt}; nothing changed.`, err: [] });
+    const still = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).out) as { revokedAt: string | null }[];
+    expect(still[0]!.revokedAt).toBe(after[0]!.revokedAt);
+  });
+
+  it("names the database a key went to, and says when it made that database", async () => {
+    const path = join(dir, "new", "..", "fresh.db");
+    const first = await cli(["keys", "create", "--plan", "free", "--db", `file:${path}`]);
+    expect(first.code).toBe(0);
+    expect(first.out.split("\n")[1]).toBe(
+      `Stored in a new database, ${join(dir, "fresh.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
+    );
+    const second = await cli(["keys", "create", "--plan", "free", "--json"], { PETSTORE_DB: `file:${join(dir, "fresh.db")}` });
+    expect(JSON.parse(second.out)).toMatchObject({ database: join(dir, "fresh.db"), databaseCreated: false });
+  });
+
+  it("refuses --db :memory: for keys create, whose key would be gone when the command ends", async () => {
+    for (const env of [{}, { PETSTORE_DB: ":memory:" }]) {
+      const { code, out, err } = await cli(["keys", "create", "--plan", "free", ...(Object.keys(env).length ? [] : ["--db", ":memory:"])], env);
+      expect({ code, out }).toEqual({ code: 2, out: "" });
+      expect(err[0]).toBe(
+        "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+      );
+    }
   });
 
   it("lists the keys commands on 'keys --help'", async () => {

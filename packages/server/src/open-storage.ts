@@ -5,6 +5,7 @@ import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters, type PostgresSource } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import { databaseAccessProblem } from "./database-access.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -81,7 +82,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     await migrate(connection);
   } catch (error) {
     connection.close();
-    throw new Error(`cannot open ${displayDb(db.url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(storageFailure(db.url, error), { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),
@@ -98,12 +99,35 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
 
 /** Why a libSQL database could not be opened, in one line: a local file's missing directory by name, not the driver's code. */
 function openFailure(url: string, error: unknown): string {
-  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
   const location = databaseLocation(url);
-  if (location.kind !== "file") return `cannot open ${url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//")}: ${message}`;
+  if (location.kind !== "file") return `cannot open ${url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}`;
   const directory = dirname(resolve(location.path));
   if (!existsSync(directory)) return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
-  return `cannot open database ${resolve(location.path)}: ${message}`;
+  return `cannot open database ${resolve(location.path)}: ${storageFailure(url, error)}`;
+}
+
+/**
+ * Why storage failed, in one line: for a local file this process may not write (another
+ * user's, a directory that takes no files), who owns what and the fix; else the error's own
+ * first line ("the database is read-only" alone named neither).
+ */
+export function storageFailure(url: string, error: unknown): string {
+  const location = databaseLocation(url);
+  return (location.kind === "file" ? databaseAccessProblem(resolve(location.path)) : undefined) ?? firstLine(error);
+}
+
+/** A refused login, with where the password came from (never the password) and whose it must be. */
+function passwordHint(error: unknown, url: URL, fromEnvironment: string | undefined): string {
+  const code = (error as { code?: unknown }).code;
+  if (code !== "28P01" && !/password authentication failed|password must be/i.test(firstLine(error))) return "";
+  const user = url.username === "" ? "the user PGUSER or your login names (the URL names none)" : `the URL's user ${decodeURIComponent(url.username)}`;
+  if (url.password !== "") return ` (the password in the URL was refused for ${user}: check it, or drop it from the URL and set PGPASSWORD)`;
+  if (fromEnvironment !== undefined) return ` (PGPASSWORD was refused for ${user}: check the password, and the user in the URL)`;
+  return ` (no password was given for ${user}: set PGPASSWORD, or put it in the URL as postgres://USER:PASSWORD@HOST/DATABASE)`;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }
 
 /**
@@ -153,7 +177,7 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     await migratePostgres(source);
   } catch (error) {
     close();
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}${passwordHint(error, url, db.password)}`, { cause: error });
   }
   return {
     adapters: postgresAdapters(source),

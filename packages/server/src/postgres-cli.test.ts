@@ -37,8 +37,12 @@ describe("petstore on a Postgres database", () => {
     const created = await cli(["keys", "create", "--plan", "pro", "--label", "ci", "--db", url, "--json"], env);
     expect(created.err).toEqual([]);
     expect(created.code).toBe(0);
-    const { id, key, plan } = JSON.parse(created.out) as { id: string; key: string; plan: string };
+    const { id, key, plan, database: storedIn, databaseCreated } = JSON.parse(created.out) as { id: string; key: string; plan: string; database: string; databaseCreated: boolean };
     expect(plan).toBe("pro");
+    // The database named as the server's URL, without credentials; a server's database is never made by the command.
+    expect([storedIn, databaseCreated]).toEqual([url.replace("petstore_app@", ""), false]);
+    const readable = await cli(["keys", "create", "--plan", "free", "--db", url.replace("petstore_app@", `petstore_app:${PASSWORD}@`)]);
+    expect(readable.out.split("\n")[1]).toBe(`Stored in the database ${url.replace("petstore_app@", "")}.`);
     expect(key).toMatch(/^psk_/);
     const listed = await cli(["keys", "list", "--db", url, "--json"], env);
     expect(listed.code).toBe(0);
@@ -46,7 +50,7 @@ describe("petstore on a Postgres database", () => {
     expect(await cli(["keys", "revoke", id, "--db", url], env)).toMatchObject({ code: 0 });
     const again = await cli(["keys", "list", "--db", url, "--json"], env);
     expect(again.out).toMatch(/revoked/i);
-    for (const output of [created, listed, again]) expect(output.out + output.err.join("\n")).not.toContain(PASSWORD);
+    for (const output of [created, readable, listed, again]) expect(output.out + output.err.join("\n")).not.toContain(PASSWORD);
 
     // The same through PETSTORE_DB, and a password in the URL: it works, and errors hide it.
     const withPassword = url.replace("petstore_app@", `petstore_app:${PASSWORD}@`);
@@ -54,8 +58,19 @@ describe("petstore on a Postgres database", () => {
     const wrong = await cli(["keys", "list"], { PETSTORE_DB: url.replace("petstore_app@", "petstore_app:wrong-password@") });
     expect(wrong.code).toBe(1);
     expect(wrong.err).toHaveLength(1);
-    expect(wrong.err[0]).toMatch(/^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: .*password authentication failed/);
+    expect(wrong.err[0]).toMatch(
+      /^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: password authentication failed for user "petstore_app" \(the password in the URL was refused for the URL's user petstore_app: check it, or drop it from the URL and set PGPASSWORD\)$/,
+    );
     expect(wrong.err[0]).not.toContain("wrong-password");
+    // The password from PGPASSWORD, or none at all: each names where a password goes and whose it is.
+    const fromEnv = await cli(["keys", "list", "--db", url], { PGPASSWORD: "wrong-password" });
+    expect(fromEnv.err).toEqual([expect.stringMatching(/ \(PGPASSWORD was refused for the URL's user petstore_app: check the password, and the user in the URL\)$/)]);
+    expect(fromEnv.err[0]).not.toContain("wrong-password");
+    const none = await cli(["keys", "list", "--db", url]);
+    expect(none.code).toBe(1);
+    expect(none.err).toEqual([
+      expect.stringMatching(/^petstore: cannot open postgres:\/\/127\.0\.0\.1:\d+\/\w+: .* \(no password was given for the URL's user petstore_app: set PGPASSWORD, or put it in the URL as postgres:\/\/USER:PASSWORD@HOST\/DATABASE\)$/),
+    ]);
   });
 
   it("prints the database URL with its user and parameters, never its password, in the hint of a server without keys", async () => {

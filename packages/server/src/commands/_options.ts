@@ -22,7 +22,9 @@ export function setting(args: ParsedArgs, flag: string, env: Env, variable: stri
 export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
   if (!DB_URL.test(db.value)) {
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'`);
+    // A bare path is the usual slip: name the URL it meant.
+    const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'${meant}`);
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
   if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {

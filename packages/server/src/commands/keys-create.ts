@@ -1,9 +1,12 @@
 import { DEFAULT_PLANS, type IssueApiKeyInput, issueApiKey, type PlanName } from "@petstore/core";
-import { openStorage } from "../open-storage.js";
+import { databaseLocation } from "@petstore/adapters/libsql/connect";
+import { type DbConfig, openStorage, storageFailure } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { dbConfig, integerSetting, MAX_LIMIT } from "./_options.js";
+import { exists, localPath } from "./_database-file.js";
+import { displayDb } from "../open-storage.js";
+import { cliActor, dbConfig, integerSetting, MAX_LIMIT } from "./_options.js";
 
 const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
 const LABEL = /^[^\p{Cc}]{1,100}$/u;
@@ -28,6 +31,22 @@ function keyInput(args: ParsedArgs): IssueApiKeyInput {
   return input;
 }
 
+/**
+ * Where the key goes, as it may be shown (a file's absolute path, a server's URL without
+ * credentials), and whether this command makes that database: a key stored anywhere but the
+ * server's database is answered 401 there, with nothing to say why.
+ */
+function destination(db: DbConfig): { database: string; created: boolean } {
+  // A key in a process's private memory is gone when the command ends (exit 0 would lie).
+  if (databaseLocation(db.url).kind === "memory") {
+    throw new UsageError(
+      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+    );
+  }
+  const path = localPath(db.url);
+  return path === undefined ? { database: displayDb(db.url), created: false } : { database: path, created: !exists(path) };
+}
+
 /** `petstore keys create`: issues a key, stores only its hash, and shows the key this once. */
 export const keysCreateCommand: Command = {
   spec: {
@@ -44,20 +63,33 @@ SHA-256, never the key.
   --per-minute N    requests per minute for this key, overriding the plan's
   --per-day N       requests per day for this key, overriding the plan's
   --label TEXT      a note to recognise the key by in 'petstore keys list'
-  --db URL          the database: file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
-  --json            print one JSON object: id, key, plan, perMinute, perDay, label`,
+  --db URL          the database: file:PATH (default file:petstore.db, in the current
+                    directory; made when missing), libsql://, postgres:// (env PETSTORE_DB;
+                    PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). Not :memory:, which ends with the command.
+                    Give the database your server uses: a key stored elsewhere gets 401 there
+  --json            print one JSON object: id, key, plan, perMinute, perDay, label, database
+                    (the path or URL it was stored in), databaseCreated (true when made now)`,
   run: async (args, env, io) => {
     const input = keyInput(args);
-    const storage = await openStorage(dbConfig(args, env));
+    const db = dbConfig(args, env);
+    const { database, created } = destination(db);
+    const storage = await openStorage(db);
     try {
-      const { key, record } = await issueApiKey(storage.adapters.keys, input);
+      const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch((error: unknown) => {
+        throw new Error(storageFailure(db.url, error), { cause: error });
+      });
       const perMinute = record.perMinute ?? DEFAULT_PLANS[record.plan].perMinute;
       const perDay = record.perDay ?? DEFAULT_PLANS[record.plan].perDay;
       if (args.switches.has("json")) {
-        io.out(JSON.stringify({ id: record.id, key, plan: record.plan, perMinute, perDay, label: record.label ?? null }));
+        io.out(JSON.stringify({ id: record.id, key, plan: record.plan, perMinute, perDay, label: record.label ?? null, database, databaseCreated: created }));
       } else {
         const label = record.label === undefined ? "" : `, label ${JSON.stringify(record.label)}`;
         io.out(`Created API key ${record.id} (plan ${record.plan}: ${perMinute} requests/minute, ${perDay} requests/day${label}).`);
+        io.out(
+          created
+            ? `Stored in a new database, ${database}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`
+            : `Stored in the database ${database}.`,
+        );
         io.out("");
         io.out(`    ${key}`);
         io.out("");

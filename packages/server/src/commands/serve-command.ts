@@ -2,7 +2,7 @@ import { BUILD_INFO, VERSION } from "../version.js";
 import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { displayDb, openStorage } from "../open-storage.js";
+import { displayDb, openStorage, storageFailure } from "../open-storage.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
@@ -11,6 +11,7 @@ import { availabilityLog } from "./serve/availability-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
 import { serveConfig } from "./serve/config.js";
+import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
 import { localUrl, logLine } from "./serve/log.js";
 import { counted, startMetrics } from "./serve/metrics-listener.js";
@@ -66,7 +67,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   PETSTORE_BOOTSTRAP_KEY=psk_...       at start, store this key as an enterprise key unless the
                                        database already has it (then it keeps its limits), e.g.
                                        to give a --db :memory: server its first key. Any key
-                                       'petstore keys create --db :memory: --json' prints will do
+                                       'petstore keys create --json' printed will do (only its
+                                       hash is stored: the database it was made in does not matter)
   PETSTORE_BOOTSTRAP_PER_MINUTE=N      its requests per minute (required with the key)
   PETSTORE_BOOTSTRAP_PER_DAY=N         its requests per day (required with the key)
   Under Deno, list these in --allow-env, else they are not seen.`,
@@ -91,7 +93,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${storageFailure(config.db.url, error)}`);
       });
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
@@ -113,13 +115,13 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const metricsServer = await startMetrics(config, metrics, io);
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
-        throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, displayDb(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;
