@@ -19,7 +19,7 @@ export type { DeprecationDates } from "./context.js";
 export { trustedProxies } from "./ip-addresses.js";
 
 // API keys.
-export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey } from "./api-keys.js";
+export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, MAX_ROLL_OVERLAP_MS, rollApiKey } from "./api-keys.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
