@@ -82,7 +82,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     await migrate(connection);
   } catch (error) {
     connection.close();
-    throw new Error(storageFailure(db.url, error), { cause: error });
+    throw new Error(`cannot open ${displayDb(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),

@@ -22,7 +22,9 @@ async function appDatabase(): Promise<string> {
     await source.sql.unsafe(`DO $$ BEGIN CREATE ROLE petstore_app LOGIN PASSWORD '${PASSWORD}'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
     const name = new URL(database.url).pathname.slice(1);
     await source.sql.unsafe(`GRANT ALL ON DATABASE ${name} TO petstore_app`);
-    await source.sql.unsafe(`CREATE SCHEMA IF NOT EXISTS petstore_app AUTHORIZATION petstore_app`);
+    // A schema of its own for each test: no keys from the tests before it.
+    await source.sql.unsafe("DROP SCHEMA IF EXISTS petstore_app CASCADE");
+    await source.sql.unsafe(`CREATE SCHEMA petstore_app AUTHORIZATION petstore_app`);
   } finally {
     await close();
   }
