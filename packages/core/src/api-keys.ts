@@ -87,6 +87,8 @@ export interface IssueApiKeyOptions {
   key?: string;
   /** Who makes it: its creation is then recorded in the audit trail. */
   actor?: Actor;
+  /** Store it under this id (`key_` and 16 base62 characters) instead of a random one. */
+  id?: string;
 }
 
 /**
@@ -110,7 +112,7 @@ export async function issueApiKey(
   const random = options.random ?? randomBase62;
   const key = options.key ?? generateApiKey(random);
   const record: ApiKeyRecord = {
-    id: `key_${random(16)}`,
+    id: options.id ?? `key_${random(16)}`,
     hash: await hashApiKey(key),
     plan: input.plan,
     createdAt: options.now ?? Date.now(),

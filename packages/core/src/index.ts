@@ -8,6 +8,8 @@
 
 // Mount and configure.
 export { createPetstore } from "./app.js";
+export { createAdmin } from "./admin/create-admin.js";
+export type { Admin, AdminOptions } from "./admin/create-admin.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./pipeline/client-address.js";

@@ -179,6 +179,11 @@ export interface Actor {
   who: string;
   /** Where the change came from: the client's address, when it came over a network. */
   from?: string;
+  /**
+   * The request's `Idempotency-Key` and the fingerprint of what it asked, kept with the
+   * change in the trail (`details.idempotency`), so that a retry of it is recognised.
+   */
+  idempotency?: { key: string; fingerprint: string };
 }
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
