@@ -10,6 +10,7 @@
 export { createPetstore } from "./app.js";
 export { createAdmin } from "./admin/create-admin.js";
 export type { Admin, AdminOptions } from "./admin/create-admin.js";
+export { isWellFormedAdminToken, issueAdminToken, verifyAdminToken } from "./admin/tokens.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./pipeline/client-address.js";
@@ -28,6 +29,8 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
   Actor,
+  AdminTokenRecord,
+  AdminTokens,
   ApiKeyRecord,
   ApiKeys,
   AuditAction,

@@ -254,3 +254,27 @@ export interface ApiKeys {
   /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
   auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
 }
+
+/** An admin token as stored: its SHA-256 only. Times by the store's clock. */
+export interface AdminTokenRecord {
+  /** `tok_` and 12 base62 characters, also the token's first part (so it is found without its secret). */
+  id: string;
+  /** Lowercase hex SHA-256 of the whole token. */
+  hash: string;
+  label?: string;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+/**
+ * Admin token storage: the credentials of the admin API on the `petstore` binary's own
+ * listener (`createAdmin` itself takes any authentication). Made by `issueAdminToken`.
+ */
+export interface AdminTokens {
+  insert(record: AdminTokenRecord): Promise<void>;
+  get(id: string): Promise<AdminTokenRecord | undefined>;
+  /** In the order they were made. */
+  list(): Promise<AdminTokenRecord[]>;
+  /** Revoking twice keeps the first time (`already_revoked`); `missing` when no token has the id. */
+  revoke(id: string): Promise<"revoked" | "already_revoked" | "missing">;
+}
