@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
-import { memoryAdapters } from "@petstore/adapters/memory";
-import { checkPostgres, migratePostgres, postgresAdapters, type PostgresSource } from "@petstore/adapters/postgres";
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
+import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
+import type { AdminTokens, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -35,6 +35,8 @@ export function displayDb(url: string): string {
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
+  /** The admin listener's credentials (`petstore admin-tokens`), in the same database. */
+  adminTokens: AdminTokens;
   /**
    * Resolves with the database's clock (Unix ms), which decides every window, ban and expiry,
    * when the database takes reads and writes now; rejects with the reason.
@@ -71,7 +73,7 @@ function settings(run: (sql: string, args: (string | number)[]) => Promise<Recor
 export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
   if (databaseLocation(db.url).kind === "memory") {
     // Private to this process: nobody to agree with, and its clock is the store's.
-    return { adapters: memoryAdapters(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), close: () => {} };
+    return { adapters: memoryAdapters(), adminTokens: memoryAdminTokens(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), close: () => {} };
   }
   if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
@@ -86,6 +88,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
   }
   return {
     adapters: libsqlAdapters(connection),
+    adminTokens: libsqlAdminTokens(connection),
     check: () => checkLibsql(connection),
     remote: databaseLocation(db.url).kind !== "file",
     setting: settings((sql, args) => connection.execute(sql, args), [
@@ -181,6 +184,7 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
   }
   return {
     adapters: postgresAdapters(source),
+    adminTokens: postgresAdminTokens(source),
     check: () => checkPostgres(source),
     remote: true,
     setting: settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
