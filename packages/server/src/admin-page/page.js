@@ -18,7 +18,8 @@ function say(text, isError = false) {
 async function call(method, path, body) {
   const headers = { Authorization: `Bearer ${token}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path.startsWith("/") ? path : `${API}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  // A path of the API ("/keys"), or a whole one from a Link header ("/admin/v1/keys?...").
+  const response = await fetch(path.startsWith(API) ? path : `${API}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await response.json().catch(() => ({}));
   if (response.status === 401) signOut("The admin token was refused: sign in again.");
   if (!response.ok) {
