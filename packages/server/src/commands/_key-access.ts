@@ -47,7 +47,7 @@ export async function viewsOf(access: KeyAccess, records: readonly ApiKeyRecord[
  * leaves `limiter` undefined, with the reason, rather than reading counts nobody keeps.
  * Runs `run`, turns a storage failure into its one line (a usage mistake stays one), and closes.
  */
-export async function withKeyAccess(args: ParsedArgs, env: Env, io: Io, options: { limiter: boolean }, run: (access: KeyAccess) => Promise<number>): Promise<number> {
+export async function withDatabase(args: ParsedArgs, env: Env, io: Io, options: { limiter: boolean }, run: (access: KeyAccess) => Promise<number>): Promise<number> {
   const db = dbConfig(args, env);
   // A CLI never admits requests: it only peeks and lifts bans, so it has nothing to fail open for.
   const redisConfig = options.limiter ? limiterConfig(args, env) : undefined;

@@ -2,7 +2,7 @@ import { issueAdminToken } from "@petstore/core";
 import { databaseLocation } from "@petstore/adapters/libsql/connect";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { withKeyAccess } from "./_key-access.js";
+import { withDatabase } from "./_key-access.js";
 import { labelFlag } from "./_key-flags.js";
 import { cliActor, dbConfig } from "./_options.js";
 
@@ -25,7 +25,7 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
     const label = args.values.label === undefined ? undefined : labelFlag(args.values.label);
     // A token in a process's private memory is gone when the command ends (exit 0 would lie).
     if (databaseLocation(dbConfig(args, env).url).kind === "memory") throw new UsageError("--db :memory: would lose the token when this command ends: give the database your server uses");
-    return withKeyAccess(args, env, io, { limiter: false }, async ({ storage }) => {
+    return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
       const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label });
       await storage.adapters.keys.audit("create", record.id, cliActor(env), { adminToken: true, ...(label !== undefined && { label }) });
       const createdAt = new Date(record.createdAt).toISOString();

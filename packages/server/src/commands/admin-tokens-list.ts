@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { withKeyAccess } from "./_key-access.js";
+import { withDatabase } from "./_key-access.js";
 import { shortTime, table } from "./_key-text.js";
 
 /** `petstore admin-tokens list`: the admin API's credentials; never a token, nor its hash. */
@@ -13,7 +13,7 @@ Tokens themselves are never stored, so they cannot be shown.
               PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). A file that does not exist is refused
   --json      print one JSON array of { id, label, createdAt, revokedAt }`,
   run: async (args, env, io) =>
-    withKeyAccess(args, env, io, { limiter: false }, async ({ storage }) => {
+    withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
       const tokens = (await storage.adminTokens.list()).map((record) => ({
         id: record.id,
         label: record.label ?? null,

@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { withKeyAccess } from "./_key-access.js";
+import { withDatabase } from "./_key-access.js";
 import { cliActor } from "./_options.js";
 
 /** `petstore admin-tokens revoke <id>`: the admin API refuses the token from then on. */
@@ -14,7 +14,7 @@ said, and nothing changes. The revocation is recorded in the audit trail.
               PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). A file that does not exist is refused`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
-    return withKeyAccess(args, env, io, { limiter: false }, async ({ storage }) => {
+    return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
       const revoked = await storage.adminTokens.revoke(id);
       if (revoked === "missing") {
         io.err(`petstore: no admin token has the id '${id}' (see 'petstore admin-tokens list')`);

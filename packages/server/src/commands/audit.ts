@@ -1,6 +1,6 @@
 import type { AuditEntry } from "@petstore/core";
 import type { Command } from "./_command.js";
-import { withKeyAccess } from "./_key-access.js";
+import { withDatabase } from "./_key-access.js";
 import { shortTime, table } from "./_key-text.js";
 import { integerSetting } from "./_options.js";
 
@@ -36,7 +36,7 @@ beside the keys; nothing edits or deletes it.
     const { key: keyId, limit: limitText, before } = args.values;
     const limit = limitText === undefined ? DEFAULT_LIMIT : integerSetting(limitText, "--limit", 1, MAX_LIMIT);
     const beforeId = before === undefined ? undefined : integerSetting(before, "--before", 1, Number.MAX_SAFE_INTEGER);
-    return withKeyAccess(args, env, io, { limiter: false }, async (access) => {
+    return withDatabase(args, env, io, { limiter: false }, async (access) => {
       // One more than asked: whether there is a page after this one.
       const read = await access.storage.adapters.keys.auditTrail({ limit: limit + 1, ...(beforeId !== undefined && { beforeId }), ...(keyId !== undefined && { keyId }) });
       const entries = read.slice(0, limit);

@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, viewsOf, withKeyAccess } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, viewsOf, withDatabase } from "./_key-access.js";
 import { shortTime, table, todayCell } from "./_key-text.js";
 
 /** `petstore keys list`: every key as `keys show` sees it, one row each; never key material. */
@@ -14,7 +14,7 @@ its label. Keys themselves are never stored, so they cannot be shown.
 ${DB_AND_LIMITER_HELP}
   --json          print one JSON array of the objects 'petstore keys show --json' prints`,
   run: async (args, env, io) =>
-    withKeyAccess(args, env, io, { limiter: true }, async (access) => {
+    withDatabase(args, env, io, { limiter: true }, async (access) => {
       const keys = await viewsOf(access, await access.storage.adapters.keys.list());
       if (args.switches.has("json")) {
         if (access.noLimiter !== undefined && keys.length > 0) io.err(`petstore: usage unknown: ${access.noLimiter}`);

@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { withKeyAccess } from "./_key-access.js";
+import { withDatabase } from "./_key-access.js";
 import { cliActor } from "./_options.js";
 
 /** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
@@ -15,7 +15,7 @@ revocation is recorded in the audit trail.
   --json      print the key after it, as 'petstore keys show --json' prints it`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
-    return withKeyAccess(args, env, io, { limiter: false }, async (access) => {
+    return withDatabase(args, env, io, { limiter: false }, async (access) => {
       const revoked = await access.storage.adapters.keys.revoke(id, cliActor(env));
       if (revoked.state === "missing") {
         io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);

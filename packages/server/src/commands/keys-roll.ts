@@ -1,7 +1,7 @@
 import { keyView, rollApiKey } from "@petstore/core";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withKeyAccess } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
 import { overlapFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor } from "./_options.js";
@@ -28,7 +28,7 @@ ${DB_AND_LIMITER_HELP}
     const overlap = args.values.overlap;
     if (overlap === undefined) throw new UsageError("--overlap is required: how long the old secret keeps working, 0s to 7d (e.g. --overlap 10m)");
     const overlapMs = overlapFlag(overlap);
-    return withKeyAccess(args, env, io, { limiter: true }, async (access) => {
+    return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const rolled = await rollApiKey(access.storage.adapters.keys, id, overlapMs, cliActor(env));
       if (rolled.state === "missing") {
         io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);

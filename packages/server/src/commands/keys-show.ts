@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withKeyAccess } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
 import { detailLines } from "./_key-text.js";
 
 /** `petstore keys show <id>`: one key's plan, limits, dates, roll, usage and ban; never key material. */
@@ -18,7 +18,7 @@ ${DB_AND_LIMITER_HELP}
                   bannedUntil } or null when the limiter cannot be read)`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
-    return withKeyAccess(args, env, io, { limiter: true }, async (access) => {
+    return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const record = await access.storage.adapters.keys.get(id);
       if (record === undefined) {
         io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);

@@ -2,7 +2,7 @@ import type { KeyChanges } from "@petstore/core";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withKeyAccess } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
 import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { detailLines, shortTime } from "./_key-text.js";
 import { cliActor } from "./_options.js";
@@ -49,7 +49,7 @@ ${DB_AND_LIMITER_HELP}
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     const changes = changesOf(args);
-    return withKeyAccess(args, env, io, { limiter: true }, async (access) => {
+    return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const keys = access.storage.adapters.keys;
       const before = await keys.get(id);
       if (before === undefined) {
