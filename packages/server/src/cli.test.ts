@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,6 +35,11 @@ describe("petstore command line", () => {
       const [usage, explained] = own.out.split("\n\n", 2) as [string, string];
       for (const flag of usage.match(/--[a-z-]+/g) ?? []) expect(own.out.slice(usage.length), `${command} ${flag}`).toContain(flag);
       expect(explained).not.toBe("");
+    }
+    // docs/binary.md's synopsis is the commands' own.
+    const synopsis = readFileSync(join(import.meta.dirname, "../../../docs/binary.md"), "utf8");
+    for (const line of help.out.split("\n").filter((line) => line.startsWith("  petstore ") && !line.includes("--version") && !line.includes("<command>"))) {
+      expect(synopsis).toContain(`\n${line.trim()}\n`);
     }
     const create = await cli(["keys", "create", "--help"]);
     expect(create.code).toBe(0);
