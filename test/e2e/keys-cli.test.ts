@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from "node:fs";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary } from "./_binary.js";
@@ -93,6 +94,24 @@ describe.each([
     const trail = await petstore(["audit", "--key", id, "--db", db, "--json"]);
     expect(trail.map((entry: { action: string }) => entry.action)).toEqual(["unban", "update", "create"]);
     console.log(`[keys-cli ${limiter().length ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`);
+  });
+});
+
+describe("the CLI on the servers' Redis", () => {
+  it("reads and lifts bans there but leaves the data-loss marker to the servers, which would miss a loss it set again", async () => {
+    const db = tempDatabaseUrl();
+    const { id } = await createKey(db, ["--plan", "free"]);
+    // Database 3 of the Redis: nothing there, as after a FLUSHALL no server has noticed yet.
+    const empty = `${redis.url}/3`;
+    const shown = await petstore(["keys", "show", id, "--db", db, "--limiter", empty, "--json"]);
+    expect(shown.usage).toMatchObject({ day: { used: 0 }, bannedUntil: null });
+    expect(await petstore(["keys", "unban", id, "--db", db, "--limiter", empty])).toBe(`${id} was not banned; nothing changed.\n`);
+    const redisClient = new Redis(empty);
+    try {
+      expect(await redisClient.keys("*")).toEqual([]);
+    } finally {
+      redisClient.disconnect();
+    }
   });
 });
 
