@@ -26,6 +26,18 @@ export const DB_AND_LIMITER_HELP = `  --db URL        file:PATH (default file:pe
                   PETSTORE_LIMITER_PASSWORD). Without it usage and bans are read from the
                   database, unless its servers recorded that they count in Redis`;
 
+/** The one line for an id no key has; resolves the exit code. */
+export function noSuchKey(io: Io, id: string): number {
+  io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
+  return 1;
+}
+
+/** The one line for a change to a revoked key; resolves the exit code. */
+export function revokedKey(io: Io, id: string, revokedAt: number): number {
+  io.err(`petstore: ${id} was revoked at ${new Date(revokedAt).toISOString().replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`);
+  return 1;
+}
+
 /** Views of many keys: at most this many peeks at the limiter at once. */
 const PEEKS_AT_ONCE = 16;
 

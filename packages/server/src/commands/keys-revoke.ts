@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { withDatabase } from "./_key-access.js";
+import { noSuchKey, withDatabase } from "./_key-access.js";
 import { cliActor } from "./_options.js";
 
 /** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
@@ -17,10 +17,7 @@ revocation is recorded in the audit trail.
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: false }, async (access) => {
       const revoked = await access.storage.adapters.keys.revoke(id, cliActor(env));
-      if (revoked.state === "missing") {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
+      if (revoked.state === "missing") return noSuchKey(io, id);
       if (args.switches.has("json")) {
         io.out(JSON.stringify(await access.view(revoked.record)));
         return 0;

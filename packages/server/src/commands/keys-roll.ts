@@ -1,7 +1,7 @@
 import { keyView, rollApiKey } from "@petstore/core";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
 import { overlapFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor } from "./_options.js";
@@ -30,14 +30,8 @@ ${DB_AND_LIMITER_HELP}
     const overlapMs = overlapFlag(overlap);
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const rolled = await rollApiKey(access.storage.adapters.keys, id, overlapMs, cliActor(env));
-      if (rolled.state === "missing") {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
-      if (rolled.state === "revoked") {
-        io.err(`petstore: ${id} was revoked at ${time(rolled.record.revokedAt!)}: a revoked key takes no change (create a new key instead)`);
-        return 1;
-      }
+      if (rolled.state === "missing") return noSuchKey(io, id);
+      if (rolled.state === "revoked") return revokedKey(io, id, rolled.record.revokedAt!);
       if (rolled.state === "rolling") {
         const { at, until } = rolled.record.rolled!;
         io.err(`petstore: ${id} is already rolling: rolled at ${time(at)}, its old secret works until ${time(until)}; roll it again after that (or revoke it, if that secret leaked)`);

@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, noSuchKey, withDatabase } from "./_key-access.js";
 import { detailLines } from "./_key-text.js";
 
 /** `petstore keys show <id>`: one key's plan, limits, dates, roll, usage and ban; never key material. */
@@ -20,10 +20,7 @@ ${DB_AND_LIMITER_HELP}
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const record = await access.storage.adapters.keys.get(id);
-      if (record === undefined) {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
+      if (record === undefined) return noSuchKey(io, id);
       const view = await access.view(record);
       if (args.switches.has("json")) {
         // usage is null: said once on stderr, where a program reading stdout does not trip on it.

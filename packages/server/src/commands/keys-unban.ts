@@ -1,5 +1,5 @@
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, noSuchKey, withDatabase } from "./_key-access.js";
 import { cliActor } from "./_options.js";
 
 /** `petstore keys unban <id>`: ends the key's ban where the servers count it. */
@@ -18,10 +18,7 @@ ${DB_AND_LIMITER_HELP}
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const record = await access.storage.adapters.keys.get(id);
-      if (record === undefined) {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
+      if (record === undefined) return noSuchKey(io, id);
       const { limiter } = access;
       if (limiter === undefined || limiter.unban === undefined) {
         io.err(`petstore: cannot lift a ban here: ${access.noLimiter ?? "this rate limiter cannot lift bans"}`);

@@ -2,9 +2,9 @@ import type { KeyChanges } from "@petstore/core";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { DB_AND_LIMITER_HELP, withDatabase } from "./_key-access.js";
+import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
 import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
-import { detailLines, shortTime } from "./_key-text.js";
+import { detailLines } from "./_key-text.js";
 import { cliActor } from "./_options.js";
 
 /** The changes the flags ask for; a usage mistake when they ask none, or ask two things of one field. */
@@ -52,15 +52,8 @@ ${DB_AND_LIMITER_HELP}
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const keys = access.storage.adapters.keys;
       const before = await keys.get(id);
-      if (before === undefined) {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
-      const revoked = (revokedAt: number) => {
-        io.err(`petstore: ${id} was revoked at ${shortTime(new Date(revokedAt).toISOString())}: a revoked key takes no change (create a new key instead)`);
-        return 1;
-      };
-      if (before.revokedAt !== undefined) return revoked(before.revokedAt);
+      if (before === undefined) return noSuchKey(io, id);
+      if (before.revokedAt !== undefined) return revokedKey(io, id, before.revokedAt);
       // An enterprise key's numbers are agreed per key: the plan's fallback would sell them by accident.
       const ownLimit = (change: number | null | undefined, current: number | undefined) => (change === undefined ? current : (change ?? undefined));
       const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
@@ -70,11 +63,8 @@ ${DB_AND_LIMITER_HELP}
       }
       const changed = await keys.update(id, changes, cliActor(env));
       // Revoked or gone in the meantime (another command, the admin API): said as the store found it.
-      if (changed.state === "missing") {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
-      }
-      if (changed.state !== "changed") return revoked(changed.record.revokedAt!);
+      if (changed.state === "missing") return noSuchKey(io, id);
+      if (changed.state !== "changed") return revokedKey(io, id, changed.record.revokedAt!);
       const view = await access.view(changed.record);
       if (args.switches.has("json")) {
         if (access.noLimiter !== undefined) io.err(`petstore: usage unknown: ${access.noLimiter}`);
