@@ -1,5 +1,5 @@
 import { ApiError, toApiError, toErrorResponse } from "../errors.js";
-import { DEFAULT_PLANS, limitsResolver, type PlanLimits } from "../plans.js";
+import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
 import type { Actor, ApiKeys, PlanName, RateLimiter } from "../ports.js";
 import { standardHeaders } from "../pipeline/answer-headers.js";
 import type { ClientInfo } from "../pipeline/client-address.js";
@@ -63,11 +63,10 @@ const allowOf = (methods: Record<string, unknown>) => [...Object.keys(methods), 
  */
 export function createAdmin(options: AdminOptions): Admin {
   const basePath = (options.basePath ?? "/admin/v1").replace(/\/+$/, "");
-  const limitsOf = limitsResolver({ ...DEFAULT_PLANS, ...options.plans });
   const deps: AdminDeps = {
     keys: options.keys,
     limiter: options.limiter,
-    limitsOf: (record) => limitsOf(record),
+    plans: { ...DEFAULT_PLANS, ...options.plans },
     clock: options.clock ?? Date.now,
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
   };

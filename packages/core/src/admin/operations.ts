@@ -3,16 +3,17 @@ import { sha256Hex } from "../_sha256.js";
 import { readJsonBody } from "../_json-body.js";
 import { issueApiKey, rollApiKey } from "../api-keys.js";
 import { ApiError } from "../errors.js";
-import type { CallerLimits } from "../plans.js";
-import type { Actor, ApiKeyRecord, ApiKeys, AuditEntry, KeyChange, RateLimiter } from "../ports.js";
+import type { PlanLimits } from "../plans.js";
+import type { Actor, ApiKeyRecord, ApiKeys, AuditEntry, KeyChange, PlanName, RateLimiter } from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
-import { KeyChangesSchema, type KeyView, NewKeySchema, RollSchema } from "./schemas.js";
+import { keyView } from "./key-view.js";
+import { KeyChangesSchema, NewKeySchema, RollSchema } from "./schemas.js";
 
-/** What an operation needs: the ports, the limits of a key, the admin's clock (for "in the past"), the body deadline. */
+/** What an operation needs: the ports, the plans' limits, the admin's clock (for "in the past"), the body deadline. */
 export interface AdminDeps {
   keys: ApiKeys;
   limiter: RateLimiter;
-  limitsOf(record: ApiKeyRecord): CallerLimits;
+  plans: Record<PlanName, PlanLimits>;
   clock(): number;
   bodyTimeoutMs: number;
 }
@@ -96,29 +97,7 @@ async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; f
 }
 
 /** The key as the admin API shows it, with its usage from the limiter when it can say. */
-export async function viewOf(record: ApiKeyRecord, deps: AdminDeps): Promise<KeyView> {
-  const { windows } = deps.limitsOf(record);
-  const state = deps.limiter.peek ? await deps.limiter.peek({ bucket: `key:${record.id}`, windows, ban: { threshold: 0, seconds: 0 } }) : undefined;
-  const usage = state && {
-    minute: { used: windows[0]!.limit - state.windows[0]!.remaining, limit: windows[0]!.limit, resetAt: iso(state.windows[0]!.resetAt)! },
-    day: { used: windows[1]!.limit - state.windows[1]!.remaining, limit: windows[1]!.limit, resetAt: iso(state.windows[1]!.resetAt)! },
-    bannedUntil: iso(state.bannedUntil),
-  };
-  const rolling = record.rolled && record.rolled.until > (state?.now ?? deps.clock()) ? { since: iso(record.rolled.at)!, until: iso(record.rolled.until)! } : null;
-  return {
-    id: record.id,
-    plan: record.plan,
-    perMinute: windows[0]!.limit,
-    perDay: windows[1]!.limit,
-    label: record.label ?? null,
-    createdAt: iso(record.createdAt)!,
-    expiresAt: iso(record.expiresAt),
-    revokedAt: iso(record.revokedAt),
-    lastUsedAt: iso(record.lastUsedAt),
-    rolling,
-    usage: usage ?? null,
-  };
-}
+const viewOf = (record: ApiKeyRecord, deps: AdminDeps) => keyView(record, { limiter: deps.limiter, plans: deps.plans, clock: deps.clock });
 
 /** The record a change found, or the 404/409 that says why there is none to change. */
 function changed(id: string, change: KeyChange): ApiKeyRecord {
