@@ -11,6 +11,7 @@ export { createPetstore } from "./app.js";
 export { createAdmin } from "./admin/create-admin.js";
 export type { Admin, AdminOptions } from "./admin/create-admin.js";
 export { isWellFormedAdminToken, issueAdminToken, verifyAdminToken } from "./admin/tokens.js";
+export { instantOf } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
 export type { KeyView } from "./admin/schemas.js";

@@ -77,6 +77,8 @@ describe("createAdmin", () => {
       { path: "perMinute", message: "must be at least 1" },
       { path: "label", message: "must be a string" },
     ]);
+    const moved = await json<{ details: { path: string; message: string }[] }>(await call("POST", "/keys", { plan: "free", expiresAt: "2031-02-30T00:00:00Z" }));
+    expect(moved.details).toEqual([{ path: "expiresAt", message: "must be a date and time that exists" }]);
     expect((await call("POST", "/keys", "not json", { "Content-Type": "text/plain" })).status).toBe(415);
   });
 

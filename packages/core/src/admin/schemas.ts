@@ -9,7 +9,24 @@ import { MAX_ROLL_OVERLAP_MS } from "../api-keys.js";
 export const PLAN_NAMES = ["free", "pro", "business", "enterprise"] as const;
 /** The largest per-minute or per-day limit a key may have (as `petstore keys create`). */
 export const MAX_KEY_LIMIT = 1_000_000_000;
-const LABEL_MAX = 200;
+const LABEL_MAX = 100;
+
+/** ISO 8601 with a time and its offset: a date alone leaves the hour and the zone to guess. */
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * The instant an ISO 8601 date and time with its offset names (`2027-01-31T00:00:00Z`), Unix
+ * ms; undefined for any other text, and for a day or an hour that does not exist (which
+ * `Date.parse` would move: 02-30 to 03-02). The admin API and the CLI read instants with it.
+ */
+export function instantOf(text: string): number | undefined {
+  const match = INSTANT.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 7, 10, 11].map((i) => Number(match[i] ?? 0)) as [number, number, number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const real = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+  return real ? Date.parse(text) : undefined;
+}
 
 export const PlanSchema = v.picklist(PLAN_NAMES, "must be one of free, pro, business, enterprise");
 
@@ -29,9 +46,9 @@ const LabelSchema = v.pipe(
 /** An instant as ISO 8601 with its offset (`2027-01-31T00:00:00Z`), turned into Unix ms. */
 export const InstantSchema = v.pipe(
   v.string("must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z"),
-  v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/, "must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z"),
-  v.transform((text) => Date.parse(text)),
-  v.check((ms) => Number.isFinite(ms), "must be a real date and time"),
+  v.regex(INSTANT, "must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z"),
+  v.check((text) => instantOf(text) !== undefined, "must be a date and time that exists"),
+  v.transform((text) => instantOf(text)!),
 );
 
 /** Body of `POST /keys`. */

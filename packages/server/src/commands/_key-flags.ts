@@ -1,4 +1,4 @@
-import { DEFAULT_PLANS, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
+import { DEFAULT_PLANS, instantOf, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
 import { UsageError } from "../usage-error.js";
 import { integerSetting, MAX_LIMIT } from "./_options.js";
 
@@ -10,18 +10,6 @@ import { integerSetting, MAX_LIMIT } from "./_options.js";
 
 const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
 const LABEL = /^[^\p{Cc}]{1,100}$/u;
-/** ISO 8601 with a time and its offset, as the admin API takes it: a date alone leaves the hour and the zone to guess. */
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2}))$/;
-
-/** The instant `text` names, or NaN; a day or an hour that does not exist is NaN too (`Date.parse` reads 02-30 as 03-02). */
-function instantOf(text: string): number {
-  const match = INSTANT.exec(text);
-  if (!match) return Number.NaN;
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 7, 10, 11].map((i) => Number(match[i] ?? 0)) as [number, number, number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const real = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
-  return real ? Date.parse(text) : Number.NaN;
-}
 const DURATION = /^(\d{1,7})(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -53,7 +41,7 @@ export function labelFlag(text: string): string {
 export function expiresFlag(text: string, now: number, neverWord = false): number | null {
   if (neverWord && text === "never") return null;
   const instant = instantOf(text);
-  if (!Number.isFinite(instant)) {
+  if (instant === undefined) {
     const never = neverWord ? " or 'never'" : "";
     throw new UsageError(`--expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z${never}, not '${text}'`);
   }
