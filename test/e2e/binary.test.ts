@@ -48,6 +48,12 @@ describe("the petstore binary's command line", () => {
       perMinute: 1_000,
       perDay: 100_000,
       label: "billing",
+      createdAt: expect.any(String),
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      rolling: null,
+      usage: { minute: { used: 0, limit: 1_000, resetAt: expect.any(String) }, day: { used: 0, limit: 100_000, resetAt: expect.any(String) }, bannedUntil: null },
       database: db.slice("file:".length),
       databaseCreated: true,
     });

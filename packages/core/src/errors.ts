@@ -8,6 +8,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
+  key_revoked: 409,
+  roll_in_progress: 409,
   gone: 410,
   request_timeout: 408,
   payload_too_large: 413,

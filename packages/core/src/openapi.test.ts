@@ -6,7 +6,7 @@ import { createPetstore } from "./app.js";
 import type { PetstoreOptions } from "./options.js";
 import { GET_PET_SUNSET_AT } from "./context.js";
 import { StorageUnavailableError } from "./errors.js";
-import { MAX_BODY_BYTES } from "./handlers/create-pet.js";
+import { MAX_BODY_BYTES } from "./_json-body.js";
 import type { IdempotencyStore, PetStore } from "./ports.js";
 import { ROUTES } from "./routes.js";
 import { ErrorBodySchema, MAX_ID, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";

@@ -1,7 +1,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ERROR_STATUS } from "./errors.js";
-import { MAX_BODY_BYTES } from "./handlers/create-pet.js";
+import { MAX_BODY_BYTES } from "./_json-body.js";
 import {
   ErrorBodySchema,
   IdSchema,

@@ -38,6 +38,12 @@ export interface PetstoreOptions {
    * its body holds no connection for ever. Default 30000 ms.
    */
   bodyTimeoutMs?: number;
+  /**
+   * A page that tells a client how to take its key's new secret: sent as
+   * `Link: <url>; rel="deprecation"` with every answer to a rolled key's old secret (beside
+   * `Deprecation` and `Sunset`). Default: none.
+   */
+  rolledKeyLink?: string;
   /** Dates of the deprecated `getPet`; default 1 Jan 2026 and 5 Dec 2030. */
   deprecation?: Partial<DeprecationDates>;
   /** Called with every unexpected error (the client only sees `internal_error`). */
@@ -90,6 +96,7 @@ export interface Settings {
   isTrustedProxy: ((address: string) => boolean) | undefined;
   ietfRateLimitHeaders: boolean;
   keyCacheMs: number;
+  rolledKeyLink: string | undefined;
   bodyTimeoutMs: number;
   deprecation: DeprecationDates;
   onError: (error: unknown, requestId: string) => void;
@@ -143,6 +150,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
     ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
     keyCacheMs: options.keyCacheMs ?? 5_000,
+    rolledKeyLink: options.rolledKeyLink,
     bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
     onError: options.onError ?? logError,

@@ -179,6 +179,11 @@ export interface Actor {
   who: string;
   /** Where the change came from: the client's address, when it came over a network. */
   from?: string;
+  /**
+   * The request's `Idempotency-Key` and the fingerprint of what it asked, kept with the
+   * change in the trail (`details.idempotency`), so that a retry of it is recognised.
+   */
+  idempotency?: { key: string; fingerprint: string };
 }
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
@@ -248,4 +253,28 @@ export interface ApiKeys {
   audit(action: AuditAction, keyId: string, actor: Actor, details?: Record<string, unknown>): Promise<void>;
   /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
   auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
+}
+
+/** An admin token as stored: its SHA-256 only. Times by the store's clock. */
+export interface AdminTokenRecord {
+  /** `tok_` and 12 base62 characters, also the token's first part (so it is found without its secret). */
+  id: string;
+  /** Lowercase hex SHA-256 of the whole token. */
+  hash: string;
+  label?: string;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+/**
+ * Admin token storage: the credentials of the admin API on the `petstore` binary's own
+ * listener (`createAdmin` itself takes any authentication). Made by `issueAdminToken`.
+ */
+export interface AdminTokens {
+  insert(record: AdminTokenRecord): Promise<void>;
+  get(id: string): Promise<AdminTokenRecord | undefined>;
+  /** In the order they were made. */
+  list(): Promise<AdminTokenRecord[]>;
+  /** Revoking twice keeps the first time (`already_revoked`); `missing` when no token has the id. */
+  revoke(id: string): Promise<"revoked" | "already_revoked" | "missing">;
 }

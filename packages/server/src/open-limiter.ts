@@ -47,7 +47,15 @@ export function displayLimiter(url: string): string {
  * connection is lost and one when it is back, and while failing open one line per 10 s and
  * one when Redis answers again, each counting the requests of its own outage.
  */
-export async function openLimiter(config: LimiterConfig, warn: (event: string, fields: Record<string, unknown>) => void): Promise<OpenLimiter> {
+export async function openLimiter(
+  config: LimiterConfig,
+  warn: (event: string, fields: Record<string, unknown>) => void,
+  /**
+   * `watchDataLoss: false` for a command that only reads or lifts a ban: it leaves the marker
+   * alone, since setting it after a loss would hide the loss from the servers.
+   */
+  { watchDataLoss = true }: { watchDataLoss?: boolean } = {},
+): Promise<OpenLimiter> {
   const shown = displayLimiter(config.url);
   // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
   // which Deno refuses unless --allow-env is unrestricted.
@@ -92,7 +100,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     connected = true;
     if (!started) return;
     warn("limiter reconnected", { limiter: shown });
-    markerKept(false).catch(() => {});
+    if (watchDataLoss) markerKept(false).catch(() => {});
   });
   try {
     await Promise.race([
@@ -103,7 +111,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     // ioredis selects the URL's database on connecting but stays in database 0 when the server
     // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.
     if (config.database !== 0) await redis.select(config.database);
-    await markerKept(true).catch(() => {});
+    if (watchDataLoss) await markerKept(true).catch(() => {});
   } catch (error) {
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);

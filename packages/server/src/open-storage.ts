@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { checkLibsql, libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
-import { memoryAdapters } from "@petstore/adapters/memory";
-import { checkPostgres, migratePostgres, postgresAdapters, type PostgresSource } from "@petstore/adapters/postgres";
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
+import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
+import type { AdminTokens, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -35,6 +35,8 @@ export function displayDb(url: string): string {
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
   adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
+  /** The admin listener's credentials (`petstore admin-tokens`), in the same database. */
+  adminTokens: AdminTokens;
   /**
    * Resolves with the database's clock (Unix ms), which decides every window, ban and expiry,
    * when the database takes reads and writes now; rejects with the reason.
@@ -48,17 +50,27 @@ export interface Storage {
    * `value` is recorded over any other. Resolves with what is recorded now and what was before.
    */
   setting(name: string, value: string, replace: boolean): Promise<{ recorded: string; before: string | undefined }>;
+  /** What the servers recorded for `name` (see `setting`), recording nothing: for the commands that only look. */
+  recordedSetting(name: string): Promise<string | undefined>;
   close(): void;
 }
 
-/** `Storage.setting` over statements of one dialect: an insert that keeps what is there, an upsert, a read. */
-function settings(run: (sql: string, args: (string | number)[]) => Promise<Record<string, unknown>[]>, [keep, replace, read]: readonly [string, string, string]): Storage["setting"] {
-  return async (name, value, replacing) => {
+/** `Storage.setting` and `recordedSetting` over statements of one dialect: an insert that keeps what is there, an upsert, a read. */
+function settings(
+  run: (sql: string, args: (string | number)[]) => Promise<Record<string, unknown>[]>,
+  [keep, replace, read]: readonly [string, string, string],
+): Pick<Storage, "setting" | "recordedSetting"> {
+  const recordedSetting = async (name: string) => {
     const found = await run(read, [name]);
-    const before = found[0] === undefined ? undefined : String(found[0].value);
-    await run(replacing ? replace : keep, [name, value, Date.now()]);
-    const recorded = String((await run(read, [name]))[0]!.value);
-    return { recorded, before };
+    return found[0] === undefined ? undefined : String(found[0].value);
+  };
+  return {
+    recordedSetting,
+    setting: async (name, value, replacing) => {
+      const before = await recordedSetting(name);
+      await run(replacing ? replace : keep, [name, value, Date.now()]);
+      return { recorded: (await recordedSetting(name))!, before };
+    },
   };
 }
 
@@ -71,7 +83,7 @@ function settings(run: (sql: string, args: (string | number)[]) => Promise<Recor
 export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
   if (databaseLocation(db.url).kind === "memory") {
     // Private to this process: nobody to agree with, and its clock is the store's.
-    return { adapters: memoryAdapters(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), close: () => {} };
+    return { adapters: memoryAdapters(), adminTokens: memoryAdminTokens(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), recordedSetting: async () => undefined, close: () => {} };
   }
   if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
@@ -86,9 +98,10 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
   }
   return {
     adapters: libsqlAdapters(connection),
+    adminTokens: libsqlAdminTokens(connection),
     check: () => checkLibsql(connection),
     remote: databaseLocation(db.url).kind !== "file",
-    setting: settings((sql, args) => connection.execute(sql, args), [
+    ...settings((sql, args) => connection.execute(sql, args), [
       "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
       "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
       "SELECT value FROM settings WHERE name = ?",
@@ -181,9 +194,10 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
   }
   return {
     adapters: postgresAdapters(source),
+    adminTokens: postgresAdminTokens(source),
     check: () => checkPostgres(source),
     remote: true,
-    setting: settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
+    ...settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
       "SELECT value FROM settings WHERE name = $1::text",

@@ -1,8 +1,11 @@
+import { hostname } from "node:os";
+import type { Decision } from "@petstore/core";
 import { describe, expect, it } from "vitest";
 import { usePostgresDatabase } from "../../../test/_support/postgres-database.js";
 import { freePort } from "../../../test/_support/free-port.js";
 import { runCli } from "./cli.js";
 import type { Env } from "./commands/_command.js";
+import { openStorage } from "./open-storage.js";
 
 async function cli(argv: string[], env: Env = {}) {
   const out: string[] = [];
@@ -108,5 +111,77 @@ describe("petstore on a Postgres database", () => {
     expect(err).toHaveLength(1);
     expect(err[0]).toContain("pg_dump");
     expect(err[0]).not.toContain("hidden");
+  });
+});
+
+describe("the life of a key on a Postgres database", () => {
+  const env = { PGPASSWORD: PASSWORD, USER: "tester" };
+  const who = `cli:tester@${hostname()}`;
+
+  it("creates with an expiry, shows, updates, rolls, reads and lifts a ban, revokes, and audits each change", async () => {
+    const url = await appDatabase();
+    const json = async (argv: string[]) => {
+      const result = await cli([...argv, "--db", url, "--json"], env);
+      expect(result.err, argv.join(" ")).toEqual([]);
+      expect(result.code).toBe(0);
+      return JSON.parse(result.out) as Record<string, any>;
+    };
+    const created = await json(["keys", "create", "--plan", "free", "--per-minute", "2", "--label", "shop", "--expires", "2099-01-31T00:00:00Z"]);
+    const { id } = created;
+    expect(created).toMatchObject({ plan: "free", perMinute: 2, perDay: 1_000, expiresAt: "2099-01-31T00:00:00.000Z", usage: { day: { used: 0 } } });
+    expect(await json(["keys", "update", id, "--plan", "pro", "--expires", "never", "--no-label"])).toMatchObject({ plan: "pro", perMinute: 2, perDay: 10_000, label: null, expiresAt: null });
+
+    // A ban, as a server on this database would set it: in the database's limiter.
+    const storage = await openStorage({ url, password: PASSWORD });
+    let banned: Decision | undefined;
+    try {
+      const windows = [
+        { name: "minute", limit: 2, seconds: 60 },
+        { name: "day", limit: 10_000, seconds: 86_400 },
+      ];
+      for (let i = 0; i < 10 && banned?.bannedUntil === undefined; i++) banned = await storage.adapters.limiter.hit({ bucket: `key:${id}`, windows, ban: { threshold: 1, seconds: 600 } });
+    } finally {
+      storage.close();
+    }
+    const shown = await json(["keys", "show", id]);
+    expect(shown.usage).toMatchObject({ day: { used: 2, limit: 10_000 }, bannedUntil: new Date(banned!.bannedUntil!).toISOString() });
+    expect(await json(["keys", "list"])).toEqual([shown]);
+    expect(await json(["keys", "unban", id])).toMatchObject({ id, unbanned: true, usage: { day: { used: 2 }, bannedUntil: null } });
+
+    const rolled = await json(["keys", "roll", id, "--overlap", "7d"]);
+    expect(rolled.key).toMatch(/^psk_/);
+    expect(Date.parse(rolled.rolling.until) - Date.parse(rolled.rolling.since)).toBe(7 * 86_400_000);
+    const again = await cli(["keys", "roll", id, "--overlap", "0s", "--db", url], env);
+    expect([again.code, again.err]).toEqual([1, [expect.stringMatching(new RegExp(`^petstore: ${id} is already rolling: rolled at \\S+Z, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; `))]]);
+    const revoked = await json(["keys", "revoke", id]);
+    const refused = await cli(["keys", "update", id, "--plan", "business", "--db", url], env);
+    expect(refused).toEqual({ code: 1, out: "", err: [`petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`] });
+
+    const trail = (await json(["audit", "--key", id])) as unknown as { action: string; actor: { who: string } }[];
+    expect(trail.map((entry) => entry.action)).toEqual(["revoke", "roll", "unban", "update", "create"]);
+    expect(trail.every((entry) => entry.actor.who === who)).toBe(true);
+  });
+
+  it("creates, lists and revokes admin tokens", async () => {
+    const url = await appDatabase();
+    const made = await cli(["admin-tokens", "create", "--label", "ops", "--db", url, "--json"], env);
+    expect(made.code).toBe(0);
+    const { id, token } = JSON.parse(made.out) as { id: string; token: string };
+    expect(token).toMatch(/^psa_/);
+    const listed = await cli(["admin-tokens", "list", "--db", url, "--json"], env);
+    expect(JSON.parse(listed.out)).toEqual([{ id, label: "ops", createdAt: expect.any(String), revokedAt: null }]);
+    expect(listed.out).not.toContain(token);
+    expect(await cli(["admin-tokens", "revoke", id, "--db", url], env)).toEqual({ code: 0, out: `Revoked ${id}: the admin API answers it 401 from now on.`, err: [] });
+    const trail = JSON.parse((await cli(["audit", "--db", url, "--json"], env)).out) as { action: string; keyId: string }[];
+    expect(trail.map((entry) => [entry.action, entry.keyId])).toEqual([["revoke", id], ["create", id]]);
+  });
+
+  it("says in one line, for every command, that a database does not exist, naming it without its password", async () => {
+    const url = (await appDatabase()).replace(/\/\w+$/, "/no_such_database");
+    const commands = [["keys", "list"], ["keys", "show", "key_x"], ["keys", "update", "key_x", "--label", "x"], ["keys", "roll", "key_x", "--overlap", "0s"], ["keys", "revoke", "key_x"], ["keys", "unban", "key_x"], ["audit"], ["admin-tokens", "create"], ["admin-tokens", "list"], ["admin-tokens", "revoke", "tok_x"]];
+    for (const argv of commands) {
+      const { code, out, err } = await cli([...argv, "--db", url.replace("petstore_app@", `petstore_app:${PASSWORD}@`)]);
+      expect({ code, out, err }, argv.join(" ")).toEqual({ code: 1, out: "", err: [`petstore: cannot open ${url.replace("petstore_app@", "")}: database "no_such_database" does not exist`] });
+    }
   });
 });

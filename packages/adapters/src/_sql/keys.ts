@@ -70,14 +70,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
    * transaction) changed a row: in SQLite `changes()`; Postgres inserts from the update's
    * `RETURNING` instead (see `changeAndAudit`).
    */
-  const auditValues = (action: AuditAction, keyId: string, actor: Actor, details: Record<string, unknown> | undefined): Value[] => [
-    instant(),
-    action,
-    keyId,
-    actor.who,
-    orNull(actor.from),
-    details === undefined ? null : JSON.stringify(details),
-  ];
+  const auditValues = (action: AuditAction, keyId: string, actor: Actor, details: Record<string, unknown> | undefined): Value[] => {
+    const kept = actor.idempotency ? { ...details, idempotency: actor.idempotency } : details;
+    return [instant(), action, keyId, actor.who, orNull(actor.from), kept === undefined ? null : JSON.stringify(kept)];
+  };
   const AUDIT_INSERT = `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) VALUES (${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")})`;
 
   /**

@@ -1,5 +1,6 @@
-import type { ApiKeys } from "@petstore/core";
-import { sqlKeys } from "../_sql/keys.js";
+import type { AdminTokens, ApiKeys } from "@petstore/core";
+import { sqlAdminTokens } from "../_sql/admin-tokens.js";
+import { type KeysDialect, sqlKeys } from "../_sql/keys.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -9,17 +10,21 @@ import { engineOf, type LibsqlSource } from "./_source.js";
  * Core caches verified keys for at most 5 s, so a change here reaches every process within that.
  */
 export function libsqlKeys(source: LibsqlSource, options: StoreClockOptions = {}): ApiKeys {
-  return sqlKeys(
-    engineOf(source),
-    {
-      name: "sqlite",
-      arg: (n) => `?${n}`,
-      now: SQLITE_NOW,
-      greatest: "max",
-      // rowid order is insertion order, as with the memory adapter.
-      order: "rowid",
-      isDuplicate: (error) => String((error as { code?: unknown }).code).startsWith("SQLITE_CONSTRAINT"),
-    },
-    options.clock,
-  );
+  return sqlKeys(engineOf(source), SQLITE_DIALECT, options.clock);
+}
+
+/** SQLite's way with the key stores' statements (also D1's). */
+export const SQLITE_DIALECT: KeysDialect = {
+  name: "sqlite",
+  arg: (n) => `?${n}`,
+  now: SQLITE_NOW,
+  greatest: "max",
+  // rowid order is insertion order, as with the memory adapter.
+  order: "rowid",
+  isDuplicate: (error) => String((error as { code?: unknown }).code).startsWith("SQLITE_CONSTRAINT"),
+};
+
+/** Admin tokens in a libSQL database (run `migrate` first), shared by every server on it. */
+export function libsqlAdminTokens(source: LibsqlSource, options: StoreClockOptions = {}): AdminTokens {
+  return sqlAdminTokens(engineOf(source), SQLITE_DIALECT, options.clock);
 }

@@ -1,7 +1,7 @@
-import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
-import { libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
+import { libsqlAdminTokens, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 /**
@@ -29,4 +29,5 @@ for (const [kind, open] of Object.entries(databases)) {
   idempotencyContract(`libsql ${kind}`, storeFixture);
   rateLimiterContract(`libsql ${kind}`, fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })));
   apiKeysContract(`libsql ${kind}`, fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })));
+  adminTokensContract(`libsql ${kind}`, fixture((db) => ({ tokens: libsqlAdminTokens(db) })));
 }

@@ -5,6 +5,7 @@ import { type MemoryLimiter, memoryLimiter, type MemoryLimiterOptions } from "./
 import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
 export { memoryIdempotency, type MemoryIdempotencyOptions } from "./idempotency.js";
+export { memoryAdminTokens } from "./admin-tokens.js";
 export { memoryKeys, type MemoryKeysOptions } from "./keys.js";
 export { memoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 export { memoryStore, type MemoryStoreOptions } from "./store.js";

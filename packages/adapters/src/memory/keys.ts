@@ -18,7 +18,9 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
 
   function audit(action: AuditAction, keyId: string, actor: Actor | undefined, details?: Record<string, unknown>) {
     if (actor === undefined) return;
-    trail.push({ id: trail.length + 1, at: clock(), action, keyId, actor: { ...actor }, ...(details && { details: structuredClone(details) }) });
+    const { idempotency, ...who } = actor;
+    const kept = idempotency ? { ...details, idempotency } : details;
+    trail.push({ id: trail.length + 1, at: clock(), action, keyId, actor: who, ...(kept && { details: structuredClone(kept) }) });
   }
 
   function insert(record: ApiKeyRecord, actor?: Actor) {

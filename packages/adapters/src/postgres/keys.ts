@@ -1,5 +1,6 @@
-import type { ApiKeys } from "@petstore/core";
-import { sqlKeys } from "../_sql/keys.js";
+import type { AdminTokens, ApiKeys } from "@petstore/core";
+import { sqlAdminTokens } from "../_sql/admin-tokens.js";
+import { type KeysDialect, sqlKeys } from "../_sql/keys.js";
 import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
@@ -12,18 +13,22 @@ import { sqlState } from "./_storage-errors.js";
  * @example const keys = postgresKeys({ sql });
  */
 export function postgresKeys(source: PostgresSource, options: StoreClockOptions = {}): ApiKeys {
-  return sqlKeys(
-    engineOf(source),
-    {
-      name: "postgres",
-      arg: (n, type) => `$${n}::${type}`,
-      now: POSTGRES_NOW,
-      greatest: "greatest",
-      // `position`: insertion order (an identity column), as libSQL's rowid.
-      order: "position",
-      // unique_violation
-      isDuplicate: (error) => sqlState(error) === "23505",
-    },
-    options.clock,
-  );
+  return sqlKeys(engineOf(source), POSTGRES_DIALECT, options.clock);
+}
+
+/** PostgreSQL's way with the key stores' statements. */
+const POSTGRES_DIALECT: KeysDialect = {
+  name: "postgres",
+  arg: (n, type) => `$${n}::${type}`,
+  now: POSTGRES_NOW,
+  greatest: "greatest",
+  // `position`: insertion order (an identity column), as libSQL's rowid.
+  order: "position",
+  // unique_violation
+  isDuplicate: (error) => sqlState(error) === "23505",
+};
+
+/** Admin tokens in Postgres (run `migratePostgres` first), shared by every server on it. */
+export function postgresAdminTokens(source: PostgresSource, options: StoreClockOptions = {}): AdminTokens {
+  return sqlAdminTokens(engineOf(source), POSTGRES_DIALECT, options.clock);
 }

@@ -112,6 +112,14 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL, changed_at bigint NOT NULL)",
     ],
   },
+  {
+    version: 5,
+    name: "admin tokens",
+    statements: [
+      // The credentials of the binary's admin listener: their SHA-256 only (see core's admin/tokens.ts).
+      "CREATE TABLE admin_tokens (id text PRIMARY KEY, hash text NOT NULL, label text, created_at bigint NOT NULL, revoked_at bigint)",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */
@@ -120,6 +128,7 @@ export const POSTGRES_COLUMNS: RequiredColumns = {
   orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
   api_keys: ["position", "id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
+  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
   rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
   idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
   health_probe: ["id", "checked_at"],

@@ -96,10 +96,10 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
     const { source, close } = await database.fresh();
     const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
     try {
-      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, schema_migrations");
+      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, schema_migrations");
       await Promise.all([source, ...others].map((each) => migratePostgres(each)));
       const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-      expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5]);
       await checkPostgres(source);
     } finally {
       await Promise.all(others.map((other) => other.sql.end()));

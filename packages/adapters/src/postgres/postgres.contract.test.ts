@@ -1,7 +1,7 @@
-import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import { describe } from "vitest";
 import { type Isolation, usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
-import { postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "./index.js";
+import { postgresAdminTokens, postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "./index.js";
 
 // A real PostgreSQL server (started by the run's globalSetup); a fresh migrated schema per test.
 // Under each default isolation an operator may give the database (issue 27 §3.1: under
@@ -19,4 +19,5 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
   idempotencyContract("postgres", storeFixture);
   rateLimiterContract("postgres", fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })));
   apiKeysContract("postgres", fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })));
+  adminTokensContract("postgres", fixture((source) => ({ tokens: postgresAdminTokens(source) })));
 });

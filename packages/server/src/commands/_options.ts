@@ -9,13 +9,15 @@ import type { Env } from "./_command.js";
 const DEFAULT_DB = "file:petstore.db";
 const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+|postgres(ql)?:\/\/.+)$/;
 
-/** A flag's value, else the environment variable's (an empty variable counts as unset). */
+/**
+ * A flag's value, else the environment variable's (an empty variable, or one Deno's
+ * `--allow-env` does not let through, counts as unset: see `optionalEnv`).
+ */
 export function setting(args: ParsedArgs, flag: string, env: Env, variable: string): { value: string; source: string } | undefined {
   const fromFlag = args.values[flag];
   if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
-  const fromEnv = env[variable];
-  if (fromEnv !== undefined && fromEnv !== "") return { value: fromEnv, source: variable };
-  return undefined;
+  const fromEnv = optionalEnv(env, variable);
+  return fromEnv === undefined ? undefined : { value: fromEnv, source: variable };
 }
 
 /** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN` (libSQL) or `PGPASSWORD` (Postgres). */
@@ -33,7 +35,7 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
     throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
   }
   const config: DbConfig = { url: db.value };
-  const authToken = env.PETSTORE_DB_AUTH_TOKEN;
+  const authToken = optionalEnv(env, "PETSTORE_DB_AUTH_TOKEN");
   if (authToken) config.authToken = authToken;
   // Postgres credentials stay out of the process list: the URL's password, else PGPASSWORD.
   const password = POSTGRES_URL.test(db.value) ? optionalEnv(env, "PGPASSWORD") : undefined;

@@ -1,29 +1,26 @@
 import type { Command } from "./_command.js";
-import { openExistingStorage } from "./_database-file.js";
-import { storageFailure } from "../open-storage.js";
-import { cliActor, dbConfig } from "./_options.js";
+import { noSuchKey, withDatabase } from "./_key-access.js";
+import { cliActor } from "./_options.js";
 
 /** `petstore keys revoke <id>`: running servers refuse the key within 5 seconds. */
 export const keysRevokeCommand: Command = {
-  spec: { name: "keys revoke", flags: { db: "value" }, positionals: ["id"] },
-  usage: "petstore keys revoke <id> [--db URL]",
-  help: `Revokes an API key by its id (see 'petstore keys list'). Every server on the database
-refuses the key within 5 seconds. A key already revoked keeps its first revocation time:
-that is said, and nothing changes.
+  spec: { name: "keys revoke", flags: { db: "value", json: "switch" }, positionals: ["id"] },
+  usage: "petstore keys revoke <id> [--db URL] [--json]",
+  help: `Revokes an API key by its id (see 'petstore keys list'): its current secret and, during
+a roll's overlap, its old one. Every server on the database refuses the key within 5 seconds.
+A key already revoked keeps its first revocation time: that is said, and nothing changes. The
+revocation is recorded in the audit trail.
 
-  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)`,
+  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
+  --json      print the key after it, as 'petstore keys show --json' prints it`,
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
-    const db = dbConfig(args, env);
-    const storage = await openExistingStorage(db, io);
-    if (storage === undefined) return 1;
-    try {
-      const revoked = await storage.adapters.keys.revoke(id, cliActor(env)).catch((error: unknown) => {
-        throw new Error(storageFailure(db.url, error), { cause: error });
-      });
-      if (revoked.state === "missing") {
-        io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
-        return 1;
+    return withDatabase(args, env, io, { limiter: false }, async (access) => {
+      const revoked = await access.storage.adapters.keys.revoke(id, cliActor(env));
+      if (revoked.state === "missing") return noSuchKey(io, id);
+      if (args.switches.has("json")) {
+        io.out(JSON.stringify(await access.view(revoked.record)));
+        return 0;
       }
       // Said, not done again: a second revoke keeps the first time, and "Revoked" would hide that.
       if (revoked.state === "revoked") {
@@ -32,8 +29,6 @@ that is said, and nothing changes.
       }
       io.out(`Revoked ${id}. Servers refuse it within 5 seconds.`);
       return 0;
-    } finally {
-      storage.close();
-    }
+    });
   },
 };

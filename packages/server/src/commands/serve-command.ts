@@ -15,6 +15,7 @@ import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
 import { localUrl, logLine } from "./serve/log.js";
 import { counted, startMetrics } from "./serve/metrics-listener.js";
+import { startAdmin } from "./serve/admin-listener.js";
 import { GRACE_MS, stopRequested } from "./serve/signals.js";
 
 const BASE_PATH = "/v1";
@@ -23,10 +24,10 @@ const BASE_PATH = "/v1";
 export const serveCommand: Command = {
   spec: {
     name: "serve",
-    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
+    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", "admin-listen": "value", "rolled-key-link": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -56,6 +57,15 @@ the database and exits 0.
   --metrics-listen HOST:PORT
                        serve Prometheus metrics at GET /metrics on this address, its own
                        listener apart from the API (default: off), e.g. 127.0.0.1:9464
+  --admin-listen [HOST:]PORT
+                       serve the admin API (/admin/v1: keys' life, bans, the audit trail) and
+                       the operator's page (/) on this address, never on the API's port
+                       (default: off; a port alone is on 127.0.0.1). Admin tokens: 'petstore
+                       admin-tokens create'
+  --rolled-key-link URL
+                       a page telling clients how to take a rolled key's new secret, sent as
+                       Link: <URL>; rel="deprecation" with every answer to its old secret
+                       (env PETSTORE_ROLLED_KEY_LINK)
   PETSTORE_BODY_TIMEOUT_MS=N
                        how long a request body may take to arrive once its headers are in:
                        past it the answer is 408 request_timeout and the connection is closed
@@ -98,7 +108,13 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy, bodyTimeoutMs: config.bodyTimeoutMs };
+      const api = {
+        ...storage.adapters,
+        ...(redis && { limiter: redis.limiter }),
+        trustProxy: config.trustProxy,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+        ...(config.rolledKeyLink !== undefined && { rolledKeyLink: config.rolledKeyLink }),
+      };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
       const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]) : storage.check;
@@ -113,8 +129,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
       const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
       const metricsServer = await startMetrics(config, metrics, io);
-      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+      const adminServer = await startAdmin(config, storage, api, io).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
+        throw error;
+      });
+      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+        await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
         throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });
       const stop = stopRequested();
@@ -129,7 +149,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
       // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
       if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });
-      await metricsServer?.stop(0);
+      await Promise.all([metricsServer?.stop(0), adminServer?.stop(GRACE_MS)]);
       logLine(io, "stopped");
       return 0;
     } finally {

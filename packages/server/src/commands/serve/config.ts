@@ -23,6 +23,10 @@ export interface ServeConfig {
   bootstrap: BootstrapKey | undefined;
   /** Where `GET /metrics` is served; undefined: nowhere (the default). */
   metricsListen: { host: string; port: number } | undefined;
+  /** Where the admin API and the operator's page are served (`--admin-listen`); undefined: nowhere (the default). */
+  adminListen: { host: string; port: number } | undefined;
+  /** A page telling clients of a rolled key how to take its new secret (`--rolled-key-link`). */
+  rolledKeyLink: string | undefined;
   /** How long a request body may take to arrive before a 408 (`PETSTORE_BODY_TIMEOUT_MS`). */
   bodyTimeoutMs: number;
 }
@@ -36,7 +40,7 @@ function plausibleHost(host: string): boolean {
   return !/^[\d.]+$/.test(host) && !host.includes(":") && /^[A-Za-z0-9.-]+$/.test(host);
 }
 
-/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
+/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` and `--admin-listen` take it. */
 function listenAddress(text: string, flag: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
   if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
@@ -60,6 +64,17 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
     throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
   }
+  const adminText = args.values["admin-listen"];
+  // A port alone is on loopback: the admin API is for the operator's machine unless said otherwise.
+  const adminListen = adminText === undefined ? undefined : listenAddress(/^\d+$/.test(adminText) ? `127.0.0.1:${adminText}` : adminText, "--admin-listen");
+  if (adminListen && sharesAddress(adminListen, { host, port: apiPort })) {
+    throw new UsageError(`--admin-listen ${adminText} is the API's own address: the admin API is never served on the API's port; give it a port of its own`);
+  }
+  if (adminListen && metricsListen && sharesAddress(adminListen, metricsListen)) {
+    throw new UsageError(`--admin-listen ${adminText} is the metrics listener's address: give each its own port`);
+  }
+  const rolledKeyLink = setting(args, "rolled-key-link", env, "PETSTORE_ROLLED_KEY_LINK");
+  if (rolledKeyLink && !/^https?:\/\/\S+$/.test(rolledKeyLink.value)) throw new UsageError(`${rolledKeyLink.source} must be an http(s) URL, not '${rolledKeyLink.value}'`);
   const bodyTimeout = optionalEnv(env, "PETSTORE_BODY_TIMEOUT_MS");
   return {
     port: apiPort,
@@ -71,6 +86,8 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     dev,
     bootstrap: bootstrapConfig(env),
     metricsListen,
+    adminListen,
+    rolledKeyLink: rolledKeyLink?.value,
     bodyTimeoutMs: bodyTimeout === undefined ? DEFAULT_BODY_TIMEOUT_MS : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
   };
 }
