@@ -37,33 +37,34 @@ export interface WriteOptions {
 }
 
 /**
- * How the SQL adapters reach their database. Failures that mean "storage cannot be used now"
- * reject with `StorageUnavailableError` (a 503); a wrong statement rejects with the driver's error.
+ * How the SQL adapters reach their database: three verbs. Failures that mean "storage cannot
+ * be used now" reject with `StorageUnavailableError` (a 503); a wrong statement rejects with
+ * the driver's error.
  */
 export interface SqlEngine {
   /** True when statements run in this process (a local file or `:memory:`): a small read costs microseconds, not a round trip. */
   readonly inProcess: boolean;
-  /** A read (or a write that needs no transaction of its own). */
-  execute(statement: Statement): Promise<Result>;
   /**
-   * A read whose rows reflect every write acknowledged before the call, by this process or
-   * another. Calls with the same statement may share one read while that holds (a local engine
-   * shares one within a turn of the event loop until its next write batch begins), so a small
-   * read that every request asks for costs one read per turn.
+   * A read to answer from: its rows reflect every write acknowledged before the call, by this
+   * process or another, and are on disk when it resolves. (A local file may make a commit
+   * visible before its fsync is done; an answer built from such rows could show a client what
+   * a power cut takes back: a pet listed, then gone, its id handed out again. So a local
+   * engine resolves after the next fsync; elsewhere a commit is durable once visible.)
    */
-  readLatest(statement: Statement): Promise<Result>;
+  read(statement: Statement): Promise<Result>;
+  /**
+   * A read that only tells whether something changed (a version number): like `read`, but
+   * it may show a commit not on disk yet, so it resolves without waiting for an fsync. Never
+   * build an answer from its rows. Calls with the same statement may share one read while it
+   * reflects every acknowledged write (a local engine shares one within a turn of the event
+   * loop until its next write batch begins), so what every request asks costs one read per turn.
+   */
+  readVersion(statement: Statement): Promise<Result>;
   /**
    * Commits the unit's statements atomically (in one transaction) and resolves, with one result
    * per statement, once they are durable.
    */
   write(unit: Unit, options?: WriteOptions): Promise<Result[]>;
-  /**
-   * Settles once everything committed before the call, by any process, is on disk. A local
-   * file may make a commit visible before its fsync is done: an answer built from rows a
-   * client could not get back after a power cut (a pet listed, then gone, its id handed out
-   * again) waits for this first. At once where commits are durable when visible.
-   */
-  durable(): Promise<void>;
   /**
    * A failure no request meets, in a few words (a local file whose checkpoints fail while its
    * WAL grows, or that was removed while only counts were written); undefined when there is

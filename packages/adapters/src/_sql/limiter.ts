@@ -159,7 +159,7 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: s
     async peek({ bucket, windows, now }) {
       const lengths = windows.map((w) => w.seconds * 1000);
       // The latest committed row: an operator looking at a key sees what the last hit left.
-      const { rows } = await db.readLatest(statements.peek({ bucket, now, length0: lengths[0]!, length1: lengths[1]! }));
+      const { rows } = await db.read(statements.peek({ bucket, now, length0: lengths[0]!, length1: lengths[1]! }));
       const row = rows[0]!;
       const starts = [Number(row.window0_start), Number(row.window1_start)];
       const counts = [Number(row.window0_count), Number(row.window1_count)];

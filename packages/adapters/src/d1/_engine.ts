@@ -74,14 +74,13 @@ export function d1Engine(db: D1Database): SqlEngine {
     const { sql, args } = positional(statement);
     return db.prepare(sql).bind(...args);
   };
-  const execute: SqlEngine["execute"] = (statement) => guard(async () => toResult(await prepare(statement).all()));
+  const execute: SqlEngine["read"] = (statement) => guard(async () => toResult(await prepare(statement).all()));
   return {
     inProcess: false,
-    execute,
+    read: execute,
     // A binding used without D1's Sessions API sends every query to the primary, which has
     // every acknowledged write.
-    readLatest: execute,
+    readVersion: execute,
     write: (unit) => guard(async () => (await db.batch(statementsOf(unit).map(prepare))).map(toResult)),
-    durable: () => Promise.resolve(),
   };
 }

@@ -172,8 +172,8 @@ export const LIBSQL_COLUMNS: RequiredColumns = {
 export async function migrate(source: LibsqlSource): Promise<void> {
   const db = engineOf(source);
   const appliedVersions = async () =>
-    new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
-  const tracked = await db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+    new Set((await db.read("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
+  const tracked = await db.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
   if (tracked.rows.length === 0) {
     await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   }

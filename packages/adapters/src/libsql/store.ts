@@ -33,7 +33,7 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 export function libsqlStore(source: LibsqlSource): PetStore {
   const db = engineOf(source);
   /** Moves with every change to pets, by any process (see migrations.ts). */
-  const petsVersion = async () => Number((await db.readLatest({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
+  const petsVersion = async () => Number((await db.readVersion({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
 
   const insertPet = petInserts(db, insertPets);
 
@@ -66,20 +66,16 @@ export function libsqlStore(source: LibsqlSource): PetStore {
     // a second one. In process, the list every client polls costs this small read instead.
     ...(db.inProcess ? { petsVersion } : {}),
     async listPets(query) {
-      const { rows } = await db.execute(pageStatement("pets", PET_COLUMNS, query));
-      // Answered only once on disk (see SqlEngine.durable).
-      await db.durable();
+      const { rows } = await db.read(pageStatement("pets", PET_COLUMNS, query));
       return rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
-      await db.durable();
+      const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
     createPet,
     async listOrders(query) {
-      const { rows } = await db.execute(pageStatement("orders", ORDER_COLUMNS, query));
-      await db.durable();
+      const { rows } = await db.read(pageStatement("orders", ORDER_COLUMNS, query));
       return rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {

@@ -121,9 +121,9 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
     bounded(() => retried(() => run(sql, statement), () => inTransaction([statement]).then(([result]) => result!), Date.now() + timeoutMs));
   return {
     inProcess: false,
-    execute,
+    read: execute,
     // Every read is a new one: the server has every acknowledged write.
-    readLatest: execute,
+    readVersion: execute,
     write: (unit) =>
       new Promise<Result[]>((resolve, reject) => {
         afterThisTurn(() => {
@@ -140,7 +140,6 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
           bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
         });
       }),
-    durable: () => Promise.resolve(),
   };
 }
 

@@ -90,15 +90,15 @@ export function postgresStore(source: PostgresSource): PetStore {
 
   return {
     async listPets(query) {
-      return (await db.execute(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
+      return (await db.read(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, args: [id], oneRow: true });
+      const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
     createPet,
     async listOrders(query) {
-      return (await db.execute(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
+      return (await db.read(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {
       const [inserted] = await db.write([

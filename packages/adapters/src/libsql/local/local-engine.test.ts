@@ -86,17 +86,17 @@ describe("localEngine", () => {
     const db = localEngine(() => recording(open(), ran));
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
     const reads = () => ran.filter((sql) => sql === count.sql).length;
-    const first = await Promise.all([db.readLatest(count), db.readLatest(count)]);
+    const first = await Promise.all([db.readVersion(count), db.readVersion(count)]);
     expect(first.map(({ rows }) => rows[0]!.n)).toEqual([0, 0]);
     expect(reads()).toBe(1);
     // Same turn as the answer of the write: the shared read would miss it, so it is not shared.
-    const afterWrite = await db.write([insert("a")]).then(() => db.readLatest(count));
+    const afterWrite = await db.write([insert("a")]).then(() => db.readVersion(count));
     expect(afterWrite.rows[0]!.n).toBe(1);
     expect(reads()).toBe(2);
     // Another connection's commit, then a later turn: read again.
     open().prepare("INSERT INTO items (name) VALUES ('b')").run([]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect((await db.readLatest(count)).rows[0]!.n).toBe(2);
+    expect((await db.readVersion(count)).rows[0]!.n).toBe(2);
     expect(reads()).toBe(3);
   });
 
@@ -154,7 +154,7 @@ describe("localEngine", () => {
     const other = open();
     other.exec("BEGIN IMMEDIATE");
     // A write outside `write`: SQLite leaves it unfinished, which would block every later COMMIT.
-    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
     other.exec("ROLLBACK");
     await db.write([insert("after")]);
     await db.write([insert("and again")]);
@@ -169,13 +169,13 @@ describe("localEngine", () => {
     });
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
     const prepares = () => ran.filter((sql) => sql === `prepare ${count.sql}`).length;
-    for (let i = 0; i < 3; i++) expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
+    for (let i = 0; i < 3; i++) expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
     expect(prepares()).toBe(1);
     const other = open();
     other.exec("BEGIN IMMEDIATE");
-    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
     other.exec("ROLLBACK");
-    expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
+    expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
     expect(prepares()).toBe(2);
     expect(connections).toBe(2);
   });
@@ -242,7 +242,7 @@ describe("localEngine", () => {
       await expect(write).rejects.toMatchObject(failed);
       // Linux may have dropped the pages that failed: a later fsync could succeed without them.
       await expect(db.write([insert("fido")])).rejects.toMatchObject(failed);
-      await expect(db.durable()).rejects.toMatchObject(failed);
+      await expect(db.read("SELECT 1")).rejects.toMatchObject(failed);
       expect(sync.pending).toHaveLength(0);
       expect(names()).toEqual(["rex", "fido"]);
     });
@@ -270,19 +270,19 @@ describe("localEngine", () => {
       expect(await settledSoon(next)).toBe(false);
       sync.finish();
       await next;
-      const durable = db.durable();
+      const durable = db.read("SELECT 1 AS one");
       expect(await settledSoon(durable)).toBe(false);
       sync.finish();
-      await expect(durable).resolves.toBeUndefined();
+      await expect(durable).resolves.toMatchObject({ rows: [{ one: 1 }] });
     });
 
-    it("lets a reader wait until everything committed before it is on disk", async () => {
+    it("answers a read once everything committed before it is on disk", async () => {
       const sync = controlledSync();
       const db = localEngine(() => open(), { walSync: sync.walSync });
       await db.write([insert("counted")], { survives: "process-crash" });
       expect(sync.pending).toHaveLength(1);
       // An fsync that began before this call does not count: the reader waits for the next.
-      const durable = db.durable();
+      const durable = db.read("SELECT count(*) AS n FROM items");
       sync.finish();
       expect(await settledSoon(durable)).toBe(false);
       expect(sync.pending).toHaveLength(1);
@@ -298,19 +298,19 @@ describe("localEngine", () => {
     expect(ran.filter((sql) => sql.startsWith("PRAGMA synchronous"))).toEqual(["PRAGMA synchronous = FULL"]);
   });
 
-  it("is durable at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
+  it("answers a read at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
     const db = localEngine(() => open());
     await db.write([insert("rex")]);
-    await expect(db.durable()).resolves.toBeUndefined();
+    await expect(db.read("SELECT count(*) AS n FROM items")).resolves.toMatchObject({ rows: [{ n: 1 }] });
   });
 
   it("answers storage unavailable once closed", async () => {
     const db = localEngine(() => open());
-    await db.execute("SELECT 1");
+    await db.read("SELECT 1");
     db.close();
     const closed = { message: "the database connection is closed" };
-    await expect(db.execute("SELECT 1")).rejects.toBeInstanceOf(StorageUnavailableError);
-    await expect(db.execute("SELECT 1")).rejects.toMatchObject(closed);
+    await expect(db.read("SELECT 1")).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.read("SELECT 1")).rejects.toMatchObject(closed);
     await expect(db.write([insert("late")])).rejects.toMatchObject(closed);
   });
 

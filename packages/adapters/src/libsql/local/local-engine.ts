@@ -87,7 +87,7 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
   let queue: Pending[] = [];
   /** Write batches begun: a read taken while this stays put has seen every commit of this process. */
   let batches = 0;
-  /** The reads `readLatest` callers share, by statement: within this turn, while `batches` stays put. */
+  /** The reads `readVersion` callers share, by statement: within this turn, while `batches` stays put. */
   const shared = new Map<string, { read: Promise<Result>; batches: number }>();
   /** When the last fsync of a commit on the event loop began (without `walSync`). */
   let syncedAt = 0;
@@ -212,7 +212,7 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
    * commit acknowledged before a call of this turn could only reach a client whose next
    * request arrives in a later turn: sharing never outlives the turn.
    */
-  function readLatest(statement: Statement): Promise<Result> {
+  function readVersion(statement: Statement): Promise<Result> {
     const key = typeof statement === "string" ? statement : `${statement.sql}\n${JSON.stringify(statement.args ?? [])}`;
     const held = shared.get(key);
     if (held?.batches === batches) return held.read;
@@ -222,10 +222,17 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
     return read;
   }
 
+  /** `execute`, answered once an fsync that began after it (so after every commit it saw) is done. */
+  async function read(statement: Statement): Promise<Result> {
+    const result = await execute(statement);
+    if (wal) await wal.durable().catch((error: unknown) => Promise.reject(storageError(error)));
+    return result;
+  }
+
   return {
     inProcess: true,
-    execute,
-    readLatest,
+    read,
+    readVersion,
     write: (unit: Unit, writeOptions?: WriteOptions) =>
       new Promise((resolve, reject) => {
         const fsync = writeOptions?.survives !== "process-crash";
@@ -233,7 +240,6 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
         // event loop started, not only the one that opened it.
         if (queue.push({ unit, fsync, resolve, reject }) === 1) setImmediate(flush);
       }),
-    durable: () => (wal ? wal.durable().catch((error: unknown) => Promise.reject(storageError(error))) : Promise.resolve()),
     close() {
       connection.close();
       walSync?.close();
