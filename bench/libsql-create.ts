@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 /**
  * Throughput of `POST /v1/pets` through `petstore.fetch` in one process on a libSQL database
  * file, and what one request costs in database calls.
@@ -74,7 +75,7 @@ async function bench(settings: string, open: (url: string) => Promise<Opened>): 
 
     const limiter = libsqlLimiter(client);
     const store = libsqlStore(client);
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: 1e9, seconds: 60 },
       { name: "day", limit: 1e9, seconds: 86_400 },
     ];

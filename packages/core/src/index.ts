@@ -52,6 +52,7 @@ export type {
   PetStore,
   PlanName,
   RateLimiter,
+  WindowPair,
   WindowSpec,
   WindowState,
 } from "./ports.js";

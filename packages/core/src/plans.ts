@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, BanPolicy, PlanName, WindowSpec } from "./ports.js";
+import type { ApiKeyRecord, BanPolicy, PlanName, WindowPair } from "./ports.js";
 
 /** Requests per minute and per day of a plan. */
 export interface PlanLimits {
@@ -21,7 +21,7 @@ export const DEFAULT_BAN: BanPolicy = { threshold: 30, seconds: 600 };
 
 /** A caller's windows, and their `RateLimit-Policy` header, which only changes with them. */
 export interface CallerLimits {
-  windows: WindowSpec[];
+  windows: WindowPair;
   policy: string;
 }
 
@@ -33,7 +33,7 @@ export interface CallerLimits {
 export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
   const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
     const plan = plans[caller?.plan ?? "free"];
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },
       { name: "day", limit: caller?.perDay ?? plan.perDay, seconds: 86_400 },
     ];

@@ -93,10 +93,13 @@ export interface BanPolicy {
   seconds: number;
 }
 
+/** A bucket's two windows: the minute's, then the day's (the ban counts refusals within the first). */
+export type WindowPair = readonly [WindowSpec, WindowSpec];
+
 /** One request's hit on a bucket; the limiter decides it at its store's instant. */
 export interface HitInput {
   bucket: string;
-  windows: readonly WindowSpec[];
+  windows: WindowPair;
   ban: BanPolicy;
 }
 
@@ -111,9 +114,10 @@ export interface WindowState {
   exceeded: boolean;
 }
 
-/** One decision over every window of a bucket. */
+/** One decision over both windows of a bucket. */
 export interface Decision {
   allowed: boolean;
+  /** One per window of the hit, in its order. */
   windows: WindowState[];
   /** Set while the bucket is banned; the request was refused for that reason. */
   bannedUntil?: number;

@@ -3,7 +3,7 @@
 import pageCss from "./admin-page/page.css" with { type: "text" };
 import pageHtml from "./admin-page/page.html" with { type: "text" };
 import pageJs from "./admin-page/page.js" with { type: "text" };
-import { type Actor, type AdminTokens, ApiError, type ApiKeys, createAdmin, type PlanLimits, type PlanName, type RateLimiter, toErrorResponse, verifyAdminToken } from "@petstore/core";
+import { type Actor, type AdminTokens, ApiError, type ApiKeys, createAdmin, type PlanLimits, type PlanName, type RateLimiter, toErrorResponse, verifyAdminToken, type WindowPair } from "@petstore/core";
 import { pathnameOf, requestIdOf, standardHeaders } from "@petstore/core/internal";
 import type { ServerFetch } from "./serve.js";
 
@@ -22,7 +22,7 @@ export interface AdminFetchOptions {
 export const ADMIN_BASE_PATH = "/admin/v1";
 
 /** Failed admin credentials from one address: at most 10 a minute and 100 a day, then refused; 20 refusals in a minute ban it for 15 minutes. */
-const FAILURE_WINDOWS = [
+const FAILURE_WINDOWS: WindowPair = [
   { name: "minute", limit: 10, seconds: 60 },
   { name: "day", limit: 100, seconds: 86_400 },
 ];

@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -316,7 +317,7 @@ describe("the life of a key on the command line", () => {
     const { id } = await json(["keys", "create", "--plan", "free", "--per-minute", "2"], db);
     // Requests as a server counts them: two admitted, then refusals past the ban's threshold.
     const storage = await openStorage({ url: db });
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: 2, seconds: 60 },
       { name: "day", limit: 1_000, seconds: 86_400 },
     ];

@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 import { hostname } from "node:os";
 import type { Decision } from "@petstore/core";
 import { describe, expect, it } from "vitest";
@@ -135,7 +136,7 @@ describe("the life of a key on a Postgres database", () => {
     const storage = await openStorage({ url, password: PASSWORD });
     let banned: Decision | undefined;
     try {
-      const windows = [
+      const windows: WindowPair = [
         { name: "minute", limit: 2, seconds: 60 },
         { name: "day", limit: 10_000, seconds: 86_400 },
       ];

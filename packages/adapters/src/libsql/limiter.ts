@@ -1,5 +1,5 @@
 import type { RateLimiter } from "@petstore/core";
-import { hitText, hitValues, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { hitStatement, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -79,10 +79,10 @@ ON CONFLICT (bucket) DO UPDATE SET
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /**
- * Named in the text for the reader, bound by number (`:now` becomes `?2`): the `libsql` package
+ * Named in the text for the reader, bound by number (`:now` becomes `?1`): the `libsql` package
  * takes longer to bind ten values by name than to run the statement.
  */
-const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
+const HIT = hitStatement(HIT_SQL_NAMED, (position) => `?${position}`);
 
 const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce(?, ${SQLITE_NOW}) LIMIT ?)`;
 
@@ -101,7 +101,7 @@ const UNBAN_SQL = `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE b
 
 /** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
 export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
-  hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
+  hit: HIT,
   sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
   peek: ({ bucket, now, length0, length1 }) => ({ sql: PEEK_SQL, args: [bucket, now, length0, length1], oneRow: true }),
   unban: (bucket, now) => ({ sql: UNBAN_SQL, args: [bucket, now] }),
@@ -114,8 +114,8 @@ export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
  * for a local file), or `options.clock`'s (tests). On a local engine the hits on one bucket
  * that arrive before the next write batch begins (one turn of the event loop: a busy key's
  * concurrent requests) are decided by one statement, in their order of arrival. Expired
- * buckets are deleted by every 1000th statement (no timers). Takes exactly two windows (core
- * passes the minute window, then the day window); the ban counts refusals within the first.
+ * buckets are deleted by every 1000th statement (no timers). The ban counts refusals within
+ * the first window (the minute's).
  */
 export function libsqlLimiter(source: LibsqlSource, options: StoreClockOptions = {}): RateLimiter {
   return timedBy(sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter"), options.clock);

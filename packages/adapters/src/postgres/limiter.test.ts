@@ -1,4 +1,4 @@
-import type { BanPolicy, WindowSpec } from "@petstore/core";
+import type { BanPolicy, WindowPair } from "@petstore/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
@@ -8,7 +8,7 @@ import { postgresLimiter } from "./limiter.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const MINUTE = 60_000;
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+const windowsOf = (perMinute: number, perDay: number): WindowPair => [
   { name: "minute", limit: perMinute, seconds: 60 },
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
@@ -56,7 +56,7 @@ describe("postgresLimiter", () => {
         fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 10 }), async (limits, bursts) => {
           // Buckets of their own for each run, on one schema.
           run++;
-          const windows: WindowSpec[] = [
+          const windows: WindowPair = [
             { name: "minute", limit: limits.perMinute, seconds: 60 },
             { name: "five-minutes", limit: limits.perShort, seconds: 300 },
           ];

@@ -1,4 +1,4 @@
-import { type BanPolicy, StorageUnavailableError, type WindowSpec } from "@petstore/core";
+import { type BanPolicy, StorageUnavailableError, type WindowPair } from "@petstore/core";
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { type RedisSend, redisLimiter } from "./index.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const MINUTE = 60_000;
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+const windowsOf = (perMinute: number, perDay: number): WindowPair => [
   { name: "minute", limit: perMinute, seconds: 60 },
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
@@ -64,7 +64,7 @@ describe("redisLimiter", () => {
     await fc.assert(
       fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 12 }), async (limits, bursts) => {
         // A 5-minute second window, so that it too resets within a run.
-        const windows: WindowSpec[] = [
+        const windows: WindowPair = [
           { name: "minute", limit: limits.perMinute, seconds: 60 },
           { name: "five-minutes", limit: limits.perShort, seconds: 300 },
         ];

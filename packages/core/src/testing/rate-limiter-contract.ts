@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
-import type { BanPolicy, Decision, RateLimiter, WindowSpec } from "../ports.js";
+import type { BanPolicy, Decision, RateLimiter, WindowPair } from "../ports.js";
 
 /** A fresh limiter with no buckets. */
 export interface LimiterFixture extends Closable {
@@ -15,7 +15,7 @@ const BAN: BanPolicy = { threshold: 3, seconds: 600 };
 /** For tests of counting alone: refusals never add up to a ban. */
 const NO_BAN: BanPolicy = { threshold: 1_000_000, seconds: 600 };
 
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+const windowsOf = (perMinute: number, perDay: number): WindowPair => [
   { name: "minute", limit: perMinute, seconds: 60 },
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
