@@ -41,6 +41,7 @@ export type {
   AuditEntry,
   BanPolicy,
   BucketState,
+  ClaimedCreate,
   ClaimResult,
   Decision,
   HitInput,

@@ -161,6 +161,7 @@ const failingStore = (error: () => Error): PetStore => ({
   listPets: async () => Promise.reject(error()),
   getPet: async () => Promise.reject(error()),
   createPet: async () => Promise.reject(error()),
+  createClaimedPet: async () => Promise.reject(error()),
   listOrders: async () => Promise.reject(error()),
   createOrder: async () => Promise.reject(error()),
 });

@@ -18,13 +18,7 @@ export interface PageQuery<S extends string> {
   status?: S;
 }
 
-/**
- * When a create carries an idempotency claim, the store marks the claim done with the new
- * pet's id in the same atomic write as the insert, so a crash can never leave a pet without
- * its record (a retry would then create a second pet) or a record without its pet. When the
- * claim is no longer held (another request took it over after the lease), the store writes
- * nothing and throws `ApiError("idempotency_key_in_use")`.
- */
+/** The claim on an Idempotency-Key that a create is made under (see `PetStore.createClaimedPet`). */
 export interface IdempotencyClaim {
   /** Whose key space: the API key id. */
   scope: string;
@@ -47,7 +41,14 @@ export interface PetStore {
    */
   petsVersion?(): number | Promise<number>;
   getPet(id: number): Promise<Pet | undefined>;
-  createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet>;
+  createPet(pet: NewPet): Promise<Pet>;
+  /**
+   * A create under an idempotency claim: the store marks the claim done with the new pet's id
+   * in the same atomic write as the insert, so a crash can never leave a pet without its record
+   * (a retry would then create a second pet) or a record without its pet. When the claim is no
+   * longer held (another request took it over after the lease) it writes nothing and says so.
+   */
+  createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate>;
   listOrders(query: PageQuery<OrderStatus>): Promise<Order[]>;
   createOrder(order: NewOrder): Promise<Order>;
 }
@@ -60,6 +61,9 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
  * may be claimed again; without it the key would answer 409 for a whole day.
  */
 export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
+
+/** What a create under a claim did: stored the pet, or nothing, the claim being no longer this request's. */
+export type ClaimedCreate = { state: "created"; pet: Pet } | { state: "claim_lost" };
 
 /** What an idempotency claim found. */
 export type ClaimResult =

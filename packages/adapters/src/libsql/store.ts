@@ -1,12 +1,4 @@
-import {
-  ApiError,
-  type IdempotencyClaim,
-  type NewOrder,
-  type NewPet,
-  type PageQuery,
-  type Pet,
-  type PetStore,
-} from "@petstore/core";
+import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, Pet, PetStore } from "@petstore/core";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
@@ -37,9 +29,8 @@ export function libsqlStore(source: LibsqlSource): PetStore {
 
   const insertPet = petInserts(db, insertPets);
 
-  async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
+  async function createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet(values);
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
     // and a claim taken over after its lease ran out can never yield a second pet.
@@ -55,10 +46,7 @@ export function libsqlStore(source: LibsqlSource): PetStore {
       { sql: `UPDATE idempotency_keys SET pet_id = last_insert_rowid() WHERE ${held}`, args: claimArgs },
     ]);
     const row = inserted?.rows[0];
-    if (!row) {
-      throw new ApiError("idempotency_key_in_use", "The claim on this Idempotency-Key expired before the pet was stored; retry later");
-    }
-    return toPet(row);
+    return row ? { state: "created", pet: toPet(row) } : { state: "claim_lost" };
   }
 
   return {
@@ -73,7 +61,8 @@ export function libsqlStore(source: LibsqlSource): PetStore {
       const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
-    createPet,
+    createPet: (pet) => insertPet([pet.name, pet.categoryId, pet.status ?? null]),
+    createClaimedPet,
     async listOrders(query) {
       const { rows } = await db.read(pageStatement("orders", ORDER_COLUMNS, query));
       return rows.map(toOrder);

@@ -79,7 +79,8 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
           const each = sources[i % sources.length]!;
           const result = await postgresIdempotency(each).claim(claim);
           if (result.state !== "claimed") return result.state;
-          return (await postgresStore(each).createPet({ name: "Rex", categoryId: 1 }, claim)).id;
+          const done = await postgresStore(each).createClaimedPet({ name: "Rex", categoryId: 1 }, claim);
+          return done.state === "created" ? done.pet.id : done.state;
         }),
       );
       const created = attempts.filter((attempt) => typeof attempt === "number");
