@@ -18,6 +18,7 @@ export type { KeyView } from "./admin/schemas.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./pipeline/client-address.js";
+export type { Beside, BesidePage } from "./pipeline/beside.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./plans.js";
 export type { PlanLimits } from "./plans.js";
 export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";

@@ -1,5 +1,5 @@
 import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus, type PetStore } from "@petstore/core";
-import { petPages } from "@petstore/core/internal";
+import { petPages } from "@petstore/core/testing";
 import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
 import { libsqlConnection } from "./_source.js";

@@ -19,7 +19,7 @@ async function findings(url: string, init: RequestInit = {}, found: Partial<Find
   const request = new Request(url, init);
   const arrival = arrive(request, T0);
   const match = await findRoute(request, arrival.pathname);
-  return { request, arrival, match, identity: undefined, bucket: undefined, decision: undefined, failure: undefined, ...found };
+  return { request, info: undefined, arrival, match, identity: undefined, bucket: undefined, decision: undefined, failure: undefined, ...found };
 }
 
 function setUp() {
@@ -44,7 +44,7 @@ describe("finishStage", () => {
     const failure = { response: answer(), error: new ApiError("not_found", "Pet 42 was not found"), aborted: false };
     expect(await finish(failure.response, { ...found, failure })).toBe(failure.response);
     expect(events).toEqual([
-      { request: found.request, response: failure.response, requestId: "r-9", durationMs: expect.any(Number), keyId: "key_a", plan: "business", keyCache: "hit", errorCode: "not_found", route: "/pets/:petId" },
+      { request: found.request, response: failure.response, requestId: "r-9", pathname: "/v1/pets/42", durationMs: expect.any(Number), keyId: "key_a", plan: "business", keyCache: "hit", errorCode: "not_found", route: "/pets/:petId" },
     ]);
   });
 
@@ -62,7 +62,7 @@ describe("finishStage", () => {
     const failure = { response: answer(), error: new ApiError("invalid_body", "ended"), aborted: true };
     const found = await findings("http://petstore.test/v1/cats", {}, { identity: { caller: undefined, sentKey: false }, bucket, failure });
     finish(failure.response, found);
-    expect(events[0]).toEqual({ request: found.request, response: failure.response, requestId: found.arrival.requestId, durationMs: expect.any(Number), clientAddress: "203.0.113.7", errorCode: "invalid_body", aborted: true });
+    expect(events[0]).toEqual({ request: found.request, response: failure.response, requestId: found.arrival.requestId, pathname: "/v1/cats", durationMs: expect.any(Number), clientAddress: "203.0.113.7", errorCode: "invalid_body", aborted: true });
   });
 
   it("reports the HEAD answer, not the GET answer it came from", async () => {

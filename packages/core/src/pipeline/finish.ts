@@ -5,11 +5,14 @@ import type { Bucket } from "./choose-bucket.js";
 import type { Failure } from "./fail.js";
 import type { RouteMatch } from "./find-route.js";
 import { headResponse } from "./head-response.js";
+import type { ClientInfo } from "./client-address.js";
 import type { Identity } from "./identify.js";
 
 /** What the stages decided about one request, each as it returned it; undefined where a stage did not run. */
 export interface Findings {
   request: Request;
+  /** What the host said of the client (its address). */
+  info: ClientInfo | undefined;
   arrival: Arrival;
   match: RouteMatch | undefined;
   identity: Identity | undefined;
@@ -27,14 +30,16 @@ export function finishStage(settings: Pick<Settings, "onResponse">): (response: 
   const { onResponse } = settings;
   if (!onResponse) return (response, { request }) => (request.method === "HEAD" ? headResponse(response) : response);
 
-  function report(response: Response, { request, arrival, match, identity, bucket, decision, failure }: Findings): Response {
-    const event: ResponseEvent = { request, response, requestId: arrival.requestId, durationMs: performance.now() - arrival.started };
+  function report(response: Response, { request, info, arrival, match, identity, bucket, decision, failure }: Findings): Response {
+    const event: ResponseEvent = { request, response, requestId: arrival.requestId, pathname: arrival.pathname, durationMs: performance.now() - arrival.started };
     if (identity?.caller) {
       event.keyId = identity.caller.id;
       event.plan = identity.caller.plan;
     }
     if (identity?.keyCache) event.keyCache = identity.keyCache;
     if (bucket?.client !== undefined) event.clientAddress = bucket.client;
+    // A path beside the API had no bucket: its client is the host's (looked up only here).
+    else if (!match && !identity && info?.clientAddress !== undefined) event.clientAddress = info.clientAddress;
     // `route` is known for every path routing would serve, whatever the answer (a 401 or 429 too).
     if (match) event.route = match.route.path;
     if (failure) event.errorCode = failure.error.code;
