@@ -57,13 +57,12 @@ export function createPetstore(options: PetstoreOptions): Petstore {
     // Beside the API (the host's `beside`): its page or a 404, neither limited nor authenticated.
     if (beside && !isUnder(basePath, arrival.pathname)) {
       const answer = await answerBeside(beside, request, arrival.requestId, arrival.pathname);
-      return finish(answer, { request, info, arrival, match: undefined, identity: undefined, bucket: undefined, decision: undefined, failure: undefined });
+      return await finish(answer, { request, info, arrival, match: undefined, identity: undefined, bucket: undefined, decision: undefined, failure: undefined });
     }
     let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
     let response: Response;
     try {
-      const found = findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
-      match = found instanceof Promise ? await found : found;
+      match = await findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
       identity = await identify(request, arrival.now); // 1. the caller, by its key
       bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
       decision = await limit(bucket); //    one atomic hit on it, at the limiter's instant
@@ -76,7 +75,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       response = failure.response;
     }
     keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
-    return finish(response, { request, info, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
+    return await finish(response, { request, info, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
   };
   return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
 }

@@ -26,9 +26,8 @@ export interface CallerLimits {
 }
 
 /**
- * The minute and day windows of a caller; anonymous callers get the Free plan's. Memoized
- * per key record (core's key cache hands out the same record for seconds at a time), so a
- * caller's limits are one object, whoever asks.
+ * The minute and day windows of a caller; anonymous callers get the Free plan's (made once).
+ * A key's are kept with its bucket (`chooseBucketStage`).
  */
 export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
   const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
@@ -40,11 +39,5 @@ export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: Ap
     return { windows, policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(", ") };
   };
   const anonymous = make(undefined);
-  const byRecord = new WeakMap<ApiKeyRecord, CallerLimits>();
-  return (caller) => {
-    if (!caller) return anonymous;
-    let limits = byRecord.get(caller);
-    if (!limits) byRecord.set(caller, (limits = make(caller)));
-    return limits;
-  };
+  return (caller) => (caller ? make(caller) : anonymous);
 }

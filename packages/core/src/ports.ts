@@ -37,9 +37,9 @@ export interface PetStore {
    * Optional: a number that changes whenever any pet is created, changed or deleted, by
    * whoever shares the store (other processes too). With it core keeps pages of pets while
    * the number stays put, so the list every client polls costs this read
-   * instead of a page. A number at once where the store knows it without I/O.
+   * instead of a page.
    */
-  petsVersion?(): number | Promise<number>;
+  petsVersion?(): Promise<number>;
   getPet(id: number): Promise<Pet | undefined>;
   createPet(pet: NewPet): Promise<Pet>;
   /**

@@ -56,7 +56,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
 
   return {
     listPets: async (query) => page(pets, query),
-    petsVersion: () => petsVersion,
+    petsVersion: async () => petsVersion,
     getPet: async (id) => pets[id - 1],
     createPet: async (input) => insertPet(input),
     createClaimedPet: async (input, claim) => {

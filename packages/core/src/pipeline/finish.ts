@@ -23,14 +23,12 @@ export interface Findings {
 
 /**
  * The last stage: a `HEAD` answer loses its body (keeping its length), and `onResponse` hears
- * of the answer with what the stages found. A promise only for a `HEAD`: this runs on every
- * request.
+ * of the answer with what the stages found.
  */
-export function finishStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => Response | Promise<Response> {
+export function finishStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => Promise<Response> {
   const { onResponse } = settings;
-  if (!onResponse) return (response, { request }) => (request.method === "HEAD" ? headResponse(response) : response);
 
-  function report(response: Response, { request, info, arrival, match, identity, bucket, decision, failure }: Findings): Response {
+  function report(response: Response, { request, info, arrival, match, identity, bucket, decision, failure }: Findings): void {
     const event: ResponseEvent = { request, response, requestId: arrival.requestId, pathname: arrival.pathname, durationMs: performance.now() - arrival.started };
     if (identity?.caller) {
       event.keyId = identity.caller.id;
@@ -46,11 +44,11 @@ export function finishStage(settings: Pick<Settings, "onResponse">): (response: 
     if (failure?.aborted) event.aborted = true;
     if (decision?.banStarted) event.banStarted = true;
     onResponse!(event);
-    return response;
   }
 
-  return (response, findings) => {
-    if (findings.request.method === "HEAD") return headResponse(response).then((head) => report(head, findings));
-    return report(response, findings);
+  return async (response, findings) => {
+    const answer = findings.request.method === "HEAD" ? await headResponse(response) : response;
+    if (onResponse) report(answer, findings);
+    return answer;
   };
 }
