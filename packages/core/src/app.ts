@@ -2,9 +2,9 @@ import type { PetstoreOptions } from "./options.js";
 import { resolveOptions } from "./options.js";
 import type { Decision } from "./ports.js";
 import { arrive } from "./pipeline/arrival.js";
-import { authorizeStage } from "./pipeline/authorize.js";
+import { authorize } from "./pipeline/authorize.js";
 import { type Bucket, chooseBucketStage } from "./pipeline/choose-bucket.js";
-import { chooseHandlerStage } from "./pipeline/choose-handler.js";
+import { chooseHandler } from "./pipeline/choose-handler.js";
 import type { ClientInfo } from "./pipeline/client-address.js";
 import { type Failure, failStage } from "./pipeline/fail.js";
 import { answerBeside, isUnder } from "./pipeline/beside.js";
@@ -13,7 +13,7 @@ import { finishStage } from "./pipeline/finish.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { limitStage } from "./pipeline/limit.js";
-import { refuseStage } from "./pipeline/refuse.js";
+import { refuse } from "./pipeline/refuse.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
@@ -44,9 +44,6 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const identify = identifyStage(settings);
   const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);
-  const refuse = refuseStage(settings);
-  const authorize = authorizeStage(settings);
-  const chooseHandler = chooseHandlerStage(settings);
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
@@ -65,11 +62,11 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       match = await findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
       identity = await identify(request, arrival.now); // 1. the caller, by its key
       bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
-      decision = await limit(bucket); //    one atomic hit on it, at the limiter's instant
-      refuse(decision); // 3. 429 when banned or over a limit
-      const caller = authorize(identity, match, decision); // 4. 401 without a valid key, unless the route is public
-      const routed = chooseHandler(match, request.method, arrival.pathname); // 5. 404, or 405 with Allow
-      response = await run(routed, request, caller, arrival, bucket, decision); // 6. the operation: validate, then run
+      decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
+      refuse(decision); // 4. 429 when banned or over a limit
+      const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+      const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
+      response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
     } catch (thrown) {
       failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
       response = failure.response;

@@ -148,6 +148,16 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
   },
 ];
 
+/**
+ * The migrations' statements that make and change `rate_limits`, by version: what a Durable
+ * Object applies to its own SQLite storage (durable-objects/petstore-rate-limiter.ts), which
+ * holds that table alone and decides with the same statement.
+ */
+export const RATE_LIMITS_MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = MIGRATIONS.map(({ version, statements }) => ({
+  version,
+  statements: statements.filter((statement) => /\brate_limits\b/.test(statement)),
+})).filter(({ statements }) => statements.length > 0);
+
 /** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
 export const LIBSQL_COLUMNS: RequiredColumns = {
   pets: ["id", "name", "category_id", "status"],

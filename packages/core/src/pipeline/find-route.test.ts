@@ -16,10 +16,12 @@ describe("findRouteStage", () => {
     for (const path of ["/v1/pets/42/x", "/v1/nothing", "/v1", "/pets", "/v2/pets"]) expect(await find(path), path).toBeUndefined();
   });
 
-  it("serves /openapi.json under the base path exactly, as a public route", async () => {
+  it("serves /openapi.json under the base path, as a public route, a trailing slash as every route", async () => {
     const match = await find("/v1/openapi.json");
     expect(match?.route).toMatchObject({ path: "/openapi.json", public: true });
-    expect(await find("/v1/openapi.json/")).toBeUndefined();
+    expect((await find("/v1/pets/"))?.route.path).toBe("/pets");
+    expect((await find("/v1/openapi.json/"))?.route.path).toBe("/openapi.json");
+    expect(await find("/v1/openapi.jsonx")).toBeUndefined();
     expect((await findRouteStage({ basePath: "/api" })(new Request("http://petstore.test/api/openapi.json"), "/api/openapi.json"))?.route.path).toBe("/openapi.json");
   });
 

@@ -1,8 +1,5 @@
 import { Router } from "itty-router";
 import { BoundedMap } from "../_bounded-map.js";
-import type { Handler } from "../context.js";
-import { serialized } from "../handlers/_respond.js";
-import { openApiDocument } from "../openapi.js";
 import type { Settings } from "../options.js";
 import { type Route, ROUTES } from "../routes.js";
 
@@ -16,17 +13,9 @@ export interface RouteMatch {
 /** Paths whose match is remembered; past this many, the oldest is forgotten. */
 const PATHS_KEPT = 1_000;
 
-/** The OpenAPI document of the API under `basePath`, served without a key (still counted). */
-function openApiRoute(basePath: string): RouteMatch {
-  // Made when first asked for rather than by createPetstore: about 2 ms of a server's start.
-  let body: string | undefined;
-  const serve: Handler = async (_request, ctx) => serialized(ctx, (body ??= JSON.stringify(openApiDocument({ basePath }))));
-  return { route: { path: "/openapi.json", methods: { GET: serve }, public: true }, params: Object.freeze({}) };
-}
-
 /**
  * Before the stages, find the route: the route of `ROUTES` (the table) serving a request's
- * path under `basePath`, or `/openapi.json` exactly; looked up once, whatever the answer will
+ * path under `basePath`; looked up once, whatever the answer will
  * be (the last stage reports it). itty-router matches the patterns: a `Router` with the base,
  * asked with the request itself. Its answer for a path is kept (for the latest 1,000 paths):
  * asking itty-router parses the URL and its query and tries each pattern, for an answer that
@@ -34,14 +23,11 @@ function openApiRoute(basePath: string): RouteMatch {
  * longer (11.5 against 16.2 µs, memory adapters, Bun, interleaved runs; issue 31).
  */
 export function findRouteStage(settings: Pick<Settings, "basePath">): (request: Request, pathname: string) => Promise<RouteMatch | undefined> {
-  const openApiPath = `${settings.basePath}/openapi.json`;
-  const openApi = openApiRoute(settings.basePath);
   const router = Router({ base: settings.basePath });
   // Every route takes every method here: `chooseHandler` picks the handler by method.
   for (const route of ROUTES) router.all(route.path, ({ params }) => ({ route, params: Object.freeze({ ...params }) }));
   const matches = new BoundedMap<string, RouteMatch | undefined>(PATHS_KEPT);
   return async (request, pathname) => {
-    if (pathname === openApiPath) return openApi;
     if (matches.has(pathname)) return matches.get(pathname);
     const found: RouteMatch | undefined = await router.fetch(request);
     matches.set(pathname, found);
