@@ -18,13 +18,12 @@ import { join } from "node:path";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
-import { createPetstore, issueApiKey, type Petstore, type PetstoreOptions } from "@petstore/core";
+import { createPetstore, issueApiKey, type Petstore, type Adapters } from "@petstore/core";
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const ONLY = process.argv[3] ?? "";
 const CONCURRENCY = [1, 64];
 
-type Adapters = Pick<PetstoreOptions, "store" | "keys" | "limiter" | "idempotency">;
 
 async function measure(label: string, inFlight: number, run: () => Promise<void>): Promise<void> {
   if (!label.includes(ONLY)) return;

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore, issueApiKey, type PetstoreOptions } from "@petstore/core";
+import { createPetstore, issueApiKey, type Adapters } from "@petstore/core";
 import { SEED_PETS } from "./_seed.js";
 import { median, table } from "./_stats.js";
 
@@ -76,7 +76,7 @@ const URL_BASE = "http://petstore.test/v1/pets";
 const POST_BODY = JSON.stringify({ name: "Rex", categoryId: 1 });
 
 /** GET and POST through a petstore on `adapters`, seeded with the 20 pets, with an unlimited enterprise key. */
-async function petstoreCalls(adapters: Pick<PetstoreOptions, "store" | "keys" | "limiter" | "idempotency">): Promise<{ get: Call; post: Call }> {
+async function petstoreCalls(adapters: Adapters): Promise<{ get: Call; post: Call }> {
   const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
   const petstore = createPetstore({ ...adapters });
   const info = { clientAddress: "127.0.0.1" };

@@ -10,14 +10,11 @@ import { usePostgresDatabase } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { useWorkerdBindings } from "../_support/workerd.js";
 import {
-  type ApiKeys,
+  type Adapters,
   createPetstore,
-  type IdempotencyStore,
   type IssueApiKeyInput,
   issueApiKey,
   type PetstoreOptions,
-  type PetStore,
-  type RateLimiter,
 } from "@petstore/core";
 
 /**
@@ -25,12 +22,7 @@ import {
  * storage sits behind `createPetstore`.
  */
 
-export interface AdapterSet {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-}
+export type AdapterSet = Adapters;
 
 export interface AdapterKit {
   name: string;

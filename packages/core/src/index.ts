@@ -34,6 +34,7 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
   Actor,
+  Adapters,
   AdminTokenRecord,
   AdminTokens,
   ApiKeyRecord,

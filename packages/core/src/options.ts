@@ -4,13 +4,9 @@ import type { Beside } from "./pipeline/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { trustedProxies } from "./ip-addresses.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
-import type { ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+import type { Adapters, ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 
-export interface PetstoreOptions {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
+export interface PetstoreOptions extends Adapters {
   /**
    * Where the API is mounted, as the path the requests arrive with: `/v1` (the default),
    * `/api/petstore`, or `""` for the root. A trailing slash is dropped.

@@ -11,6 +11,18 @@ import type { NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus } from "./sch
  * `clock` option that replaces the store's, for tests that move time without sleeping.
  */
 
+/**
+ * The four ports an adapter package makes, together: what `createPetstore` needs of storage,
+ * spread into its options.
+ * @example const adapters: Adapters = libsqlAdapters(db);
+ */
+export interface Adapters {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
 /** One page request: rows with `id > afterId`, ordered by id, at most `limit` of them. */
 export interface PageQuery<S extends string> {
   limit: number;

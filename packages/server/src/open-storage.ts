@@ -4,7 +4,7 @@ import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrate } from "@petsto
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
-import type { AdminTokens, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -34,7 +34,7 @@ export function displayDb(url: string): string {
 
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
-  adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
+  adapters: Adapters;
   /** The admin listener's credentials (`petstore admin-tokens`), in the same database. */
   adminTokens: AdminTokens;
   /**

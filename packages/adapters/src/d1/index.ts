@@ -1,4 +1,4 @@
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { libsqlConnection } from "../libsql/_source.js";
 import { libsqlIdempotency } from "../libsql/idempotency.js";
 import { libsqlKeys } from "../libsql/keys.js";
@@ -46,12 +46,7 @@ export const d1Limiter = (db: D1Database, options: StoreClockOptions = {}): Rate
  * await migrateD1(env.DB); // once, e.g. on the first request
  * const petstore = createPetstore({ ...d1Adapters(env.DB) });
  */
-export function d1Adapters(db: D1Database, options: StoreClockOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-} {
+export function d1Adapters(db: D1Database, options: StoreClockOptions = {}): Adapters {
   const source = onD1(db);
   return {
     store: libsqlStore(source),

@@ -1,4 +1,4 @@
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters } from "@petstore/core";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 import type { LibsqlSource } from "./_source.js";
 import { libsqlIdempotency } from "./idempotency.js";
@@ -27,12 +27,7 @@ export { libsqlStore } from "./store.js";
  * await migrate(db);
  * const petstore = createPetstore({ ...libsqlAdapters(db) });
  */
-export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-} {
+export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): Adapters {
   return {
     store: libsqlStore(source),
     keys: libsqlKeys(source, options),
