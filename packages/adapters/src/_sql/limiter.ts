@@ -1,5 +1,5 @@
 import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
-import { numbered, type Row, type SqlEngine, type Statement } from "./engine.js";
+import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
 
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
@@ -21,16 +21,55 @@ export interface HitArgs {
 }
 
 /**
- * A hit statement written with named parameters for the reader (`:now`), bound by number
- * (`placeholder(n, name)`: the engines take numbers, and faster): its text, and the values
- * of `HitArgs` in their places.
+ * What a dialect writes of the limiter (see `LimiterStatements`): its hit statement, with the
+ * named parameters of `HitArgs` for the reader (`:now`); its store's clock in SQL (see
+ * store-clock.ts); and how it writes a numbered parameter (`?1`, `$1::bigint`): every engine
+ * binds by number, and faster (the `libsql` package takes longer to bind ten values by name
+ * than to run the hit). The other statements are plain SQL, the same in both dialects.
  */
-export function hitStatement(named: string, placeholder: (position: number, name: keyof HitArgs) => string): (args: HitArgs) => Statement {
-  const { sql, names } = numbered(named, (position, name) => placeholder(position, name as keyof HitArgs));
-  return (args) => ({ sql, args: names.map((name) => args[name as keyof HitArgs]), oneRow: true });
+export interface LimiterDialect {
+  placeholder(position: number, name: string): string;
+  now: string;
+  hit: string;
 }
 
-/** An engine's SQL for the limiter's two statements. */
+/** The statements of a dialect, each bound by number. */
+export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
+  function bound<A>(named: string, oneRow: boolean): (values: A) => Statement {
+    const { sql, names } = numbered(named, dialect.placeholder);
+    const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
+    return oneRow ? (values) => ({ sql, args: argsOf(values), oneRow: true }) : (values) => ({ sql, args: argsOf(values) });
+  }
+  const now = `coalesce(:now, ${dialect.now})`;
+  const sweep = bound<{ now: number | null; batch: number }>(
+    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch)`,
+    false,
+  );
+  // The bucket as a hit finds it (each window moved forward to the current one, never back), counting nothing.
+  const peek = bound<PeekArgs>(
+    `SELECT k.now AS decided_at,
+  CASE WHEN r.window0_start >= k.start0 THEN r.window0_start ELSE k.start0 END AS window0_start,
+  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
+  CASE WHEN r.window1_start >= k.start1 THEN r.window1_start ELSE k.start1 END AS window1_start,
+  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
+  coalesce(r.banned_until, 0) AS banned_until
+FROM (SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1 FROM (SELECT ${now} AS now) AS t) AS k
+LEFT JOIN rate_limits AS r ON r.bucket = :bucket`,
+    true,
+  );
+  const unban = bound<{ bucket: string; now: number | null }>(
+    `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = :bucket AND banned_until > ${now} RETURNING bucket`,
+    false,
+  );
+  return {
+    hit: bound<HitArgs>(dialect.hit, true),
+    sweep: (now, batch) => sweep({ now, batch }),
+    peek,
+    unban: (bucket, now) => unban({ bucket, now }),
+  };
+}
+
+/** The limiter's statements, as an engine runs them. */
 export interface LimiterStatements {
   /**
    * The whole decision for `args.hits` hits on one bucket, as ONE atomic statement (an

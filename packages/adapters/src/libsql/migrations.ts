@@ -1,4 +1,4 @@
-import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
+import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -159,17 +159,7 @@ export const RATE_LIMITS_MIGRATIONS: readonly { version: number; statements: rea
 })).filter(({ statements }) => statements.length > 0);
 
 /** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
-export const LIBSQL_COLUMNS: RequiredColumns = {
-  pets: ["id", "name", "category_id", "status"],
-  pets_version: ["id", "version"],
-  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
-  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
-  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
-  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
-  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
-  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
-  health_probe: ["id", "checked_at"],
-};
+export const LIBSQL_COLUMNS: RequiredColumns = { ...SQL_COLUMNS, pets_version: ["id", "version"] };
 
 /**
  * Applies pending migrations, each in one write transaction together with its row in
