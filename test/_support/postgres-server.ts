@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.js";
+import { waitFor } from "./wait-for.js";
 
 /** Debian's PostgreSQL server binaries (installed by scripts/test-tools.sh): the newest major version there. */
 export const POSTGRES_BIN = process.env.PETSTORE_POSTGRES_BIN ?? newestPostgresBin();
@@ -108,19 +109,22 @@ export async function startPostgres(options: { settings?: Readonly<Record<string
     spawned.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      if (spawned.exitCode !== null) return false;
+    const accepts = () => {
       try {
         execFileSync(join(POSTGRES_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", USER, "-t", "1"], { stdio: "ignore" });
         return true;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        return false;
       }
+    };
+    try {
+      await waitFor(() => spawned.exitCode !== null || accepts(), 30_000, { every: 100, what: () => `postgres to become ready: ${output.trim()}` });
+    } catch (error) {
+      spawned.kill("SIGKILL");
+      await exited(spawned);
+      throw error;
     }
-    spawned.kill("SIGKILL");
-    await exited(spawned);
-    throw new Error(`postgres did not become ready within 30 s: ${output.trim()}`);
+    return spawned.exitCode === null;
   }
 
   async function start(keepPort: boolean): Promise<void> {

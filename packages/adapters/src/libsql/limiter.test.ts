@@ -1,7 +1,5 @@
 import type { BanPolicy, WindowPair } from "@petstore/core";
-import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryLimiter } from "../memory/index.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import type { LibsqlConnection } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
@@ -30,77 +28,12 @@ async function memoryDatabase(): Promise<LibsqlConnection> {
   return db;
 }
 
-const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
-/** Mostly hits within one window, sometimes a jump over a window or a ban. */
-const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
-
-interface Limits {
-  perMinute: number;
-  perShort: number;
-  threshold: number;
-  banSeconds: number;
-}
-
-function limitsArbitrary(maxPerMinute: number, maxPerShort: number, maxThreshold: number, minBanSeconds: number): fc.Arbitrary<Limits> {
-  return fc.record({
-    perMinute: fc.integer({ min: 0, max: maxPerMinute }),
-    perShort: fc.integer({ min: 0, max: maxPerShort }),
-    threshold: fc.integer({ min: 0, max: maxThreshold }),
-    banSeconds: fc.integer({ min: minBanSeconds, max: 200 }),
-  });
-}
-
-/**
- * A fresh libSQL limiter, fed each burst's hits at once (they may share a statement), decides
- * exactly as the memory limiter fed the same hits one by one.
- */
-async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; advanceMs: number }[]): Promise<void> {
-  // A 5-minute second window, so that it too resets within a run.
-  const windows: WindowPair = [
-    { name: "minute", limit: limits.perMinute, seconds: 60 },
-    { name: "five-minutes", limit: limits.perShort, seconds: 300 },
-  ];
-  const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-  const database = await memoryDatabase();
-  try {
-    const sql = libsqlLimiter(database, { clock });
-    const memory = memoryLimiter({ clock });
-    now = T0 + 17;
-    for (const { buckets, advanceMs } of bursts) {
-      now += advanceMs;
-      const inputs = buckets.map((bucket) => ({ bucket, windows, ban }));
-      const together = await Promise.all(inputs.map((input) => sql.hit(input)));
-      const oneByOne = [];
-      for (const input of inputs) oneByOne.push(await memory.hit(input));
-      expect(together).toStrictEqual(oneByOne);
-    }
-  } finally {
-    database.close();
-  }
-}
-
 describe("libsqlLimiter", () => {
   let client: LibsqlConnection;
   beforeEach(async () => {
     client = await memoryDatabase();
   });
   afterEach(() => client.close());
-
-  it("decides every sequence of hits exactly as the memory limiter does", async () => {
-    const hit = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
-    await fc.assert(
-      fc.asyncProperty(limitsArbitrary(5, 12, 4, 1), fc.array(hit, { minLength: 1, maxLength: 60 }), decidesAsMemory),
-      { numRuns: 150 },
-    );
-  });
-
-  it("decides hits fired at once, which share one statement, exactly as the memory limiter decides them one by one", async () => {
-    const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 40 }), advanceMs: ADVANCE });
-    await fc.assert(
-      fc.asyncProperty(limitsArbitrary(12, 30, 6, 0), fc.array(burst, { minLength: 1, maxLength: 12 }), decidesAsMemory),
-      { numRuns: 150 },
-    );
-  });
 
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const windows = windowsOf(1_000, 10_000);

@@ -1,8 +1,6 @@
 import type { BanPolicy, WindowPair } from "@petstore/core";
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
-import { memoryLimiter } from "../memory/index.js";
 import type { PostgresClient } from "./_client.js";
 import { postgresLimiter } from "./limiter.js";
 
@@ -20,15 +18,6 @@ const at = <L>(time: number, limiter: L): L => {
   now = time;
   return limiter;
 };
-const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
-const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
-const LIMITS = fc.record({
-  perMinute: fc.integer({ min: 0, max: 12 }),
-  perShort: fc.integer({ min: 0, max: 30 }),
-  threshold: fc.integer({ min: 0, max: 6 }),
-  banSeconds: fc.integer({ min: 0, max: 200 }),
-});
-
 const database = usePostgresDatabase();
 
 /** The client, counting the statements sent through it (the server is real; only the count is ours). */
@@ -47,39 +36,6 @@ function counting(sql: PostgresClient): { client: PostgresClient; sent: () => nu
 }
 
 describe("postgresLimiter", () => {
-  it("decides hits fired at once (one statement per bucket) and in sequence exactly as the memory limiter decides them one by one", async () => {
-    const { source, close } = await database.fresh();
-    try {
-      let run = 0;
-      const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
-      await fc.assert(
-        fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 10 }), async (limits, bursts) => {
-          // Buckets of their own for each run, on one schema.
-          run++;
-          const windows: WindowPair = [
-            { name: "minute", limit: limits.perMinute, seconds: 60 },
-            { name: "five-minutes", limit: limits.perShort, seconds: 300 },
-          ];
-          const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-          const sql = postgresLimiter(source, { clock });
-          const memory = memoryLimiter({ clock });
-          now = T0 + 17;
-          for (const { buckets, advanceMs } of bursts) {
-            now += advanceMs;
-            const inputs = buckets.map((bucket) => ({ bucket: `${run}:${bucket}`, windows, ban }));
-            const together = await Promise.all(inputs.map((input) => sql.hit(input)));
-            const oneByOne = [];
-            for (const input of inputs) oneByOne.push(await memory.hit(input));
-            expect(together).toStrictEqual(oneByOne);
-          }
-        }),
-        { numRuns: 60 },
-      );
-    } finally {
-      await close();
-    }
-  });
-
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const { source, close } = await database.fresh();
     try {
