@@ -9,6 +9,7 @@ import { fileIdentity } from "./_file-identity.js";
 import { WalOpenError } from "./_wal-sync.js";
 import { libsqlConnection } from "../_source.js";
 import { checkLibsql } from "../check-libsql.js";
+import type { Result } from "../../_sql/engine.js";
 import { localEngine } from "./local-engine.js";
 
 /** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
@@ -41,6 +42,7 @@ function recording(connection: NativeDatabase.Database, ran: string[]): NativeDa
   });
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const insert = (name: string) => ({ sql: "INSERT INTO items (name) VALUES (?) RETURNING id", args: [name], oneRow: true });
 
 describe("localEngine", () => {
@@ -82,22 +84,52 @@ describe("localEngine", () => {
     expect(names()).toEqual(["a", "b", "c", "d"]);
   });
 
-  it("shares one latest read among the callers of a turn, and reads again once a write of this process was answered", async () => {
-    const db = localEngine(() => recording(open(), ran));
+  describe("readVersion", () => {
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
-    const reads = () => ran.filter((sql) => sql === count.sql).length;
-    const first = await Promise.all([db.readVersion(count), db.readVersion(count)]);
-    expect(first.map(({ rows }) => rows[0]!.n)).toEqual([0, 0]);
-    expect(reads()).toBe(1);
-    // Same turn as the answer of the write: the shared read would miss it, so it is not shared.
-    const afterWrite = await db.write([insert("a")]).then(() => db.readVersion(count));
-    expect(afterWrite.rows[0]!.n).toBe(1);
-    expect(reads()).toBe(2);
-    // Another connection's commit, then a later turn: read again.
-    open().prepare("INSERT INTO items (name) VALUES ('b')").run([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect((await db.readVersion(count)).rows[0]!.n).toBe(2);
-    expect(reads()).toBe(3);
+    const n = async (read: Promise<Result>) => (await read).rows[0]!.n;
+    const insertElsewhere = (name: string) => open().prepare("INSERT INTO items (name) VALUES (?)").run([name]);
+
+    it("shares one read among the calls of one turn: another connection's commit between them is not seen", async () => {
+      const db = localEngine(() => open());
+      const first = db.readVersion(count);
+      insertElsewhere("elsewhere");
+      const second = db.readVersion(count);
+      expect([await n(first), await n(second)]).toEqual([0, 0]);
+    });
+
+    it("shares no read with another statement, nor with the same one given other arguments", async () => {
+      const db = localEngine(() => open());
+      await db.write([insert("a")]);
+      const named = (name: string) => ({ sql: "SELECT count(*) AS n FROM items WHERE name = ?", args: [name], oneRow: true });
+      expect(await Promise.all([n(db.readVersion(named("a"))), n(db.readVersion(named("b"))), n(db.readVersion(count))])).toEqual([1, 0, 1]);
+    });
+
+    it("shares no read past the turn: another connection's commit is seen in the next", async () => {
+      const db = localEngine(() => open());
+      expect(await n(db.readVersion(count))).toBe(0);
+      insertElsewhere("elsewhere");
+      await nextTurn();
+      expect(await n(db.readVersion(count))).toBe(1);
+    });
+
+    it("shares no read past a write batch: a write answered after a shared read began is seen by the next call, in the same turn", async () => {
+      const db = localEngine(() => open());
+      const write = db.write([insert("a")]);
+      // Begun before the batch, in the turn the write's answer comes in.
+      const before = db.readVersion(count);
+      await write;
+      expect(await n(db.readVersion(count))).toBe(1);
+      expect(await n(before)).toBe(0);
+    });
+
+    it("shares no read past a write batch of counts alone either", async () => {
+      const db = localEngine(() => open());
+      const write = db.write([insert("a")], { survives: "process-crash" });
+      const before = db.readVersion(count);
+      await write;
+      expect(await n(db.readVersion(count))).toBe(1);
+      expect(await n(before)).toBe(0);
+    });
   });
 
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
