@@ -2,13 +2,13 @@ import { WalDurability } from "./_wal-durability.js";
 import type { WalSync } from "./_wal-sync.js";
 
 /** A batch of writes that may skip its fsync still gets one if the last was longer ago than this. */
-export const MAX_UNSYNCED_MS = 1_000;
+const MAX_UNSYNCED_MS = 1_000;
 
 /** How one batch of writes reaches the disk, decided before its BEGIN. */
 export interface BatchSync {
   /** The connection's `synchronous` setting for the batch. */
   readonly synchronous: "FULL" | "NORMAL";
-  /** Told right after the batch's COMMIT: the fsync it was due, if any, has run or is started. */
+  /** Right after the batch's COMMIT: notes the fsync it ran, or starts the one due beside the event loop. */
   committed(): void;
 }
 
@@ -46,7 +46,8 @@ export class FsyncPolicy {
 
   /**
    * Settles once an fsync of the WAL that began after the call is done (see `WalDurability`);
-   * at once without `walSync`, whose commits are on disk once visible.
+   * at once without `walSync`, where every write that must survive a power cut was fsynced by
+   * its COMMIT (`FULL`).
    */
   durable(): Promise<void> {
     return this.#wal ? this.#wal.durable() : Promise.resolve();
