@@ -9,11 +9,12 @@ import type { ClientInfo } from "./pipeline/client-address.js";
 import { type Failure, failStage } from "./pipeline/fail.js";
 import { answerBeside, isUnder } from "./pipeline/beside.js";
 import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
-import { finishStage } from "./pipeline/finish.js";
+import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { limitStage } from "./pipeline/limit.js";
 import { refuse } from "./pipeline/refuse.js";
+import { reportStage } from "./pipeline/report.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
@@ -47,32 +48,33 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
-  const finish = finishStage(settings);
+  const report = reportStage(settings);
 
   const fetch = async (request: Request, info?: ClientInfo) => {
     const arrival = arrive(request, settings.clock()); // its id, path and time
-    // Beside the API (the host's `beside`): its page or a 404, neither limited nor authenticated.
-    if (beside && !isUnder(basePath, arrival.pathname)) {
-      const answer = await answerBeside(beside, request, arrival.requestId, arrival.pathname);
-      return await finish(answer, { request, info, arrival, match: undefined, identity: undefined, bucket: undefined, decision: undefined, failure: undefined });
-    }
     let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
     let response: Response;
-    try {
-      match = await findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
-      identity = await identify(request, arrival.now); // 1. the caller, by its key
-      bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
-      decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
-      refuse(decision); // 4. 429 when banned or over a limit
-      const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
-      const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
-      response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
-    } catch (thrown) {
-      failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
-      response = failure.response;
+    if (beside && !isUnder(basePath, arrival.pathname)) {
+      response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
+    } else {
+      try {
+        match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
+        identity = await identify(request, arrival.now); // 1. the caller, by its key
+        bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
+        decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
+        refuse(decision); // 4. 429 when banned or over a limit
+        const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+        const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
+        response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
+      } catch (thrown) {
+        failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
+        response = failure.response;
+      }
+      keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
     }
-    keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
-    return await finish(response, { request, info, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
+    if (request.method === "HEAD") response = await headResponse(response); // without its body, with its length
+    report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
+    return response;
   };
   return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
 }

@@ -4,7 +4,6 @@ import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 import type { Failure } from "./fail.js";
 import type { RouteMatch } from "./find-route.js";
-import { headResponse } from "./head-response.js";
 import type { ClientInfo } from "./client-address.js";
 import type { Identity } from "./identify.js";
 
@@ -22,13 +21,13 @@ export interface Findings {
 }
 
 /**
- * The last stage: a `HEAD` answer loses its body (keeping its length), and `onResponse` hears
- * of the answer with what the stages found.
+ * The last stage: `onResponse` hears of the answer with what the stages found (nothing to do
+ * without it).
  */
-export function finishStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => Promise<Response> {
+export function reportStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => void {
   const { onResponse } = settings;
-
-  function report(response: Response, { request, info, arrival, match, identity, bucket, decision, failure }: Findings): void {
+  if (!onResponse) return () => {};
+  return (response, { request, info, arrival, match, identity, bucket, decision, failure }) => {
     const event: ResponseEvent = { request, response, requestId: arrival.requestId, pathname: arrival.pathname, durationMs: performance.now() - arrival.started };
     if (identity?.caller) {
       event.keyId = identity.caller.id;
@@ -43,12 +42,6 @@ export function finishStage(settings: Pick<Settings, "onResponse">): (response: 
     if (failure) event.errorCode = failure.error.code;
     if (failure?.aborted) event.aborted = true;
     if (decision?.banStarted) event.banStarted = true;
-    onResponse!(event);
-  }
-
-  return async (response, findings) => {
-    const answer = findings.request.method === "HEAD" ? await headResponse(response) : response;
-    if (onResponse) report(answer, findings);
-    return answer;
+    onResponse(event);
   };
 }
