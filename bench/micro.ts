@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey, type Adapters } from "@petstore/core";
@@ -126,7 +126,7 @@ for (const where of [":memory:", "file"] as const) {
   const dir = mkdtempSync(join(tmpdir(), "petstore-micro-"));
   const client = await connectLibsql({ url: where === "file" ? `file:${join(dir, "micro.db")}` : ":memory:" });
   try {
-    await migrate(client);
+    await migrateLibsql(client);
     const libsql = await petstoreCalls(libsqlAdapters(client));
     results.push(await measure(`petstore GET /v1/pets, libSQL ${where}`, libsql.get));
     results.push(await measure(`petstore POST /v1/pets, libSQL ${where}`, libsql.post));

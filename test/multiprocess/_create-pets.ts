@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { createClient } from "@libsql/client";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore } from "@petstore/core";
 import { waitFor } from "../_support/wait-for.js";
@@ -16,7 +16,7 @@ if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Er
 // PLAIN_CLIENT: as a remote URL gets it, a plain client without the local fast path.
 const plain = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : undefined;
 const db = plain ? { client: plain, close: () => plain.close() } : await connectLibsql({ url: DB_URL });
-await migrate(db);
+await migrateLibsql(db);
 process.stdout.write("ready\n");
 
 // Checked every 2 ms, so that the processes fire as nearly at once as they can.

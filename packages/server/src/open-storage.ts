@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
@@ -91,7 +91,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     throw new Error(openFailure(db.url, error), { cause: error });
   });
   try {
-    await migrate(connection);
+    await migrateLibsql(connection);
   } catch (error) {
     connection.close();
     throw new Error(`cannot open ${displayDb(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });

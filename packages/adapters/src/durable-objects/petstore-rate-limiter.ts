@@ -39,7 +39,7 @@ export class PetstoreRateLimiter {
    */
   async fetch(request: Request): Promise<Response> {
     const { now = null, ...input } = (await request.json()) as Omit<TimedHit, "now"> & { now?: number };
-    this.#migrate();
+    this.#migrateLibsql();
     const { pathname } = new URL(request.url);
     if (pathname === "/peek") return Response.json(await this.#limiter.peek({ ...input, now }));
     if (pathname === "/unban") return Response.json({ unbanned: await this.#limiter.unban(input.bucket, now) });
@@ -59,7 +59,7 @@ export class PetstoreRateLimiter {
    * The libSQL migrations of `rate_limits`, each applied once, recorded in the object's own
    * `rate_limits_schema`: the table is the libSQL one, never a copy of it that could drift.
    */
-  #migrate(): void {
+  #migrateLibsql(): void {
     if (this.#ready) return;
     const { sql } = this.#ctx.storage;
     sql.exec("CREATE TABLE IF NOT EXISTS rate_limits_schema (version INTEGER PRIMARY KEY)");

@@ -15,7 +15,7 @@ export { checkLibsql } from "./check-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlAdminTokens, libsqlKeys } from "./keys.js";
 export { libsqlLimiter } from "./limiter.js";
-export { migrate } from "./migrations.js";
+export { migrateLibsql } from "./migrations.js";
 export { libsqlStore } from "./store.js";
 
 /**
@@ -24,7 +24,7 @@ export { libsqlStore } from "./store.js";
  * Windows, bans and records' ages follow the database's clock (`options.clock`'s in tests).
  * @example
  * const db = await connectLibsql({ url: "file:petstore.db" }); // or { client } of any @libsql/client
- * await migrate(db);
+ * await migrateLibsql(db);
  * const petstore = createPetstore({ ...libsqlAdapters(db) });
  */
 export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): Adapters {

@@ -4,7 +4,7 @@ import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import type { LibsqlConnection } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";
-import { migrate } from "./migrations.js";
+import { migrateLibsql } from "./migrations.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const MINUTE = 60_000;
@@ -24,7 +24,7 @@ const at = <L>(time: number, limiter: L): L => {
 
 async function memoryDatabase(): Promise<LibsqlConnection> {
   const db = await connectLibsql({ url: ":memory:" });
-  await migrate(db);
+  await migrateLibsql(db);
   return db;
 }
 

@@ -86,7 +86,7 @@ export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = limiterStatements({
 });
 
 /**
- * Fixed-window counters in a libSQL database (run `migrate` first), exact when many processes
+ * Fixed-window counters in a libSQL database (run `migrateLibsql` first), exact when many processes
  * share it: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` that decides
  * every window all-or-nothing, at the database's clock (a remote server's own; this machine's
  * for a local file), or `options.clock`'s (tests). On a local engine the hits on one bucket

@@ -167,9 +167,9 @@ export const LIBSQL_COLUMNS: RequiredColumns = { ...SQL_COLUMNS, pets_version: [
  * version wins; the others' attempt fails on that row's primary key and is rolled back. A
  * database already up to date is only read: a restart takes no write lock and waits for no fsync.
  * A database with a version this release does not know (a newer one migrated it) is refused.
- * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
+ * @example await migrateLibsql(await connectLibsql({ url: "file:petstore.db" })); // or migrateLibsql({ client })
  */
-export async function migrate(source: LibsqlSource): Promise<void> {
+export async function migrateLibsql(source: LibsqlSource): Promise<void> {
   const db = engineOf(source);
   const appliedVersions = async () =>
     new Set((await db.read("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));

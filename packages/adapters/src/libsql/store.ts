@@ -17,7 +17,7 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 }
 
 /**
- * Pets and orders in a libSQL database (run `migrate` first). Ids come from `AUTOINCREMENT`:
+ * Pets and orders in a libSQL database (run `migrateLibsql` first). Ids come from `AUTOINCREMENT`:
  * unique and never reused, also across processes sharing the database. A create with an
  * idempotency claim completes the claim in the same transaction as the insert.
  * @example const store = libsqlStore(await connectLibsql({ url: "file:petstore.db" }));
