@@ -19,6 +19,7 @@ declare -A tools=(
   [setpriv]=util-linux             # test/_support/postgres-server.ts runs PostgreSQL as its own user
   [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
   [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
+  [redis-cli]=redis-tools          # test/_support/redis-cluster.ts: --cluster create, CLUSTER NODES
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from

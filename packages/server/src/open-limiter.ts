@@ -1,8 +1,9 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
+import { redisClient } from "./redis-client.js";
 
 /** A rate limiter apart from the database: `--limiter redis://...`; read by `commands/_options.ts`. */
 export interface LimiterConfig {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://...` (TLS). */
+  /** `redis://[user:password@]host[:port][/db]`, `redis+cluster://...` or `redis+sentinel://...` (see `parseLimiterUrl`); `rediss...` for TLS. */
   url: string;
   /** From `PETSTORE_LIMITER_PASSWORD`, so it need not be in the URL (or on argv). */
   password?: string;
@@ -38,17 +39,8 @@ export function displayLimiter(url: string): string {
  */
 export async function openLimiter(config: LimiterConfig, warn: (event: string, fields: Record<string, unknown>) => void): Promise<OpenLimiter> {
   const shown = displayLimiter(config.url);
-  // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
-  // which Deno refuses unless --allow-env is unrestricted.
-  const { Redis } = await import("ioredis");
-  const redis = new Redis(config.url, {
-    ...(config.password !== undefined && { password: config.password }),
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: (times) => Math.min(times * 100, 1_000),
-  });
+  // One Redis, a Cluster or the master Sentinel names, as the URL says (see redis-client.ts).
+  const redis = await redisClient(config.url, { ...(config.password !== undefined && { password: config.password }), connectTimeoutMs: CONNECT_TIMEOUT_MS });
   let connected = false;
   /** Connected once: from then on a lost connection and its return are logged. */
   let started = false;

@@ -1,3 +1,4 @@
+import { parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
 import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
@@ -64,7 +65,6 @@ export function displayDb(url: string): string {
   return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
 }
 
-const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
 /** The default of `PETSTORE_LIMITER_TIMEOUT_MS`: a hit waits at most this long for Redis. */
 const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
 
@@ -87,7 +87,11 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
     if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
-  if (!LIMITER_URL.test(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
+  try {
+    parseLimiterUrl(url);
+  } catch (error) {
+    throw new UsageError(`${source} ${(error as Error).message} (the URL is not repeated here: it may hold a password)`);
+  }
   const config: LimiterConfig = {
     url,
     timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),

@@ -24,7 +24,7 @@ export const serveCommand: Command = {
     flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -39,10 +39,16 @@ the database and exits 0.
                        PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)
-  --limiter URL        keep the rate limits in Redis instead of the database:
-                       redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
-                       PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
-                       PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
+  --limiter URL        keep the rate limits in Redis instead of the database (env
+                       PETSTORE_LIMITER; password in PETSTORE_LIMITER_PASSWORD or the URL):
+                         redis://HOST[:PORT][/DB]                       one Redis
+                         redis+cluster://HOST:PORT,HOST:PORT,...        a Redis Cluster (any
+                                                                        of its nodes)
+                         redis+sentinel://HOST:PORT,HOST:PORT,.../NAME[/DB]
+                                                                        the master that these
+                                                                        sentinels call NAME
+                       rediss://, rediss+cluster://, rediss+sentinel:// for TLS. A request waits
+                       for Redis at most PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
   --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
                        log it (env PETSTORE_LIMITER_FAIL_OPEN=1)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
