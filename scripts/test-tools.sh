@@ -20,6 +20,7 @@ declare -A tools=(
   [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
   [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
   [redis-cli]=redis-tools          # test/_support/redis-cluster.ts: --cluster create, CLUSTER NODES
+  [redis-sentinel]=redis-sentinel  # test/_support/redis-sentinel.ts: three sentinels over a master and its replica
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from
