@@ -5,6 +5,7 @@ import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import { postgresConnection } from "./postgres-connection.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -88,8 +89,9 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
-  const url = new URL(db.url);
-  const sql = postgres(db.url, {
+  // Several hosts and libpq's parameters, read as postgres-connection.ts says.
+  const connection = postgresConnection(db.url);
+  const sql = postgres(connection.url, {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
@@ -99,10 +101,7 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
     ...(db.password === undefined ? {} : { password: db.password }),
-    // postgres.js reads a PG* variable for every option not given (Deno asks permission for
-    // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
-    ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
-    ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
+    ...connection.options,
   });
   const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});

@@ -35,7 +35,9 @@ the database and exits 0.
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
   --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
-                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
+                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL).
+                       A primary and its standbys: postgres://USER@H1:P1,H2:P2/DATABASE?
+                       target_session_attrs=read-write (the servers follow a promoted standby)
                        PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { postgresConnection } from "./postgres-connection.js";
+
+describe("postgresConnection", () => {
+  it("keeps several hosts in the URL, for postgres.js to try in turn", () => {
+    const { url, options } = postgresConnection("postgres://app@db1:5432,db2:5433/petstore");
+    expect(url).toBe("postgres://app@db1:5432,db2:5433/petstore");
+    expect(options).toMatchObject({ ssl: false, target_session_attrs: undefined });
+  });
+
+  it("hands libpq's target_session_attrs=read-write over as primary, which postgres.js checks against a hot standby", () => {
+    const { url, options } = postgresConnection("postgres://db1,db2/petstore?target_session_attrs=read-write&application_name=api");
+    expect(url).toBe("postgres://db1,db2/petstore?application_name=api");
+    expect(options.target_session_attrs).toBe("primary");
+    expect(postgresConnection("postgres://db1,db2/petstore?target_session_attrs=prefer-standby").options.target_session_attrs).toBe("prefer-standby");
+    expect(postgresConnection("postgres://db1,db2/petstore?target_session_attrs=any").options.target_session_attrs).toBeUndefined();
+  });
+
+  it("leaves TLS to the URL's sslmode, and off without it", () => {
+    expect(postgresConnection("postgres://db/petstore?sslmode=verify-full").options.ssl).toBeUndefined();
+    expect(postgresConnection("postgres://db/petstore").options.ssl).toBe(false);
+  });
+});
