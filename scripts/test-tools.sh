@@ -21,6 +21,7 @@ declare -A tools=(
   [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
   [redis-cli]=redis-tools          # test/_support/redis-cluster.ts: --cluster create, CLUSTER NODES
   [redis-sentinel]=redis-sentinel  # test/_support/redis-sentinel.ts: three sentinels over a master and its replica
+  [pgbouncer]=pgbouncer            # test/_support/pgbouncer.ts: PostgreSQL behind transaction and session pooling
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from

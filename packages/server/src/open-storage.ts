@@ -6,6 +6,7 @@ import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { postgresConnection } from "./postgres-connection.js";
+import { statementPooling, transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -34,6 +35,8 @@ export interface Storage {
   check(): Promise<number>;
   /** The database runs elsewhere (a server), on a clock of its own; not a file or memory of this machine. */
   remote: boolean;
+  /** What the server's `listening` line also says about the database, e.g. a pooler found in front. */
+  notes?: Record<string, string>;
   close(): void;
 }
 
@@ -91,7 +94,7 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
   const { default: postgres } = await import("postgres");
   // Several hosts and libpq's parameters, read as postgres-connection.ts says.
   const connection = postgresConnection(db.url);
-  const sql = postgres(connection.url, {
+  const options = {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
@@ -102,14 +105,33 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     onnotice: () => {},
     ...(db.password === undefined ? {} : { password: db.password }),
     ...connection.options,
-  });
+  };
+  // Migrated, and asked whether a pooler in transaction mode is in front (see
+  // transaction-pooling.ts), on two connections that prepare nothing; the pool then prepares
+  // its statements unless such a pooler would lose them (or the URL says prepare=false).
+  const setup = postgres(connection.url, { ...options, max: 2, prepare: false });
+  let pooled: boolean;
+  try {
+    await migratePostgres({ sql: setup });
+    pooled = await transactionPooling(setup);
+  } catch (error) {
+    const reason = (await statementPooling(setup))
+      ? "a pooler in statement mode (PgBouncer's pool_mode = statement) refused a transaction: use transaction or session pooling"
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${reason}`, { cause: error });
+  } finally {
+    void setup.end({ timeout: 5 }).catch(() => {});
+  }
+  const sql = postgres(connection.url, { ...options, prepare: options.prepare && !pooled });
   const source = { sql, timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS, maxQueued: POSTGRES_MAX_QUEUED };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
-  try {
-    await migratePostgres(source);
-  } catch (error) {
-    close();
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  return { adapters: postgresAdapters(source), check: () => checkPostgres(source), remote: true, close };
+  return {
+    adapters: postgresAdapters(source),
+    check: () => checkPostgres(source),
+    remote: true,
+    close,
+    ...(pooled && { notes: { dbPooling: "transaction (statements not prepared)" } }),
+  };
 }

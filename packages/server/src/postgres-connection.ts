@@ -1,3 +1,13 @@
+type TargetSessionAttrs = "primary" | "read-only" | "standby" | "prefer-standby";
+const SESSION_ATTRS = ["read-write", "primary", "read-only", "standby", "prefer-standby", "any"];
+
+/** The options `postgresConnection` reads from the URL, and those given so that postgres.js reads no `PG*` variable. */
+export interface PostgresConnectionOptions {
+  prepare: boolean;
+  target_session_attrs: TargetSessionAttrs | undefined;
+  ssl?: false;
+}
+
 /**
  * The URL and the postgres.js options for a `--db postgres://...` URL written as libpq users
  * write it, including several hosts (`postgres://h1:5432,h2:5432/db`, which `new URL` cannot
@@ -7,30 +17,36 @@
  *   by `in_hot_standby` only for `primary`; its `read-write` looks at
  *   `default_transaction_read_only` alone, which a standby reports `off`, so a pool would settle
  *   on a standby and fail every write: `read-write` is handed over as `primary`.
+ * - `prepare=false` (postgres.js's): no prepared statements.
  * - `sslmode`: as postgres.js reads it (`disable`, `prefer`, `require`, `verify-full`); without
  *   it, no TLS.
  * Every option postgres.js would otherwise read from a `PG*` variable is given (Deno asks
  * permission for each one read).
  */
-export function postgresConnection(url: string): { url: string; options: Record<string, unknown> } {
+export function postgresConnection(url: string): { url: string; options: PostgresConnectionOptions } {
   const query = url.includes("?") ? url.slice(url.indexOf("?") + 1) : "";
   const params = new URLSearchParams(query);
   const attrs = params.get("target_session_attrs");
-  const targetSessionAttrs = attrs === "read-write" ? "primary" : attrs === "any" ? undefined : (attrs ?? undefined);
+  if (attrs !== null && !SESSION_ATTRS.includes(attrs)) throw new Error(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}, not '${attrs}'`);
+  const targetSessionAttrs = attrs === "read-write" ? "primary" : attrs === null || attrs === "any" ? undefined : (attrs as TargetSessionAttrs);
   if (attrs !== null) params.delete("target_session_attrs");
+  // postgres.js's own name: no prepared statements (a pooler in transaction mode is found at start anyway).
+  const prepare = params.get("prepare") !== "false";
+  params.delete("prepare");
   const rest = params.toString();
   return {
     url: query === "" ? url : url.slice(0, url.indexOf("?")) + (rest === "" ? "" : `?${rest}`),
+    // postgres.js's types lack sslnegotiation, which it reads: given here, out of sight of the types.
     options: {
-      ...(params.has("sslmode") || params.has("ssl") ? {} : { ssl: false }),
+      ...(params.has("sslmode") || params.has("ssl") ? {} : { ssl: false as const }),
       sslnegotiation: null,
       max_pipeline: 100,
       keep_alive: 60,
-      prepare: true,
+      prepare,
       debug: false,
       fetch_types: true,
       publications: "alltables",
       target_session_attrs: targetSessionAttrs,
-    },
+    } as PostgresConnectionOptions,
   };
 }

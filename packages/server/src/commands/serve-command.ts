@@ -114,7 +114,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
-      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
+      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...storage.notes, ...limiter, version: VERSION });
       if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
