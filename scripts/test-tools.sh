@@ -22,6 +22,7 @@ declare -A tools=(
   [redis-cli]=redis-tools          # test/_support/redis-cluster.ts: --cluster create, CLUSTER NODES
   [redis-sentinel]=redis-sentinel  # test/_support/redis-sentinel.ts: three sentinels over a master and its replica
   [pgbouncer]=pgbouncer            # test/_support/pgbouncer.ts: PostgreSQL behind transaction and session pooling
+  [openssl]=openssl                # test/_support/tls-certificates.ts: a CA and certificates for PostgreSQL and Redis over TLS
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from

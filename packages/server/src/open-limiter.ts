@@ -1,5 +1,6 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
 import { redisClient } from "./redis-client.js";
+import { tlsFailure } from "./tls-failure.js";
 
 /** A rate limiter apart from the database: `--limiter redis://...`; read by `commands/_options.ts`. */
 export interface LimiterConfig {
@@ -23,6 +24,15 @@ export interface OpenLimiter {
 const CONNECT_TIMEOUT_MS = 5_000;
 /** While failing open, at most one warning per this many milliseconds. */
 const FAIL_OPEN_LOG_EVERY_MS = 10_000;
+
+/**
+ * Why Redis did not answer at start. Over TLS, a server that does not speak it on that port
+ * never answers the handshake (a plain Redis waits for a command): said so.
+ */
+function noAnswer(url: string): string {
+  const within = `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  return /^rediss/.test(url) ? `TLS: ${within} to the TLS handshake (does that port speak TLS?)` : within;
+}
 
 /** The URL as it may be shown: without credentials. */
 export function displayLimiter(url: string): string {
@@ -53,7 +63,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
   /** What Redis last said went wrong: a failed `connect()` only says "Connection is closed". */
   let lastError: string | undefined;
   redis.on("error", (error: Error) => {
-    lastError = error.message;
+    lastError = tlsFailure(error) ?? error.message;
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
@@ -65,7 +75,7 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
   try {
     await Promise.race([
       redis.connect(),
-      new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)).unref?.()),
+      new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(noAnswer(config.url))).unref?.()),
     ]);
     await redis.ping();
   } catch (error) {

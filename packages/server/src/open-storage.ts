@@ -6,7 +6,8 @@ import { memoryAdapters } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { postgresConnection } from "./postgres-connection.js";
-import { statementPooling, transactionPooling } from "./transaction-pooling.js";
+import { postgresStartFailure } from "./postgres-start-failure.js";
+import { transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -115,12 +116,7 @@ async function openPostgres(db: DbConfig): Promise<Storage> {
     await migratePostgres({ sql: setup });
     pooled = await transactionPooling(setup);
   } catch (error) {
-    const reason = (await statementPooling(setup))
-      ? "a pooler in statement mode (PgBouncer's pool_mode = statement) refused a transaction: use transaction or session pooling"
-      : error instanceof Error
-        ? error.message
-        : String(error);
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${reason}`, { cause: error });
+    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${await postgresStartFailure(error, setup, db.url)}`, { cause: error });
   } finally {
     void setup.end({ timeout: 5 }).catch(() => {});
   }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { postgresConnection } from "./postgres-connection.js";
 
@@ -19,5 +22,23 @@ describe("postgresConnection", () => {
   it("leaves TLS to the URL's sslmode, and off without it", () => {
     expect(postgresConnection("postgres://db/petstore?sslmode=verify-full").options.ssl).toBeUndefined();
     expect(postgresConnection("postgres://db/petstore").options.ssl).toBe(false);
+  });
+
+  it("reads libpq's sslrootcert: the CA to verify against, host name too unless verify-ca; never sent to the server", () => {
+    const dir = mkdtempSync(join(tmpdir(), "petstore-ca-"));
+    try {
+      const ca = join(dir, "ca.pem");
+      writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n");
+      const full = postgresConnection(`postgres://db/petstore?sslmode=verify-full&sslrootcert=${ca}`);
+      expect(full.url).toBe("postgres://db/petstore?sslmode=verify-full");
+      expect(full.options.ssl).toEqual({ ca: "-----BEGIN CERTIFICATE-----\n", rejectUnauthorized: true });
+      const chainOnly = postgresConnection(`postgres://db/petstore?sslmode=verify-ca&sslrootcert=${ca}`).options.ssl as { checkServerIdentity?: unknown };
+      expect(chainOnly.checkServerIdentity).toBeTypeOf("function");
+      expect(postgresConnection("postgres://db/petstore?sslrootcert=system").options.ssl).toBe("verify-full");
+      expect(() => postgresConnection(`postgres://db/petstore?sslmode=disable&sslrootcert=${ca}`)).toThrow(/sslrootcert needs sslmode=verify-full/);
+      expect(() => postgresConnection(`postgres://db/petstore?sslrootcert=${join(dir, "missing.pem")}`)).toThrow(/cannot read sslrootcert .*missing\.pem: ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 type TargetSessionAttrs = "primary" | "read-only" | "standby" | "prefer-standby";
 const SESSION_ATTRS = ["read-write", "primary", "read-only", "standby", "prefer-standby", "any"];
 
@@ -5,7 +7,8 @@ const SESSION_ATTRS = ["read-write", "primary", "read-only", "standby", "prefer-
 export interface PostgresConnectionOptions {
   prepare: boolean;
   target_session_attrs: TargetSessionAttrs | undefined;
-  ssl?: false;
+  /** Off, postgres.js's sslmode (the URL's), or TLS verified against the CA of `sslrootcert`. */
+  ssl?: false | "verify-full" | { ca: string; rejectUnauthorized: true; checkServerIdentity?: () => undefined };
 }
 
 /**
@@ -20,6 +23,11 @@ export interface PostgresConnectionOptions {
  * - `prepare=false` (postgres.js's): no prepared statements.
  * - `sslmode`: as postgres.js reads it (`disable`, `prefer`, `require`, `verify-full`); without
  *   it, no TLS.
+ * - `sslrootcert=PATH` (libpq's): the CA file to verify the server's certificate against (read
+ *   now), with `sslmode` `verify-full` (the default then: the host name checked too) or
+ *   `verify-ca`/`require` (the chain only, as libpq does with a root certificate);
+ *   `sslrootcert=system`: the system's CAs, `verify-full`. postgres.js reads neither, and would
+ *   send the parameter to the server, which refuses it.
  * Every option postgres.js would otherwise read from a `PG*` variable is given (Deno asks
  * permission for each one read).
  */
@@ -33,12 +41,27 @@ export function postgresConnection(url: string): { url: string; options: Postgre
   // postgres.js's own name: no prepared statements (a pooler in transaction mode is found at start anyway).
   const prepare = params.get("prepare") !== "false";
   params.delete("prepare");
+  const rootCert = params.get("sslrootcert");
+  params.delete("sslrootcert");
+  const sslmode = params.get("sslmode") ?? params.get("ssl");
+  let ssl: PostgresConnectionOptions["ssl"] = sslmode === null ? false : undefined;
+  if (rootCert === "system") ssl = "verify-full";
+  else if (rootCert !== null) {
+    if (sslmode !== null && !["require", "verify-ca", "verify-full"].includes(sslmode)) throw new Error(`sslrootcert needs sslmode=verify-full, verify-ca or require, not '${sslmode}'`);
+    let ca: string;
+    try {
+      ca = readFileSync(rootCert, "utf8");
+    } catch (error) {
+      throw new Error(`cannot read sslrootcert ${rootCert}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+    ssl = { ca, rejectUnauthorized: true, ...(sslmode !== null && sslmode !== "verify-full" && { checkServerIdentity: () => undefined }) };
+  }
   const rest = params.toString();
   return {
     url: query === "" ? url : url.slice(0, url.indexOf("?")) + (rest === "" ? "" : `?${rest}`),
     // postgres.js's types lack sslnegotiation, which it reads: given here, out of sight of the types.
     options: {
-      ...(params.has("sslmode") || params.has("ssl") ? {} : { ssl: false as const }),
+      ...(ssl !== undefined && { ssl }),
       sslnegotiation: null,
       max_pipeline: 100,
       keep_alive: 60,

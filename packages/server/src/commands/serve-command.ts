@@ -37,7 +37,8 @@ the database and exits 0.
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
                        in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL).
                        A primary and its standbys: postgres://USER@H1:P1,H2:P2/DATABASE?
-                       target_session_attrs=read-write (the servers follow a promoted standby)
+                       target_session_attrs=read-write (the servers follow a promoted standby).
+                       TLS: ?sslmode=verify-full&sslrootcert=CA_FILE (libpq's parameters)
                        PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)
@@ -49,7 +50,8 @@ the database and exits 0.
                          redis+sentinel://HOST:PORT,HOST:PORT,.../NAME[/DB]
                                                                         the master that these
                                                                         sentinels call NAME
-                       rediss://, rediss+cluster://, rediss+sentinel:// for TLS. A request waits
+                       rediss://, rediss+cluster://, rediss+sentinel:// for TLS (a private CA:
+                       env NODE_EXTRA_CA_CERTS=CA_FILE, trusted for PostgreSQL too). A request waits
                        for Redis at most PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
   --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
                        log it (env PETSTORE_LIMITER_FAIL_OPEN=1)
