@@ -1,7 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 
 /** Debian's PostgreSQL server binaries (installed by scripts/test-tools.sh): the newest major version there. */
@@ -207,7 +208,8 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       await exited(running);
     },
     async promote() {
-      asPostgres([join(POSTGRES_BIN, "pg_ctl"), "promote", "-D", data, "-w", "-t", "30"]);
+      // Not execFileSync: a test's requests in flight must be answered (and timed) while pg_ctl waits.
+      await promisify(execFile)("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", join(POSTGRES_BIN, "pg_ctl"), "promote", "-D", data, "-w", "-t", "30"], { timeout: 40_000 });
     },
   };
 }
