@@ -127,6 +127,8 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
         `fail-open D: ${td!.admitted} admitted, ${td!.refused} refused, ${td!.unavailable} 503s`,
     );
     expect(load.problems).toEqual([]);
+    // The operator reads which node was lost.
+    expect(closed.stderr.some((line) => line.includes('"event":"limiter node lost"') && line.includes(`"node":"127.0.0.1:${masters[0]}"`))).toBe(true);
     // The keys whose masters lived are exact.
     expect(tb!.admitted).toBe(PER_DAY);
     expect(tc!.admitted).toBe(PER_DAY);

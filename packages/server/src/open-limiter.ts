@@ -72,6 +72,10 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     connected = true;
     if (started) warn("limiter reconnected", { limiter: shown });
   });
+  // A Cluster loses and finds its nodes one by one (a master dead, its replica promoted): each said once.
+  const node = ({ options }: { options: { host?: string; port?: number } }) => `${options.host}:${options.port}`;
+  redis.on("-node", (lostNode: { options: { host?: string; port?: number } }) => warn("limiter node lost", { limiter: shown, node: node(lostNode) }));
+  redis.on("+node", (added: { options: { host?: string; port?: number } }) => started && warn("limiter node added", { limiter: shown, node: node(added) }));
   try {
     await Promise.race([
       redis.connect(),
