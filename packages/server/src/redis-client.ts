@@ -7,8 +7,7 @@ export interface RedisConnection {
   ping(): Promise<string>;
   call(command: string, ...args: string[]): Promise<unknown>;
   disconnect(): void;
-  /** `ready`, `error`, `close`; a Cluster also `node error`. */
-  // ioredis types its listeners so.
+  /** `ready`, `error`, `close`; a Cluster also `-node` and `+node` (listeners typed as ioredis types them). */
   on(event: string, listener: (...args: any[]) => void): unknown;
 }
 
