@@ -67,4 +67,16 @@ describe("the retrying-client example", () => {
     const pets = await adapters.store.listPets({ limit: 100 });
     expect(pets.map((pet) => pet.name)).toEqual(["Pet 1", "Pet 2", "Pet 3", "Pet 4", "Pet 5"]);
   });
+
+  it("gives every create an Idempotency-Key by itself, the same on its retries, and keeps one it is given", async () => {
+    const { petstoreClient } = await import("./client.js");
+    // A key of its own, far from its limit: the first test used up the Free key's minute.
+    const client = petstoreClient(url, (await issueApiKey(adapters.keys, { plan: "pro" })).key);
+    const before = seen.length;
+    await client.post("pets", { json: { name: "Plain", categoryId: 1 } }).json();
+    await client.post("pets", { json: { name: "Given", categoryId: 1 }, headers: { "Idempotency-Key": "order-7" } }).json();
+    const keys = seen.slice(before).map((s) => s.idempotencyKey);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys.at(-1)).toBe("order-7");
+  });
 });

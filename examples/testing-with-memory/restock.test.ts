@@ -5,7 +5,8 @@ import { type PetstoreApi, PetstoreError, restock } from "./restock.js";
 
 /**
  * The Pet Store in memory, on a clock the test moves: no server, no socket, no sleeping.
- * `perMinute` shrinks the Free plan so a test reaches the limit in a few calls.
+ * `perMinute` shrinks the Free plan so a test reaches the limit in a few calls. `keyCacheMs: 0`
+ * makes a revoked key fail at its next request (a server trusts a verified key for 5 s).
  */
 async function petstoreInMemory(options: { pets?: NewPet[]; perMinute?: number } = {}) {
   let now = Date.parse("2030-01-01T12:00:10Z");
@@ -13,11 +14,14 @@ async function petstoreInMemory(options: { pets?: NewPet[]; perMinute?: number }
   const adapters = memoryAdapters({ seed: { pets: options.pets ?? [] }, clock: () => now });
   const petstore = createPetstore({
     ...adapters,
+    keyCacheMs: 0,
     plans: { free: { perMinute: options.perMinute ?? 60, perDay: 1_000 } },
   });
-  const { key } = await issueApiKey(adapters.keys, { plan: "free" });
-  const api: PetstoreApi = { baseUrl: "http://petstore.test/v1", apiKey: key, fetch: (request) => petstore.fetch(request) };
-  return { api, store: adapters.store, advanceClock: (ms: number) => (now += ms) };
+  const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
+  // The caller's address, as a server would pass it: callers without a valid key are limited by it.
+  const fetch = (request: Request) => petstore.fetch(request, { clientAddress: "192.0.2.10" });
+  const api: PetstoreApi = { baseUrl: "http://petstore.test/v1", apiKey: key, fetch };
+  return { api, store: adapters.store, revokeKey: () => adapters.keys.revoke(record.id), advanceClock: (ms: number) => (now += ms) };
 }
 
 describe("restock", () => {
@@ -49,6 +53,13 @@ describe("restock", () => {
     const { api } = await petstoreInMemory();
     const failure = restock({ ...api, apiKey: "psk_wrong" }, 1, 1);
     await expect(failure).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("fails with 401 once its key is revoked", async () => {
+    const { api, revokeKey } = await petstoreInMemory();
+    expect(await restock(api, 1, 1)).toHaveLength(1);
+    await revokeKey();
+    await expect(restock(api, 1, 2)).rejects.toMatchObject({ status: 401, code: "unauthorized" });
   });
 
   it("gets 429 with Retry-After over the limit, and succeeds once the minute window has passed", async () => {

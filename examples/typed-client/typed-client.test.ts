@@ -7,6 +7,7 @@ import createClient from "openapi-fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, type ServedExample, startServerExample } from "../_support/start-example.js";
 import { generateTypes } from "./generate-types.js";
+import { idempotentCreates } from "./idempotent-creates.js";
 import type { paths } from "./schema.js";
 
 describe("the typed-client example", () => {
@@ -58,6 +59,24 @@ describe("the typed-client example", () => {
       const { error, response } = await client.GET("/pets", { params: { query: { status: "lost" } } });
       expect(response.status).toBe(400);
       expect(error).toMatchObject({ code: "invalid_parameter", status: 400 });
+    });
+
+    it("sends an Idempotency-Key with every create by itself, and keeps one it is given", async () => {
+      const adapters = memoryAdapters();
+      const petstore = createPetstore(adapters);
+      const { key } = await issueApiKey(adapters.keys, { plan: "free" });
+      const sent: (string | null)[] = [];
+      const client = createClient<paths>({
+        baseUrl: "http://petstore.test/v1",
+        headers: { Authorization: `Bearer ${key}` },
+        fetch: (request) => (sent.push(request.headers.get("idempotency-key")), petstore.fetch(request)),
+      });
+      client.use(idempotentCreates);
+      await client.POST("/pets", { body: { name: "Rex", categoryId: 1 } });
+      await client.POST("/pets", { body: { name: "Fido", categoryId: 1 }, headers: { "Idempotency-Key": "order-7" } });
+      await client.GET("/pets");
+      expect(sent[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(sent.slice(1)).toEqual(["order-7", null]);
     });
   });
 });

@@ -11,8 +11,7 @@ const literal = (value: string | number | undefined) =>
  */
 export async function keyInsert(input: IssueApiKeyInput): Promise<{ key: string; sql: string }> {
   let record: ApiKeyRecord | undefined;
-  const refuse = () => Promise.reject(new Error("keyInsert only makes a record"));
-  const { key } = await issueApiKey({ insert: async (made) => void (record = made), findByHash: refuse, list: refuse, revoke: refuse }, input);
+  const { key } = await issueApiKey({ insert: async (made) => void (record = made) }, input);
   const { id, hash, plan, perMinute, perDay, label, createdAt } = record!;
   const values = [id, hash, plan, perMinute, perDay, label, createdAt].map(literal).join(", ");
   return { key, sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at) VALUES (${values})` };

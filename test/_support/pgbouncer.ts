@@ -8,7 +8,7 @@ import { freePort } from "./free-port.js";
  * The tables the four ports keep their data in: emptied between tests that share a database
  * behind PgBouncer (which passes no `search_path`, so a schema per test cannot be chosen).
  */
-export const DATA_TABLES = "pets, orders, api_keys, rate_limits, idempotency_keys, health_probe";
+export const DATA_TABLES = "pets, orders, api_keys, key_audit, admin_tokens, rate_limits, idempotency_keys, health_probe";
 
 /** How PgBouncer hands server connections to its clients (`pool_mode`). */
 export type PoolMode = "session" | "transaction" | "statement";

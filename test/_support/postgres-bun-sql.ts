@@ -9,8 +9,8 @@ const sql = new Bun.SQL(url, { max: 4 });
 const source = { sql };
 await Promise.all([migratePostgres(source), migratePostgres(source)]);
 await checkPostgres(source);
-const adapters = postgresAdapters(source);
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
+const adapters = postgresAdapters(source, { clock: () => T0 });
 const petstore = createPetstore({ ...adapters, clock: () => T0 });
 const { key, record } = await issueApiKey(adapters.keys, { plan: "free", label: "bun" }, { now: T0 });
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -31,7 +31,7 @@ const order = await adapters.store.createOrder({ petId: ids[0]!, quantity: 2, st
 const listed = (await (await call("GET", "/v1/pets?limit=100")).json()) as unknown[];
 // 10 + 3 + 1 requests so far: 46 more are admitted, then 429s.
 const statuses = await Promise.all(Array.from({ length: 50 }, () => call("GET", "/v1/pets?limit=1").then((response) => response.status)));
-const revoked = await adapters.keys.revoke(record.id, T0);
+const revoked = (await adapters.keys.revoke(record.id)).state === "changed";
 const keys = await adapters.keys.list();
 console.log(
   JSON.stringify({

@@ -17,12 +17,17 @@ export function postgresClient(url: string, options: { max?: number; schema?: st
   });
 }
 
+/** A database's `default_transaction_isolation`, as an operator may set it with ALTER DATABASE. */
+export type Isolation = "read committed" | "repeatable read" | "serializable";
+
 /**
  * A database of its own for the calling suite file, on the server the run's globalSetup
  * started, dropped after the suite. `fresh()` makes a new migrated schema in it (the tables
- * a test sees are empty) with a client of its own; `close` ends that client.
+ * a test sees are empty) with a client of its own; `close` ends that client. `isolation`:
+ * the database's default transaction isolation (ALTER DATABASE ... SET), for suites that must
+ * hold under any.
  */
-export function usePostgresDatabase() {
+export function usePostgresDatabase(settings: { isolation?: Isolation } = {}) {
   const serverUrl = inject("postgresUrl");
   if (!serverUrl) throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
   const name = uniqueName("suite");
@@ -39,7 +44,9 @@ export function usePostgresDatabase() {
 
   /** A fresh migrated schema and a client whose `search_path` is it. */
   async function fresh(options: { max?: number } = {}): Promise<{ source: PostgresSource & { sql: ReturnType<typeof postgres> }; schema: string; close(): Promise<void> }> {
-    created ??= admin.unsafe(`CREATE DATABASE ${name}`);
+    created ??= admin.unsafe(`CREATE DATABASE ${name}`).then(() =>
+      settings.isolation === undefined ? undefined : admin.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = '${settings.isolation}'`),
+    );
     await created;
     const schema = uniqueName("t");
     const sql = postgresClient(url, { ...options, schema });
@@ -59,4 +66,30 @@ export function usePostgresDatabase() {
   }
 
   return { url, fresh, client };
+}
+
+/**
+ * Whole databases of their own on the run's server, for processes that connect by URL (the
+ * binary): `create()` returns a new, empty database's URL (its tables are in `public`, as a
+ * deployment's are); all are dropped after the suite.
+ */
+export function usePostgresDatabases() {
+  const serverUrl = inject("postgresUrl");
+  if (!serverUrl) throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
+  const admin = postgresClient(serverUrl, { max: 1 });
+  const names: string[] = [];
+  afterAll(async () => {
+    for (const name of names.splice(0)) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+  });
+  return {
+    /** The server's superuser URL (its `postgres` database), for ALTER DATABASE and the like. */
+    serverUrl,
+    async create(prefix = "db"): Promise<string> {
+      const name = uniqueName(prefix);
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      names.push(name);
+      return serverUrl.replace(/\/[^/]*$/, `/${name}`);
+    },
+  };
 }

@@ -45,8 +45,8 @@ export interface PostgresServer {
 
 /** How a test's server differs from the default one. */
 export interface PostgresOptions {
-  /** Server settings (`-c name=value`) on top of the defaults, e.g. `synchronous_standby_names`. */
-  settings?: Record<string, string>;
+  /** Server settings (`-c name=value`) on top of the defaults, e.g. `max_connections`. */
+  settings?: Readonly<Record<string, string>>;
   /** A streaming standby of this server: its data from `pg_basebackup -R` instead of `initdb`. */
   standbyOf?: PostgresServer;
 }
@@ -71,7 +71,7 @@ function exited(child: ChildProcess): Promise<void> {
 /**
  * Starts a throwaway PostgreSQL server: `initdb` in a new temporary directory owned by the
  * `postgres` user, then `postgres` on a free loopback port (a retry on a port taken meanwhile),
- * no Unix socket, fsync on. Bounded: a server that is not ready within 30 s is killed and
+ * no Unix socket, fsync on, and `settings` as `-c name=value`. Bounded: a server that is not ready within 30 s is killed and
  * the call fails.
  */
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
@@ -117,6 +117,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         "shared_buffers=32MB",
         "-c",
         "log_min_messages=warning",
+        // A test's own settings (max_connections=15, ssl=off...) after the defaults, so they win.
         ...settings,
       ],
       { stdio: ["ignore", "ignore", "pipe"] },

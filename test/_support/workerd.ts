@@ -152,12 +152,16 @@ export function useWorkerdBindings(databases = 100) {
     database: () => handOut(false),
     databaseByWorker: () => handOut(true),
     /** A limiter deciding by `clock` (sent with each hit), or by the objects' own clock. */
-    async limiter(clock?: () => number): Promise<RateLimiter> {
+    async limiter(clock?: () => number): Promise<Required<RateLimiter>> {
       const workerd = await (started ??= start());
       namespace ??= stubsKept((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
       const prefix = `limiter${++limiters}/`;
       const limiter = durableObjectLimiter(namespace, { clock });
-      return { hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }) };
+      return {
+        hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }),
+        peek: (input) => limiter.peek({ ...input, bucket: prefix + input.bucket }),
+        unban: (bucket) => limiter.unban(prefix + bucket),
+      };
     },
   };
 }

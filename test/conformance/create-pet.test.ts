@@ -215,7 +215,7 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     });
     await request.text();
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 500, "internal_error");
-    expect(world.internalErrors.splice(0).map(String)).toEqual(["TypeError: The request body was read before createPet"]);
+    expect(world.internalErrors.splice(0).map(String)).toEqual(["TypeError: The request body was read before its handler"]);
   });
 
   it("writes nothing when a create is rejected", async () => {

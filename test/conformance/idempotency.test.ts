@@ -43,14 +43,17 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
   it("returns 409 idempotency_key_in_use while the first request is still running", async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
+    let reached!: () => void;
+    const inStore = new Promise<void>((resolve) => (reached = resolve));
     const createPet = world.adapters.store.createPet.bind(world.adapters.store);
     world.adapters.store.createPet = async (...args) => {
+      reached();
       await gate;
       return createPet(...args);
     };
     const first = post("slow", { name: "Rex", categoryId: 1 });
-    // Let the first request reach the store before the second one arrives.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The second request arrives once the first holds its claim and waits in the store.
+    await Promise.race([inStore, first.then((response) => Promise.reject(new Error(`the first request was answered ${response.status} before reaching the store`)))]);
     await errorBody(await post("slow", { name: "Rex", categoryId: 1 }), 409, "idempotency_key_in_use");
     finish();
     expect((await first).status).toBe(201);

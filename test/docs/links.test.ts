@@ -57,3 +57,24 @@ describe("the Markdown files' relative links", () => {
     expect(broken).toEqual([]);
   });
 });
+
+/**
+ * The files outside Markdown that send a reader to a page (the systemd units' comments):
+ * `see PATH.md, "Heading"` names a file that exists and a heading it has.
+ */
+describe("the deploy files' references to the documentation", () => {
+  const files = execFileSync("git", ["ls-files", "deploy"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  const references = files.flatMap((file) =>
+    [...readFileSync(join(ROOT, file), "utf8").matchAll(/([\w./-]+\.md)(?:, "([^"]+)")?/g)].map((match) => ({ file, page: match[1]!, heading: match[2] })),
+  );
+
+  it("finds them (petstore.service points to its install steps)", () => {
+    expect(references.map(({ file }) => file)).toContain("deploy/systemd/petstore.service");
+  });
+
+  it.each(references)("$file: $page, $heading", ({ page, heading }) => {
+    const path = join(ROOT, page);
+    expect(existsSync(path)).toBe(true);
+    if (heading !== undefined) expect([...anchorsOf(path)]).toContain(heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-"));
+  });
+});

@@ -1,7 +1,7 @@
-import { copyFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureBinary } from "./_binary.js";
+import { ensureBinary, ROOT } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
 import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, tempDir, waitFor } from "./_processes.js";
 
@@ -41,7 +41,22 @@ describe("the petstore binary's command line", () => {
   it("creates, lists and revokes keys, never showing key material in the list", async () => {
     const db = tempDatabaseUrl("keys.db");
     const made = await createKey(db, ["--plan", "business", "--label", "billing"]);
-    expect(made).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^psk_\w{38}$/), plan: "business", perMinute: 1_000, perDay: 100_000, label: "billing" });
+    expect(made).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^psk_\w{38}$/),
+      plan: "business",
+      perMinute: 1_000,
+      perDay: 100_000,
+      label: "billing",
+      createdAt: expect.any(String),
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      rolling: null,
+      usage: { minute: { used: 0, limit: 1_000, resetAt: expect.any(String) }, day: { used: 0, limit: 100_000, resetAt: expect.any(String) }, bannedUntil: null },
+      database: db.slice("file:".length),
+      databaseCreated: true,
+    });
     const listed = await cli(["keys", "list", "--db", db]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(made.id);
@@ -52,6 +67,26 @@ describe("the petstore binary's command line", () => {
     expect(JSON.stringify(json)).not.toContain("psk_");
     const unknown = await cli(["keys", "revoke", "key_nope", "--db", db]);
     expect(unknown.code).toBe(1);
+  });
+
+  it("says where keys create wrote when run without --db, and refuses --db :memory:", async () => {
+    // Issue 30: in an empty directory it made ./petstore.db and printed a key, naming no database.
+    const dir = tempDir();
+    const created = await cli(["keys", "create", "--plan", "free"], { cwd: dir, env: { ...process.env, PETSTORE_DB: "" } });
+    expect(created.code).toBe(0);
+    expect(created.stdout.split("\n")[1]).toBe(
+      `Stored in a new database, ${join(dir, "petstore.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
+    );
+    const again = await cli(["keys", "create", "--plan", "free"], { cwd: dir });
+    expect(again.stdout.split("\n")[1]).toBe(`Stored in the database ${join(dir, "petstore.db")}.`);
+    const memory = await cli(["keys", "create", "--plan", "free", "--db", ":memory:"], { cwd: dir });
+    expect([memory.code, memory.stdout, memory.stderr.split("\n")[0]]).toEqual([
+      2,
+      "",
+      "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+    ]);
+    // Nothing but the one database (and its WAL files): no file named after :memory:.
+    expect(readdirSync(dir).filter((name) => !name.startsWith("petstore.db"))).toEqual([]);
   });
 });
 
@@ -205,6 +240,12 @@ describe("the petstore binary serving HTTP", () => {
 });
 
 describe("the petstore binary on its own", () => {
+  it("is the size docs/binary.md says, within 5 %", () => {
+    const stated = Number(/one ~(\d+) MiB executable/.exec(readFileSync(join(ROOT, "docs/binary.md"), "utf8"))![1]);
+    const size = statSync(ensureBinary()).size / 2 ** 20;
+    expect(Math.abs(size - stated) / stated, `the binary is ${size.toFixed(1)} MiB, the docs say ~${stated}`).toBeLessThan(0.05);
+  });
+
   it("serves from an empty directory with a file database, without Node, Bun or node_modules", async () => {
     const dir = tempDir();
     const emptyPath = tempDir();
@@ -218,6 +259,23 @@ describe("the petstore binary on its own", () => {
     const created = await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "Alone", categoryId: 1 } });
     expect(created.status).toBe(201);
     expect(readdirSync(dir)).toContain("petstore.db");
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("with --dev on a database without keys, prints a key, its limits and ban, and how to make another that works", async () => {
+    const db = tempDatabaseUrl("dev.db");
+    const server = await startServer([...binaryServe(db), "--dev"]);
+    await waitFor(() => server.stdout.some((line) => line.startsWith("Make another key:")));
+    const banner = server.stdout.slice(server.stdout.findIndex((line) => line.startsWith("Development mode")));
+    expect(banner).toContain("It allows 60 requests a minute and 1000 a day; past 30 refusals (429) within a minute it is banned for 10 minutes.");
+    const another = banner.find((line) => line.startsWith("Make another key: "))!.slice("Make another key: ".length);
+    expect(another).toBe(`petstore keys create --plan free --db ${db}`);
+    expect(banner).toContain(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
+    // The line as printed makes a key in the server's own database, which the server then accepts.
+    const made = await cli([...another.split(" ").slice(1), "--json"]);
+    expect(JSON.parse(made.stdout)).toMatchObject({ database: db.slice("file:".length), databaseCreated: false });
+    const answer = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${JSON.parse(made.stdout).key}` } });
+    expect(answer.status).toBe(200);
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });
 

@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { usePostgresDatabases } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
@@ -13,6 +14,7 @@ import { binaryServe, cleanUp, cli, createKey, freePort, startServer, stopProces
  */
 let redis: RedisServer;
 let admin: Redis;
+const postgresDatabases = usePostgresDatabases();
 
 beforeAll(async () => {
   ensureBinary();
@@ -130,6 +132,54 @@ describe("petstore serve --limiter redis://", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
+  it("counts in each fail-open line the requests of its own outage only, and their total when Redis answers again", async () => {
+    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_TIMEOUT_MS: "300" }, ["--limiter-fail-open"]);
+    const lines = (event: string) =>
+      server.stderr.map((line) => JSON.parse(line) as { event?: string; admittedWithoutLimit?: number }).filter((line) => line.event === event);
+    const reconnects = () => lines("limiter reconnected").length;
+    expect((await api("/v1/pets")).status).toBe(200);
+    // Issue 27 §3.9: the second outage's first line said 150 (the first outage's), or nothing.
+    for (const [outage, requests] of [[1, 150], [2, 7]] as const) {
+      // Counted before the outage: the server may reconnect before redisBack() returns.
+      const reconnected = reconnects();
+      await redis.kill();
+      try {
+        for (let i = 0; i < requests; i++) expect((await api("/v1/pets")).status).toBe(200);
+      } finally {
+        await redisBack();
+      }
+      await waitFor(() => reconnects() > reconnected, 15_000);
+      // The first request Redis answers again ends the outage.
+      expect((await api("/v1/pets")).status).toBe(200);
+      await waitFor(() => lines("limiter no longer failing open").length === outage);
+      expect(lines("limiter failing open").at(-1)?.admittedWithoutLimit).toBe(1);
+      expect(lines("limiter no longer failing open").at(-1)?.admittedWithoutLimit).toBe(requests);
+    }
+    expect(lines("limiter failing open").map((line) => line.admittedWithoutLimit)).toEqual([1, 1]);
+    await stopProcess(server.child, "SIGTERM");
+  }, 90_000);
+
+  it("lifts a ban when Redis loses its data (FLUSHALL, a restart without persistence), as documented, and logs that it did", async () => {
+    // Two a minute: the 3rd to 33rd requests are refused, the 34th bans the key for 600 s.
+    const { server, api } = await serveOnRedis(2);
+    const codes = [];
+    for (let i = 0; i < 34; i++) codes.push(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code ?? "ok");
+    expect(codes.at(-1)).toBe("temporarily_banned");
+    expect(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code).toBe("temporarily_banned");
+    const lost = () => server.stderr.filter((line) => line.includes('"event":"limiter data lost"')).length;
+    // Issue 27 §3.7: the ban went with the data, and nothing said so.
+    await admin.flushall();
+    expect((await api("/v1/pets?limit=1")).status).toBe(200);
+    expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
+    expect(lost()).toBe(1);
+    // A restart without persistence: noticed when the server reconnects.
+    await redis.kill();
+    await redisBack();
+    await waitFor(() => lost() === 2, 15_000);
+    expect((await until200(api)).headers.get("x-ratelimit-remaining")).toBe("1");
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
   it("takes the password from PETSTORE_LIMITER_PASSWORD or the URL and never prints it", async () => {
     await admin.config("SET", "requirepass", "s3cret-pw");
     try {
@@ -164,6 +214,27 @@ describe("petstore serve --limiter redis://", () => {
     expect(typo.stderr).not.toContain("pw@");
   }, 60_000);
 
+  it("refuses a database index other than 0..15 in the URL with a usage error (exit 2), and counts in the one it names", async () => {
+    const db = tempDatabaseUrl();
+    // Issue 27 §3.8: /99 and /abc used database 0 in silence.
+    for (const [path, shown] of [["/99", "99"], ["/abc", "abc"], ["/-1", "-1"], ["/1/2", "1/2"]] as const) {
+      const refused = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", `${redis.url}${path}`]);
+      expect({ path, code: refused.code }).toEqual({ path, code: 2 });
+      expect(refused.stderr.split("\n")[0]).toBe(`petstore: --limiter's database must be a whole number from 0 to 15 (redis://HOST:PORT/DB), not '${shown}'`);
+    }
+    const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "5", "--per-day", "100"]);
+    const server = await startServer([...binaryServe(db), "--limiter", `${redis.url}/3`]);
+    expect((await client(server.url, key)("/v1/pets")).status).toBe(200);
+    const inThree = new Redis(`${redis.url}/3`);
+    try {
+      expect(await inThree.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("1");
+      expect(await admin.exists(`petstore:limit:{key:${id}}`)).toBe(0);
+    } finally {
+      inThree.disconnect();
+    }
+    await stopProcess(server.child, "SIGTERM");
+  }, 90_000);
+
   it("runs under Deno, which needs an unrestricted --allow-env for the Redis client and Redis in --allow-net", async () => {
     const db = tempDatabaseUrl("deno.db");
     const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "3", "--per-day", "100"]);
@@ -180,5 +251,39 @@ describe("petstore serve --limiter redis://", () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(await admin.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("3");
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
+
+/**
+ * Issue 27 §3.2: two servers on one database, one with --limiter redis:// and one without,
+ * admitted 120 of 200 requests of a key limited to 60, without a word.
+ */
+describe.each([
+  ["a libSQL file", async () => tempDatabaseUrl()],
+  ["PostgreSQL", () => postgresDatabases.create("modes")],
+])("servers on %s that would keep the limits in different places", (_, newDatabase) => {
+  it("refuse to start in one line naming the difference, until --change-limiter switches the database over", async () => {
+    const db = await newDatabase();
+    const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "60", "--per-day", "100000"]);
+    const inDatabase = await startServer(binaryServe(db));
+    const serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--db", db];
+    const split = await cli([...serve, "--limiter", redis.url]);
+    expect(split.code).toBe(1);
+    expect(split.stderr.trim().split("\n")).toEqual([
+      "petstore: this server would keep the rate limits in Redis (--limiter), but the servers of this database keep them in the database: the two would split every key's limits. Start it the way the others run, or with --change-limiter to switch the database over (then restart the others the new way)",
+    ]);
+    // The first server counts every request of the key, alone.
+    const statuses = await Promise.all(Array.from({ length: 100 }, async () => (await client(inDatabase.url, key)("/v1/pets?limit=1")).status));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(60);
+    await stopProcess(inDatabase.child, "SIGTERM");
+
+    // Switching over is said, and from then on the database's servers are the ones on Redis.
+    const onRedis = await startServer([...binaryServe(db), "--limiter", redis.url, "--change-limiter"]);
+    expect(onRedis.stdout.map((line) => JSON.parse(line) as { event?: string })).toContainEqual(expect.objectContaining({ event: "limiter changed", limiter: "redis", was: "database" }));
+    const another = await startServer([...binaryServe(db), "--limiter", redis.url]);
+    const old = await cli(serve);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toContain("petstore: this server would keep the rate limits in the database, but the servers of this database keep them in Redis (--limiter)");
+    await Promise.all([onRedis, another].map((server) => stopProcess(server.child, "SIGTERM")));
   }, 90_000);
 });

@@ -1,15 +1,31 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 
-/** The command lines of the first `sh` block of a README, comments after `#` kept out. */
-export function readmeCommands(readme: string): string[] {
-  const block = /```sh\n([\s\S]*?)```/.exec(readFileSync(readme, "utf8"));
-  if (!block) throw new Error(`${readme} has no sh block`);
+/**
+ * The command lines of a README's `sh` block (the first, or the `index`th from 0), comments
+ * after `#` kept out, a line ending in `\` joined with the next.
+ */
+export function readmeCommands(readme: string, index = 0): string[] {
+  const block = [...readFileSync(readme, "utf8").matchAll(/```sh\n([\s\S]*?)```/g)][index];
+  if (!block) throw new Error(`${readme} has no sh block number ${index}`);
   return block[1]!
+    .replace(/\\\n\s*/g, "")
     .split("\n")
     .map((line) => line.replace(/\s+#.*$/, "").trim())
     .filter(Boolean);
+}
+
+/**
+ * `PATH` without the directories that hold a `bun` or `deno` (or `bunx`) executable: the
+ * machine of a newcomer who has neither installed. The READMEs must work there.
+ */
+export function pathWithoutBunOrDeno(path = process.env.PATH ?? ""): string {
+  return path
+    .split(delimiter)
+    .filter((dir) => dir !== "" && !["bun", "bunx", "deno"].some((name) => existsSync(join(dir, name))))
+    .join(delimiter);
 }
 
 /** npm as a user's would run, with no audit or fund chatter, answering from the cache first. */
@@ -31,8 +47,8 @@ export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv): Prom
   });
 }
 
-/** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`. */
-export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+/** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`, and every line so far. */
+export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; lines: string[] }> {
   // exec: the PID is the server's own, so killing it stops the server.
   const child = spawn("bash", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
@@ -51,7 +67,7 @@ export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, rea
         const match = ready.exec(text);
         if (match) {
           clearTimeout(timer);
-          resolve({ child, match });
+          resolve({ child, match, lines });
         }
       });
     }

@@ -6,12 +6,13 @@
  * three module resolutions.
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { npmQuietly, readmeCommands, runLine, startLine } from "./_readme-commands.js";
+import { freePort } from "../_support/free-port.js";
+import { npmQuietly, pathWithoutBunOrDeno, readmeCommands, runLine, startLine } from "./_readme-commands.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
@@ -79,6 +80,40 @@ describe.each([
   });
 });
 
+/**
+ * The README's smallest mount (`server.mjs`, its block word for word) in the project that
+ * installed the tarballs, run with each of the README's lines: Node, then Bun and Deno
+ * installed by npm as it says, on a PATH without a global bun or deno. The port is the
+ * reader's to pick (a free one here, for the README's 3000).
+ */
+describe("the README's smallest mount, run as it says", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const env = { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), NO_COLOR: "1" };
+  const running: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of running) child.kill("SIGKILL");
+  });
+
+  it.each([
+    ["node", "node server.mjs", undefined],
+    ["bun", "npx bun server.mjs", "npm install -D bun"],
+    ["deno", "npx deno run --allow-net=127.0.0.1:3000 server.mjs", "npm install -D deno"],
+  ])("under %s: %s", async (_runtime, line, install) => {
+    const mount = /The smallest mount[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1]!;
+    expect(readme).toContain(line);
+    if (install !== undefined) expect(readme).toContain(`\`${install}\``);
+    const port = String(await freePort());
+    writeFileSync(join(project, "server.mjs"), mount.replaceAll("3000", port));
+    if (install !== undefined) await runLine(install, project, env);
+    // The snippet prints its curl line once it listens.
+    const { child, match } = await startLine(line.replace("3000", port), project, env, /curl -i -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
+    running.push(child);
+    const answer = await fetch(match[2]!, { headers: { authorization: `Bearer ${match[1]}` } });
+    expect([answer.status, answer.headers.get("x-ratelimit-remaining")]).toEqual([200, "59"]);
+    child.kill("SIGKILL");
+  }, 120_000);
+});
+
 describe.each([
   ["bundler", "esnext"],
   ["node16", "node16"],
@@ -95,18 +130,20 @@ describe.each([
 /**
  * Each example's README, followed word by word: its `sh` block run line by line in a fresh
  * project outside the repository holding the example's files and the two tarballs, as the
- * README says. Only what a README leaves to the reader is filled in: a free port (`PORT=0`),
- * and for the clients the address and key of a running Pet Store. A server's printed `curl`
- * line is then tried.
+ * README says, on a PATH without `bun` or `deno` (a newcomer's machine: the READMEs install
+ * them with npm). Only what a README leaves to the reader is filled in: a free port (`PORT=0`,
+ * or the port Deno's `--allow-net` names), and for the clients the address and key of a
+ * running Pet Store. A server's printed `curl` line is then tried.
  */
 describe("each example, run as its README says", () => {
   const EXAMPLES = join(ROOT, "examples");
   const projects: string[] = [];
   const children: ChildProcess[] = [];
+  // The projects' node_modules (wrangler's alone is about 200 MB) take a while to remove.
   afterAll(() => {
     for (const child of children) child.kill("SIGKILL");
     for (const dir of projects) rmSync(dir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   /** A fresh project with the example's files and the tarballs; the environment its commands run in. */
   function projectFor(example: string): { dir: string; env: NodeJS.ProcessEnv } {
@@ -114,26 +151,63 @@ describe("each example, run as its README says", () => {
     projects.push(dir);
     cpSync(join(EXAMPLES, example), dir, { recursive: true, filter: (path) => !path.endsWith("README.md") });
     for (const name of ["core", "adapters"]) copyFileSync(join(TARBALLS, `petstore-${name}-1.0.0.tgz`), join(dir, `petstore-${name}-1.0.0.tgz`));
-    // Bun and Deno as a user has them on PATH (here: the workspace's own).
-    return { dir, env: { ...process.env, ...npmQuietly, PATH: `${BIN}:${process.env.PATH}`, PORT: "0", NO_COLOR: "1" } };
+    return { dir, env: { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), PORT: "0", NO_COLOR: "1" } };
   }
 
+  it("runs them where no bun or deno is on PATH", async () => {
+    const { dir, env } = projectFor("bun-serve");
+    await expect(runLine("command -v bun || command -v deno", dir, env)).rejects.toThrow(/failed \(1\)/);
+    expect(await runLine("command -v node && command -v npm", dir, env)).toMatch(/node\n.*npm/);
+  });
+
   /** Runs every line; the last one a server that prints a curl line, which must answer 200. */
-  async function runServerExample(example: string): Promise<{ url: string; key: string }> {
+  async function runServerExample(example: string, block = 0): Promise<{ url: string; key: string; dir: string; env: NodeJS.ProcessEnv }> {
     const { dir, env } = projectFor(example);
-    const lines = readmeCommands(join(EXAMPLES, example, "README.md"));
+    // Deno's --allow-net names the port: the one the server is told to take (PORT).
+    const port = String(await freePort());
+    const lines = readmeCommands(join(EXAMPLES, example, "README.md"), block).map((line) => line.replace(/--allow-net=127\.0\.0\.1:\d+/, `--allow-net=127.0.0.1:${port}`));
+    const serverEnv = lines.at(-1)!.includes("--allow-net=") ? { ...env, PORT: port } : env;
     for (const line of lines.slice(0, -1)) await runLine(line, dir, env);
-    const { child, match } = await startLine(lines.at(-1)!, dir, env, /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
+    const { child, match } = await startLine(lines.at(-1)!, dir, serverEnv, /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/);
     children.push(child);
     const [, key, url] = match;
     const answer = await fetch(url!, { headers: { authorization: `Bearer ${key}` } });
     expect(answer.status).toBe(200);
     expect(answer.headers.get("x-ratelimit-limit")).toBe("60");
-    return { url: url!.replace(/\/pets$/, ""), key: key! };
+    return { url: url!.replace(/\/pets$/, ""), key: key!, dir, env };
   }
 
-  it.concurrent.each(["node-http", "express", "hono-node", "bun-serve", "hono-mount", "itty-mount"])("%s serves the curl line it prints", async (example) => {
+  it.concurrent.each(["node-http", "express", "hono-node", "bun-serve", "hono-mount", "itty-mount", "deno-serve"])("%s serves the curl line it prints", async (example) => {
     await runServerExample(example);
+  }, 240_000);
+
+  it.concurrent("worker-module runs local.ts, then the wrangler dev loop with the key issue-key.ts printed, as its README says", async () => {
+    const readme = join(EXAMPLES, "worker-module", "README.md");
+    // The third sh block, "libSQL instead of D1": local.ts under Bun.
+    const { dir, env } = await runServerExample("worker-module", 2);
+    // The first block deploys to a Cloudflare account: only its installs run here.
+    for (const line of readmeCommands(readme).filter((command) => command.startsWith("npm install"))) await runLine(line, dir, env);
+    const [dev, firstCurl, issueKey, execute, secondCurl, ...rest] = readmeCommands(readme, 1);
+    expect([issueKey, execute, rest]).toEqual(["npx bun issue-key.ts free", 'npx wrangler d1 execute petstore --local --command "INSERT INTO api_keys ..."', []]);
+    // wrangler's launcher refuses Node before 22, and this runs on Node 20: the same CLI, without the launcher.
+    const wrangler = (line: string) => line.replace(/^npx wrangler /, "node node_modules/wrangler/wrangler-dist/cli.js ");
+    const wranglerEnv = { ...env, WRANGLER_SEND_METRICS: "false", WRANGLER_LOG_PATH: join(dir, "wrangler-logs"), XDG_CONFIG_HOME: join(dir, ".config") };
+    const port = await freePort();
+    const { child } = await startLine(`${wrangler(dev!)} --ip 127.0.0.1 --port ${port}`, dir, wranglerEnv, /Ready on http:\/\/127\.0\.0\.1:\d+/);
+    try {
+      const here = (line: string) => line.replaceAll("http://localhost:8787", `http://127.0.0.1:${port}`);
+      // curl's answer body, one line of JSON, without the progress meter it writes beside it.
+      const body = (output: string) => JSON.parse(/(\{"[^\r\n]*\}|\[[^\r\n]*\])/.exec(output)![1]!);
+      expect(body(await runLine(here(firstCurl!), dir, env))).toMatchObject({ code: "unauthorized", status: 401 });
+      const printed = await runLine(issueKey!, dir, env);
+      const key = /psk_\w{38}/.exec(printed)![0];
+      const local = printed.split("\n").find((line) => line.startsWith("npx wrangler d1 execute petstore --local --command "))!;
+      expect(printed.split("\n")).toContain(local.replace("--local", "--remote"));
+      await runLine(wrangler(local), dir, wranglerEnv);
+      expect(body(await runLine(here(secondCurl!).replace("psk_...", key), dir, env))).toEqual([]);
+    } finally {
+      await stopWithDescendants(child);
+    }
   }, 240_000);
 
   it.concurrent("testing-with-memory passes its tests", async () => {
@@ -156,6 +230,43 @@ describe("each example, run as its README says", () => {
     }
   }, 240_000);
 });
+
+/** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const parent = queue.shift()!;
+    for (const [child, of] of parents) if (of === parent) found.push(child), queue.push(child);
+  }
+  return found;
+}
+
+/** Asks a server that starts others (wrangler dev) to stop, then kills, by PID, whatever of them is left. */
+async function stopWithDescendants(child: ChildProcess): Promise<void> {
+  const started = descendants(child.pid!);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    child.kill("SIGKILL");
+  }
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
 
 /**
  * `@petstore/core/testing` beside the test runner a project already has: its optional peer
@@ -189,7 +300,7 @@ describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install 
           'petStoreContract("memory", store);',
           'idempotencyContract("memory", store);',
           'rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));',
-          'apiKeysContract("memory", async () => ({ keys: memoryKeys() }));',
+          'apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));',
         ].join("\n"),
       );
       const tests = await run(join(dir, "node_modules/.bin/vitest"), ["run"], { cwd: dir, env: { ...env, NO_COLOR: "1" }, timeout: 120_000 });

@@ -1,5 +1,5 @@
 import { sha256Hex } from "./_sha256.js";
-import type { ApiKeyRecord, ApiKeys, PlanName } from "./ports.js";
+import type { Actor, ApiKeyRecord, ApiKeys, KeyChange, PlanName } from "./ports.js";
 
 /**
  * API keys: `psk_` + 32 random base62 characters + a 6-character base62 CRC-32 of those 32.
@@ -74,6 +74,8 @@ export interface IssueApiKeyInput {
   perMinute?: number;
   perDay?: number;
   label?: string;
+  /** Unix ms from which the key is refused (by its store's clock). */
+  expiresAt?: number;
 }
 
 export interface IssueApiKeyOptions {
@@ -83,6 +85,10 @@ export interface IssueApiKeyOptions {
   random?: (length: number) => string;
   /** Store this well-formed key (see `generateApiKey`) instead of making a new one. */
   key?: string;
+  /** Who makes it: its creation is then recorded in the audit trail. */
+  actor?: Actor;
+  /** Store it under this id (`key_` and 16 base62 characters) instead of a random one. */
+  id?: string;
 }
 
 /**
@@ -90,7 +96,7 @@ export interface IssueApiKeyOptions {
  * @example const { key, record } = await issueApiKey(keys, { plan: "free", label: "ci" });
  */
 export async function issueApiKey(
-  keys: ApiKeys,
+  keys: Pick<ApiKeys, "insert">,
   input: IssueApiKeyInput,
   options: IssueApiKeyOptions = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
@@ -106,7 +112,7 @@ export async function issueApiKey(
   const random = options.random ?? randomBase62;
   const key = options.key ?? generateApiKey(random);
   const record: ApiKeyRecord = {
-    id: `key_${random(16)}`,
+    id: options.id ?? `key_${random(16)}`,
     hash: await hashApiKey(key),
     plan: input.plan,
     createdAt: options.now ?? Date.now(),
@@ -114,6 +120,32 @@ export async function issueApiKey(
   if (input.perMinute !== undefined) record.perMinute = input.perMinute;
   if (input.perDay !== undefined) record.perDay = input.perDay;
   if (input.label !== undefined) record.label = input.label;
-  await keys.insert(record);
+  if (input.expiresAt !== undefined) record.expiresAt = input.expiresAt;
+  await keys.insert(record, options.actor);
   return { key, record };
+}
+
+/** The longest a rolled key's old secret may keep working: 7 days. */
+export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 3_600_000;
+
+/**
+ * Gives a key a new secret and returns it (the only time it is visible): the record, its
+ * limits and its usage stay; the old secret keeps working for `overlapMs` (0 to 7 days), its
+ * answers saying until when. The store answers what it found when it cannot (`missing`,
+ * `revoked`, `rolling`: an earlier roll's overlap still runs).
+ * @example const rolled = await rollApiKey(keys, "key_abc", 60_000, { who: "admin:tok_1" });
+ */
+export async function rollApiKey(
+  keys: Pick<ApiKeys, "roll">,
+  id: string,
+  overlapMs: number,
+  actor: Actor,
+  options: Pick<IssueApiKeyOptions, "random"> = {},
+): Promise<Exclude<KeyChange, { state: "changed" }> | { state: "changed"; record: ApiKeyRecord; key: string }> {
+  if (!(Number.isSafeInteger(overlapMs) && overlapMs >= 0 && overlapMs <= MAX_ROLL_OVERLAP_MS)) {
+    throw new TypeError(`overlapMs must be a whole number of milliseconds from 0 to ${MAX_ROLL_OVERLAP_MS} (7 days)`);
+  }
+  const key = generateApiKey(options.random);
+  const rolled = await keys.roll(id, await hashApiKey(key), overlapMs, actor);
+  return rolled.state === "changed" ? { ...rolled, key } : rolled;
 }

@@ -10,6 +10,7 @@ import { type Failure, failStage } from "./pipeline/fail.js";
 import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
 import { finishStage } from "./pipeline/finish.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
+import { keyUseStage } from "./pipeline/key-use.js";
 import { limitStage } from "./pipeline/limit.js";
 import { refuseStage } from "./pipeline/refuse.js";
 import { runStage } from "./pipeline/run.js";
@@ -44,6 +45,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const chooseHandler = chooseHandlerStage(settings);
   const run = runStage(settings);
   const fail = failStage(settings);
+  const keyUse = keyUseStage(settings);
   const finish = finishStage(settings);
 
   return {
@@ -62,13 +64,14 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); //    one atomic hit on it, at the limiter's instant
         refuse(decision); // 3. 429 when banned or over a limit
-        const caller = authorize(identity, match); // 4. 401 without a valid key, unless the route is public
+        const caller = authorize(identity, match, decision); // 4. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 5. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 6. the operation: validate, then run
       } catch (thrown) {
         failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
         response = failure.response;
       }
+      keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
       return finish(response, { request, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
     },
   };

@@ -29,6 +29,8 @@ export interface Context {
   deprecation: DeprecationDates;
   /** Headers every answer carries (rate limits, request id, caching, `Content-Type`): `answerHeaders`. */
   headers: Record<string, string>;
+  /** How long the request's body may take to arrive once read (`bodyTimeoutMs`). */
+  bodyTimeoutMs: number;
 }
 
 /** An operation: a pure function of the request and its context. */

@@ -8,6 +8,13 @@
 
 // Mount and configure.
 export { createPetstore } from "./app.js";
+export { createAdmin } from "./admin/create-admin.js";
+export type { Admin, AdminOptions } from "./admin/create-admin.js";
+export { isWellFormedAdminToken, issueAdminToken, verifyAdminToken } from "./admin/tokens.js";
+export { instantOf } from "./admin/schemas.js";
+export { keyView } from "./admin/key-view.js";
+export type { KeyViewSource } from "./admin/key-view.js";
+export type { KeyView } from "./admin/schemas.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./pipeline/client-address.js";
@@ -19,20 +26,28 @@ export type { DeprecationDates } from "./context.js";
 export { trustedProxies } from "./ip-addresses.js";
 
 // API keys.
-export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey } from "./api-keys.js";
+export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, MAX_ROLL_OVERLAP_MS, rollApiKey } from "./api-keys.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
+  Actor,
+  AdminTokenRecord,
+  AdminTokens,
   ApiKeyRecord,
   ApiKeys,
+  AuditAction,
+  AuditEntry,
   BanPolicy,
+  BucketState,
   ClaimResult,
   Decision,
   HitInput,
   IdempotencyClaim,
   IdempotencyStore,
+  KeyChange,
+  KeyChanges,
   PageQuery,
   PetStore,
   PlanName,

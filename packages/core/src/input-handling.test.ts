@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey } from "./api-keys.js";
 import { createPetstore, type Petstore } from "./app.js";
 import { ERROR_STATUS } from "./errors.js";
-import { MAX_BODY_BYTES } from "./handlers/create-pet.js";
+import { MAX_BODY_BYTES } from "./_json-body.js";
 import { MAX_ID, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";
 
 /**

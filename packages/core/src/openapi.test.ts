@@ -6,7 +6,7 @@ import { createPetstore } from "./app.js";
 import type { PetstoreOptions } from "./options.js";
 import { GET_PET_SUNSET_AT } from "./context.js";
 import { StorageUnavailableError } from "./errors.js";
-import { MAX_BODY_BYTES } from "./handlers/create-pet.js";
+import { MAX_BODY_BYTES } from "./_json-body.js";
 import type { IdempotencyStore, PetStore } from "./ports.js";
 import { ROUTES } from "./routes.js";
 import { ErrorBodySchema, MAX_ID, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";
@@ -195,6 +195,18 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
         status: 409,
         options: ({ idempotency }) => ({ idempotency: { ...idempotency, ...stillRunning } }),
         request: (key) => post(key, validPet, { "Idempotency-Key": "k1" }),
+      },
+      {
+        status: 408,
+        options: () => ({ bodyTimeoutMs: 20 }),
+        // A body whose first bytes came and the rest never does.
+        request: (key) =>
+          new Request(url("/pets"), {
+            method: "POST",
+            body: new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('{"na')) }),
+            duplex: "half",
+            headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+          } as RequestInit),
       },
       { status: 413, request: (key) => post(key, JSON.stringify({ name: "x".repeat(MAX_BODY_BYTES), categoryId: 1 })) },
       { status: 415, request: (key) => post(key, validPet, { "Content-Type": "text/plain" }) },

@@ -1,7 +1,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ERROR_STATUS } from "./errors.js";
-import { MAX_BODY_BYTES } from "./handlers/create-pet.js";
+import { MAX_BODY_BYTES } from "./_json-body.js";
 import {
   ErrorBodySchema,
   IdSchema,
@@ -47,6 +47,7 @@ const ERROR_TEXT: Record<number, string> = {
   401: "API key missing, malformed, unknown or revoked (`unauthorized`)",
   404: "Not found (`not_found`)",
   409: "The first request with this Idempotency-Key is still running (`idempotency_key_in_use`)",
+  408: "The request body did not arrive within the body deadline (`request_timeout`); the connection is closed",
   410: "Removed on its sunset date (`gone`)",
   413: `Body larger than ${MAX_BODY_BYTES} bytes (\`payload_too_large\`)`,
   415: "Content-Type is not JSON (`unsupported_media_type`)",
@@ -133,7 +134,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
                 content: { "application/json": { schema: ref("Pet") } },
               },
             },
-            [400, 409, 413, 415, 422],
+            [400, 408, 409, 413, 415, 422],
           ),
         },
       },

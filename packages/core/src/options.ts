@@ -32,6 +32,18 @@ export interface PetstoreOptions {
   ietfRateLimitHeaders?: boolean;
   /** How long a verified key is trusted before storage is asked again. Default 5000 ms. */
   keyCacheMs?: number;
+  /**
+   * How long a request body may take to arrive once its handler reads it; past it the answer
+   * is `408 request_timeout` with `Connection: close`, so that a client that never finishes
+   * its body holds no connection for ever. Default 30000 ms.
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * A page that tells a client how to take its key's new secret: sent as
+   * `Link: <url>; rel="deprecation"` with every answer to a rolled key's old secret (beside
+   * `Deprecation` and `Sunset`). Default: none.
+   */
+  rolledKeyLink?: string;
   /** Dates of the deprecated `getPet`; default 1 Jan 2026 and 5 Dec 2030. */
   deprecation?: Partial<DeprecationDates>;
   /** Called with every unexpected error (the client only sees `internal_error`). */
@@ -84,6 +96,8 @@ export interface Settings {
   isTrustedProxy: ((address: string) => boolean) | undefined;
   ietfRateLimitHeaders: boolean;
   keyCacheMs: number;
+  rolledKeyLink: string | undefined;
+  bodyTimeoutMs: number;
   deprecation: DeprecationDates;
   onError: (error: unknown, requestId: string) => void;
   onResponse: ((event: ResponseEvent) => void) | undefined;
@@ -114,6 +128,12 @@ function basePathOf(basePath: string): string {
   return trimmed;
 }
 
+/** A duration that can time something out: a positive number of milliseconds. */
+function positiveMs(ms: number, name: string): number {
+  if (!(Number.isFinite(ms) && ms > 0)) throw new TypeError(`${name} must be a positive number of milliseconds, not ${ms}`);
+  return ms;
+}
+
 /** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
 export function resolveOptions(options: PetstoreOptions): Settings {
   return {
@@ -130,6 +150,8 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
     ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
     keyCacheMs: options.keyCacheMs ?? 5_000,
+    rolledKeyLink: options.rolledKeyLink,
+    bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
     onError: options.onError ?? logError,
     onResponse: options.onResponse,

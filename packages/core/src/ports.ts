@@ -126,6 +126,16 @@ export interface Decision {
   now: number;
 }
 
+/** What a bucket holds at the limiter's instant, counting nothing: for an operator's views. */
+export interface BucketState {
+  /** Each window as `hit` would report it before counting: `remaining` left now, `exceeded` false. */
+  windows: WindowState[];
+  /** Set while the bucket is banned. */
+  bannedUntil?: number;
+  /** The limiter's instant, by its store's clock. */
+  now: number;
+}
+
 /**
  * Decides a request in one atomic step, at its store's instant: admitted requests count
  * against every window; a refusal consumes nothing but counts toward the ban; requests during
@@ -133,14 +143,21 @@ export interface Decision {
  */
 export interface RateLimiter {
   hit(input: HitInput): Promise<Decision>;
+  /** Optional (an operator's view of a key's usage): the bucket's windows and ban now, counting nothing. */
+  peek?(input: HitInput): Promise<BucketState>;
+  /**
+   * Optional (an operator lifts a ban): ends the bucket's ban and forgets its refusals, so
+   * its next request is decided by its windows alone. False when it was not banned.
+   */
+  unban?(bucket: string): Promise<boolean>;
 }
 
 export type PlanName = "free" | "pro" | "business" | "enterprise";
 
-/** An API key as stored: never the key itself, only its SHA-256. */
+/** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
 export interface ApiKeyRecord {
   id: string;
-  /** Lowercase hex SHA-256 of the full key. */
+  /** Lowercase hex SHA-256 of the full key (its current secret). */
   hash: string;
   plan: PlanName;
   perMinute?: number;
@@ -148,13 +165,116 @@ export interface ApiKeyRecord {
   label?: string;
   createdAt: number;
   revokedAt?: number;
+  /** From this instant on the key is refused, as if revoked. */
+  expiresAt?: number;
+  /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
+  rolled?: { previousHash: string; at: number; until: number };
+  /** The latest request the key was seen on, recorded in batches (see `ApiKeys.recordUse`), so a little late. */
+  lastUsedAt?: number;
 }
 
-/** API key storage. Keys are made by `issueApiKey`, which hashes them before they get here. */
+/** Who made a change, as the audit trail keeps it. */
+export interface Actor {
+  /** A credential or a user, never a secret: `admin:<token id>`, `cli:<user>@<host>`, or the host application's name for its user. */
+  who: string;
+  /** Where the change came from: the client's address, when it came over a network. */
+  from?: string;
+  /**
+   * The request's `Idempotency-Key` and the fingerprint of what it asked, kept with the
+   * change in the trail (`details.idempotency`), so that a retry of it is recognised.
+   */
+  idempotency?: { key: string; fingerprint: string };
+}
+
+/** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
+export interface KeyChanges {
+  plan?: PlanName;
+  perMinute?: number | null;
+  perDay?: number | null;
+  label?: string | null;
+  expiresAt?: number | null;
+}
+
+/**
+ * What a change to a key found: `changed` (with the record after it), no key by that id, a
+ * revoked key (which takes no change but a revocation), or, for a roll, a key whose previous
+ * roll's overlap is still running (its old secret still works: one roll at a time).
+ */
+export type KeyChange =
+  | { state: "changed"; record: ApiKeyRecord }
+  | { state: "missing" }
+  | { state: "revoked"; record: ApiKeyRecord }
+  | { state: "rolling"; record: ApiKeyRecord };
+
+export type AuditAction = "create" | "update" | "roll" | "revoke" | "unban";
+
+/** One change, as the audit trail keeps it: never edited, never deleted by the API. */
+export interface AuditEntry {
+  /** Increasing in the order the store recorded the changes. */
+  id: number;
+  /** Unix ms, by the store's clock. */
+  at: number;
+  action: AuditAction;
+  keyId: string;
+  actor: Actor;
+  /** What changed (the new plan, the overlap's end...): never key material. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * API key storage. Keys are made by `issueApiKey`, which hashes them before they get here.
+ * Every change with an `actor` is recorded in the audit trail in the same atomic write as the
+ * change itself, so the trail never misses a change that happened nor holds one that did not.
+ * Instants (a roll's, an expiry's, the trail's) are the store's clock.
+ */
 export interface ApiKeys {
-  insert(record: ApiKeyRecord): Promise<void>;
+  insert(record: ApiKeyRecord, actor?: Actor): Promise<void>;
+  /**
+   * The key whose secret has this hash: its current one, or its previous one until the last
+   * roll's overlap ends. A revoked key is returned (core refuses it); an expired one, and a
+   * previous secret past its overlap, are not, by the store's clock.
+   */
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
-  list(): Promise<ApiKeyRecord[]>;
-  /** Returns false when no key has this id. Revoking twice keeps the first time. */
-  revoke(id: string, now: number): Promise<boolean>;
+  get(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Keys in the order they were made; a page of at most `limit` after the key `afterId`, or all. */
+  list(page?: { limit: number; afterId?: string }): Promise<ApiKeyRecord[]>;
+  update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
+  /**
+   * A new secret (`hash`) for the same record; the current one becomes the previous one,
+   * accepted for `overlapMs` from now (0: refused at once). Refused while an earlier roll's
+   * overlap runs (`rolling`) and on a revoked key.
+   */
+  roll(id: string, hash: string, overlapMs: number, actor: Actor): Promise<KeyChange>;
+  /** Revoking twice keeps the first time (and answers `revoked`). */
+  revoke(id: string, actor?: Actor): Promise<KeyChange>;
+  /** The latest use of each key (Unix ms): one write for many requests. Never moves `lastUsedAt` back. */
+  recordUse(uses: ReadonlyMap<string, number>): Promise<void>;
+  /** Records a change made elsewhere (a ban lifted in the limiter) in the trail. */
+  audit(action: AuditAction, keyId: string, actor: Actor, details?: Record<string, unknown>): Promise<void>;
+  /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
+  auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
+}
+
+/** An admin token as stored: its SHA-256 only. Times by the store's clock. */
+export interface AdminTokenRecord {
+  /** `tok_` and 12 base62 characters, also the token's first part (so it is found without its secret). */
+  id: string;
+  /** Lowercase hex SHA-256 of the whole token. */
+  hash: string;
+  label?: string;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+/**
+ * Admin token storage: the credentials of the admin API on the `petstore` binary's own
+ * listener (`createAdmin` itself takes any authentication). Made by `issueAdminToken`.
+ */
+export interface AdminTokens {
+  insert(record: AdminTokenRecord): Promise<void>;
+  get(id: string): Promise<AdminTokenRecord | undefined>;
+  /** In the order they were made. */
+  list(): Promise<AdminTokenRecord[]>;
+  /** Revoking twice keeps the first time (`already_revoked`); `missing` when no token has the id. */
+  revoke(id: string): Promise<"revoked" | "already_revoked" | "missing">;
 }

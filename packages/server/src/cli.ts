@@ -1,15 +1,41 @@
 import type { Command, Env, Io } from "./commands/_command.js";
+import { adminTokensCreateCommand } from "./commands/admin-tokens-create.js";
+import { adminTokensListCommand } from "./commands/admin-tokens-list.js";
+import { adminTokensRevokeCommand } from "./commands/admin-tokens-revoke.js";
+import { auditCommand } from "./commands/audit.js";
 import { backupCommand } from "./commands/backup.js";
 import { keysCreateCommand } from "./commands/keys-create.js";
 import { keysListCommand } from "./commands/keys-list.js";
 import { keysRevokeCommand } from "./commands/keys-revoke.js";
+import { keysRollCommand } from "./commands/keys-roll.js";
+import { keysShowCommand } from "./commands/keys-show.js";
+import { keysUnbanCommand } from "./commands/keys-unban.js";
+import { keysUpdateCommand } from "./commands/keys-update.js";
 import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
 import { parseArgs } from "./parse-args.js";
 import { UsageError } from "./usage-error.js";
 import { VERSION, versionLine } from "./version.js";
 
-const COMMANDS: readonly Command[] = [serveCommand, keysCreateCommand, keysListCommand, keysRevokeCommand, backupCommand, restoreCommand];
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  keysCreateCommand,
+  keysListCommand,
+  keysShowCommand,
+  keysUpdateCommand,
+  keysRollCommand,
+  keysRevokeCommand,
+  keysUnbanCommand,
+  auditCommand,
+  adminTokensCreateCommand,
+  adminTokensListCommand,
+  adminTokensRevokeCommand,
+  backupCommand,
+  restoreCommand,
+];
+
+/** The commands of two words, by their first: `keys create`, `admin-tokens list`... */
+const GROUPS = ["keys", "admin-tokens"];
 
 const HELP = `petstore ${VERSION}: the Pet Store API server and its API key management.
 
@@ -18,7 +44,7 @@ ${COMMANDS.map((command) => `  ${command.usage}`).join("\n")}
   petstore --version
   petstore <command> --help
 
-Environment: PETSTORE_PORT, PETSTORE_HOST, PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN (flags win);
+Environment: PETSTORE_PORT, PETSTORE_HOST, PETSTORE_DB, PETSTORE_DB_AUTH_TOKEN, PETSTORE_LIMITER (flags win);
 PETSTORE_BOOTSTRAP_KEY, PETSTORE_BOOTSTRAP_PER_MINUTE, PETSTORE_BOOTSTRAP_PER_DAY (see 'petstore serve --help').`;
 
 /** The longest command name that `argv` starts with ("keys create" before "keys"). */
@@ -51,14 +77,17 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
     io.out(versionLine());
     return 0;
   }
-  if (first === "keys" && (argv[1] === "--help" || argv[1] === "-h")) {
-    io.out(`Usage:\n${COMMANDS.filter((c) => c.spec.name.startsWith("keys ")).map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore keys <create|list|revoke> --help'.`);
+  if (GROUPS.includes(first) && (argv[1] === undefined || argv[1] === "--help" || argv[1] === "-h")) {
+    const group = COMMANDS.filter((c) => c.spec.name.startsWith(`${first} `));
+    const words = group.map((c) => c.spec.name.slice(first.length + 1));
+    if (argv[1] === undefined) return usageFailure(io, `'petstore ${first}' needs a command: ${words.join(", ")}`, `Usage: petstore ${first} <${words.join("|")}>  (see 'petstore ${first} --help')`);
+    io.out(`Usage:\n${group.map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore ${first} <${words.join("|")}> --help'.`);
     return 0;
   }
   const found = findCommand(argv);
   if (!found) {
-    const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, first === "keys" ? 2 : 1).join(" ")}'`;
-    return usageFailure(io, what, "Usage: petstore serve | keys create | keys list | keys revoke <id> | backup | restore  (see 'petstore --help')");
+    const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, GROUPS.includes(first) ? 2 : 1).join(" ")}'`;
+    return usageFailure(io, what, `Usage: petstore ${COMMANDS.map((c) => c.spec.name).join(" | ")}  (see 'petstore --help')`);
   }
   const { command, rest } = found;
   try {

@@ -36,7 +36,7 @@ function address(text: string, defaultPort: number): RedisAddress {
  * `rediss+cluster://` and `rediss+sentinel://` speak TLS to every node (and sentinel).
  */
 export function parseLimiterUrl(url: string): LimiterTarget {
-  if (SINGLE.test(url)) return { kind: "single", url };
+  if (SINGLE.test(url) && URL.canParse(url)) return { kind: "single", url };
   const match = SEVERAL.exec(url);
   if (match === null) throw new Error("must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS)");
   const [, scheme, kind, userinfo, hosts, path = ""] = match;

@@ -6,6 +6,8 @@ import { tlsFailure } from "./tls-failure.js";
 export interface LimiterConfig {
   /** `redis://[user:password@]host[:port][/db]`, `redis+cluster://...` or `redis+sentinel://...` (see `parseLimiterUrl`); `rediss...` for TLS. */
   url: string;
+  /** The database index of the URL's path (0..15; none: 0), checked at start. */
+  database: number;
   /** From `PETSTORE_LIMITER_PASSWORD`, so it need not be in the URL (or on argv). */
   password?: string;
   /** The longest a request waits for Redis (`PETSTORE_LIMITER_TIMEOUT_MS`). */
@@ -20,9 +22,17 @@ export interface OpenLimiter {
   close(): void;
 }
 
+/**
+ * A key without expiry the server sets in Redis at start: when it is gone, so is everything
+ * the limiter counted (a restart without persistence, FLUSHALL, a failover to an empty
+ * replica), bans included, and that is worth a line in the log.
+ */
+// Under the buckets' prefix (an ACL that lets the server at `petstore:limit:*` lets it here), without their braces.
+const MARKER_KEY = "petstore:limit:data-since";
+
 /** How long the server waits for Redis at start before it refuses to start. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** While failing open, at most one warning per this many milliseconds. */
+/** While failing open, at most one warning per this many milliseconds (and one when it ends). */
 const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
 /**
@@ -45,12 +55,25 @@ export function displayLimiter(url: string): string {
  * or a Redis that is down stops the server at start with one line. While serving, a lost
  * connection is retried every second at most, forever; meanwhile hits fail at once (no offline
  * queue) and requests get 503s, or are admitted with `failOpen`. `warn` gets one line when the
- * connection is lost and one when it is back, and while failing open one line per 10 s.
+ * connection is lost and one when it is back, and while failing open one line per 10 s and
+ * one when Redis answers again, each counting the requests of its own outage.
  */
-export async function openLimiter(config: LimiterConfig, warn: (event: string, fields: Record<string, unknown>) => void): Promise<OpenLimiter> {
+export async function openLimiter(
+  config: LimiterConfig,
+  warn: (event: string, fields: Record<string, unknown>) => void,
+  /**
+   * `watchDataLoss: false` for a command that only reads or lifts a ban: it leaves the marker
+   * alone, since setting it after a loss would hide the loss from the servers.
+   */
+  { watchDataLoss = true }: { watchDataLoss?: boolean } = {},
+): Promise<OpenLimiter> {
   const shown = displayLimiter(config.url);
   // One Redis, a Cluster or the master Sentinel names, as the URL says (see redis-client.ts).
-  const redis = await redisClient(config.url, { ...(config.password !== undefined && { password: config.password }), connectTimeoutMs: CONNECT_TIMEOUT_MS });
+  const redis = await redisClient(config.url, {
+    ...(config.password !== undefined && { password: config.password }),
+    database: config.database,
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  });
   let connected = false;
   /** Connected once: from then on a lost connection and its return are logged. */
   let started = false;
@@ -67,10 +90,22 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
+  /**
+   * Sets the marker unless Redis has it; when Redis had lost it, says so: counts and bans
+   * started again from zero. At start there is nothing to compare with.
+   */
+  const markerKept = async (atStart: boolean) => {
+    const set = await redis.set(MARKER_KEY, new Date().toISOString(), "NX");
+    if (set === "OK" && !atStart) {
+      warn("limiter data lost", { limiter: shown, reason: "Redis no longer holds what the limiter stored (a restart without persistence, FLUSHALL or a failover): counts and bans start again from zero" });
+    }
+  };
   redis.on("ready", () => {
     if (connected) return;
     connected = true;
-    if (started) warn("limiter reconnected", { limiter: shown });
+    if (!started) return;
+    warn("limiter reconnected", { limiter: shown });
+    if (watchDataLoss) markerKept(false).catch(() => {});
   });
   // A Cluster loses and finds its nodes one by one (a master dead, its replica promoted): each said once.
   const node = ({ options }: { options: { host?: string; port?: number } }) => `${options.host}:${options.port}`;
@@ -82,25 +117,47 @@ export async function openLimiter(config: LimiterConfig, warn: (event: string, f
       new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(noAnswer(config.url))).unref?.()),
     ]);
     await redis.ping();
+    // ioredis selects the URL's database on connecting but stays in database 0 when the server
+    // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.
+    if (config.database !== 0) await redis.select(config.database);
+    if (watchDataLoss) await markerKept(true).catch(() => {});
   } catch (error) {
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
   }
   connected = started = true;
-  let lastWarned = Number.NEGATIVE_INFINITY;
-  let admittedSince = 0;
+  /**
+   * The requests admitted without limits since Redis last answered: one outage. It ends at
+   * the first command Redis answers again (after a reconnect, or once a hung Redis goes on), so
+   * that no line counts the requests of another outage.
+   */
+  let outage: { startedAt: number; admitted: number; logged: number; lastWarned: number } | undefined;
+  const answered = () => {
+    if (outage === undefined) return;
+    const { startedAt, admitted } = outage;
+    outage = undefined;
+    warn("limiter no longer failing open", { limiter: shown, admittedWithoutLimit: admitted, outageMs: Date.now() - startedAt });
+  };
   const limiter = redisLimiter({
-    send: (args) => redis.call(args[0]!, ...args.slice(1)),
+    send: (args) =>
+      redis.call(args[0]!, ...args.slice(1)).then((reply) => {
+        answered();
+        return reply;
+      }),
     timeoutMs: config.timeoutMs,
     failOpen: config.failOpen,
     onFailOpen: (error) => {
-      admittedSince += 1;
       const now = Date.now();
-      if (now - lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
-      warn("limiter failing open", { limiter: shown, reason: error.message, admittedWithoutLimit: admittedSince });
-      lastWarned = now;
-      admittedSince = 0;
+      outage ??= { startedAt: now, admitted: 0, logged: 0, lastWarned: Number.NEGATIVE_INFINITY };
+      outage.admitted += 1;
+      if (now - outage.lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
+      // Each line counts the requests since the previous line of this outage; the last line, its total.
+      warn("limiter failing open", { limiter: shown, reason: error.message, admittedWithoutLimit: outage.admitted - outage.logged });
+      outage.lastWarned = now;
+      outage.logged = outage.admitted;
     },
   });
-  return { limiter, close: () => redis.disconnect() };
+  // Health checks look for the marker too: a FLUSHALL loses the data without a reconnect.
+  const ping = limiter.check;
+  return { limiter: { ...limiter, check: () => ping().then(async (now) => (await markerKept(false), now)) }, close: () => redis.disconnect() };
 }

@@ -6,9 +6,11 @@ import { postgresConnection } from "./postgres-connection.js";
 
 describe("postgresConnection", () => {
   it("keeps several hosts in the URL, for postgres.js to try in turn", () => {
-    const { url, options } = postgresConnection("postgres://app@db1:5432,db2:5433/petstore");
-    expect(url).toBe("postgres://app@db1:5432,db2:5433/petstore");
-    expect(options).toMatchObject({ ssl: false, target_session_attrs: undefined });
+    const { url, firstHost, options } = postgresConnection("postgres://app:p%40ss@db1:5432,db2:5433/petstore?sslmode=require");
+    expect(url).toBe("postgres://app:p%40ss@db1:5432,db2:5433/petstore?sslmode=require");
+    expect(new URL(firstHost)).toMatchObject({ username: "app", password: "p%40ss", host: "db1:5432", pathname: "/petstore" });
+    expect(options).toMatchObject({ target_session_attrs: undefined });
+    expect(postgresConnection("postgres://app@db1:5432,db2:5433/petstore").options.ssl).toBe(false);
   });
 
   it("hands libpq's target_session_attrs=read-write over as primary, which postgres.js checks against a hot standby", () => {

@@ -31,7 +31,7 @@ export interface PostgresConnectionOptions {
  * Every option postgres.js would otherwise read from a `PG*` variable is given (Deno asks
  * permission for each one read).
  */
-export function postgresConnection(url: string): { url: string; options: PostgresConnectionOptions } {
+export function postgresConnection(url: string): { url: string; firstHost: string; options: PostgresConnectionOptions } {
   const query = url.includes("?") ? url.slice(url.indexOf("?") + 1) : "";
   const params = new URLSearchParams(query);
   const attrs = params.get("target_session_attrs");
@@ -59,6 +59,8 @@ export function postgresConnection(url: string): { url: string; options: Postgre
   const rest = params.toString();
   return {
     url: query === "" ? url : url.slice(0, url.indexOf("?")) + (rest === "" ? "" : `?${rest}`),
+    // The URL with its first host only, which `new URL` reads (several hosts it refuses).
+    firstHost: url.replace(/^([a-z]+:\/\/(?:[^/?#]*@)?[^/?#,]*),[^/?#]*/i, "$1"),
     // postgres.js's types lack sslnegotiation, which it reads: given here, out of sight of the types.
     options: {
       ...(ssl !== undefined && { ssl }),

@@ -48,5 +48,5 @@ export async function postgresStartFailure(error: unknown, setup: Sql, url: stri
       if ((await sslAnswer(host, port)) === "N") return `TLS: the server at ${host}:${port} does not accept TLS connections (sslmode=${sslmode})`;
     }
   }
-  return tlsFailure(error) ?? (error instanceof Error ? error.message : String(error));
+  return tlsFailure(error) ?? (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }

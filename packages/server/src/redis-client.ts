@@ -6,6 +6,8 @@ export interface RedisConnection {
   connect(): Promise<void>;
   ping(): Promise<string>;
   call(command: string, ...args: string[]): Promise<unknown>;
+  set(key: string, value: string, mode: "NX"): Promise<unknown>;
+  select(database: number): Promise<unknown>;
   disconnect(): void;
   /** `ready`, `error`, `close`; a Cluster also `-node` and `+node` (listeners typed as ioredis types them). */
   on(event: string, listener: (...args: any[]) => void): unknown;
@@ -22,9 +24,10 @@ export interface RedisConnection {
  * - Sentinel: `new Redis({ sentinels, name })`, which asks the sentinels for the master at
  *   every connection and listens for their `+switch-master`; a master demoted under it
  *   answers `READONLY`, on which it reconnects and asks again.
- * `password` (from the environment) wins over the URL's.
+ * `password` (from the environment) wins over the URL's; `database` is the URL's, as
+ * `commands/_options.ts` read it (a Cluster has only 0).
  */
-export async function redisClient(url: string, settings: { password?: string; connectTimeoutMs: number }): Promise<RedisConnection> {
+export async function redisClient(url: string, settings: { password?: string; database: number; connectTimeoutMs: number }): Promise<RedisConnection> {
   const target: LimiterTarget = parseLimiterUrl(url);
   // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
   // which Deno refuses unless --allow-env is unrestricted.
@@ -36,7 +39,7 @@ export async function redisClient(url: string, settings: { password?: string; co
     connectTimeout: settings.connectTimeoutMs,
     retryStrategy: (times: number) => Math.min(times * 100, 1_000),
   } satisfies RedisOptions;
-  if (target.kind === "single") return new ioredis.Redis(target.url, { ...common, ...(settings.password !== undefined && { password: settings.password }) });
+  if (target.kind === "single") return new ioredis.Redis(target.url, { ...common, db: settings.database, ...(settings.password !== undefined && { password: settings.password }) });
   const credentials = {
     ...(target.username !== undefined && { username: target.username }),
     ...((settings.password ?? target.password) !== undefined && { password: settings.password ?? target.password }),

@@ -54,3 +54,14 @@ export async function statementPooling(sql: Sql): Promise<boolean> {
     return true;
   }
 }
+
+/**
+ * Whether `error` (or a cause) is a pooler refusing a startup parameter it does not track
+ * (PgBouncer: "unsupported startup parameter: default_transaction_isolation").
+ */
+export function refusedStartupParameter(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (/unsupported startup parameter/i.test(cause.message)) return true;
+  }
+  return false;
+}

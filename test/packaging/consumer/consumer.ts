@@ -54,5 +54,5 @@ petStoreContract("memory", async (clock) => {
   const { store, idempotency } = memoryAdapters({ clock });
   return { store, idempotency };
 });
-apiKeysContract("memory", async () => ({ keys: memoryAdapters().keys }));
+apiKeysContract("memory", async (clock) => ({ keys: memoryAdapters({ clock }).keys }));
 idempotencyContract("memory", async (clock) => memoryAdapters({ clock }));

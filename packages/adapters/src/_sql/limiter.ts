@@ -1,4 +1,4 @@
-import type { Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
+import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
 import type { Row, SqlEngine, Statement } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
 
@@ -51,6 +51,22 @@ export interface LimiterStatements {
   hit(args: HitArgs): Statement;
   /** Deletes at most `batch` buckets whose windows and ban are over at `now` (null: the store's clock). */
   sweep(now: number | null, batch: number): Statement;
+  /**
+   * The bucket as a hit at `now` (null: the store's clock) would find it, counting nothing:
+   * one row of `window0_start, window0_count, window1_start, window1_count, banned_until,
+   * decided_at`, each window moved to the current one (zeros for a bucket never seen).
+   */
+  peek(args: PeekArgs): Statement;
+  /** Ends the bucket's ban at `now` (null: the store's clock) and forgets its refusals; a row when it was banned. */
+  unban(bucket: string, now: number | null): Statement;
+}
+
+/** What `LimiterStatements.peek` reads: the bucket at an instant, in two windows of these lengths (ms). */
+export interface PeekArgs {
+  bucket: string;
+  now: number | null;
+  length0: number;
+  length1: number;
 }
 
 /**
@@ -92,6 +108,8 @@ export type TimedHit = HitInput & { now: number | null };
 /** The SQL limiter: `RateLimiter` over timed hits (the adapters' limiters read the test's clock, if any, into `now`). */
 export interface SqlLimiter {
   hit(input: TimedHit): Promise<Decision>;
+  peek(input: TimedHit): Promise<BucketState>;
+  unban(bucket: string, now: number | null): Promise<boolean>;
 }
 
 /**
@@ -138,10 +156,37 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: s
       const key = `${bucket}\n${now}\n${windows[0]!.seconds}\n${windows[1]!.seconds}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
       return join(key, input);
     },
+    async peek({ bucket, windows, now }) {
+      const lengths = windows.map((w) => w.seconds * 1000);
+      // The latest committed row: an operator looking at a key sees what the last hit left.
+      const { rows } = await db.readLatest(statements.peek({ bucket, now, length0: lengths[0]!, length1: lengths[1]! }));
+      const row = rows[0]!;
+      const starts = [Number(row.window0_start), Number(row.window1_start)];
+      const counts = [Number(row.window0_count), Number(row.window1_count)];
+      const bannedUntil = Number(row.banned_until);
+      const at = Number(row.decided_at);
+      const states: WindowState[] = windows.map((w, k) => ({
+        name: w.name,
+        limit: w.limit,
+        remaining: Math.max(0, w.limit - counts[k]!),
+        resetAt: starts[k]! + lengths[k]!,
+        exceeded: false,
+      }));
+      return bannedUntil > at ? { windows: states, bannedUntil, now: at } : { windows: states, now: at };
+    },
+    async unban(bucket, now) {
+      const [ended] = await db.write([statements.unban(bucket, now)]);
+      return ended!.rows.length > 0;
+    },
   };
 }
 
-/** The SQL limiter as a `RateLimiter`: every hit at `clock`'s instant when a test gives one, else at the store's. */
-export function timedBy(limiter: SqlLimiter, clock: (() => number) | undefined): RateLimiter {
-  return { hit: clock ? (input) => limiter.hit({ ...input, now: clock() }) : (input) => limiter.hit({ ...input, now: null }) };
+/** The SQL limiter as a `RateLimiter`: every call at `clock`'s instant when a test gives one, else at the store's. */
+export function timedBy(limiter: SqlLimiter, clock: (() => number) | undefined): Required<RateLimiter> {
+  const now = () => (clock ? clock() : null);
+  return {
+    hit: clock ? (input) => limiter.hit({ ...input, now: clock() }) : (input) => limiter.hit({ ...input, now: null }),
+    peek: (input) => limiter.peek({ ...input, now: now() }),
+    unban: (bucket) => limiter.unban(bucket, now()),
+  };
 }

@@ -1,10 +1,9 @@
-import type { ApiKeyRecord, Order, OrderStatus, Pet, PetStatus, PlanName } from "@petstore/core";
-import type { Row, Value } from "./engine.js";
+import type { Order, OrderStatus, Pet, PetStatus } from "@petstore/core";
+import type { Row } from "./engine.js";
 
 // Rows of the SQL adapters' tables (the same columns in SQLite and Postgres) as core's records.
 
 export const PET_COLUMNS = "id, name, category_id, status";
-export const KEY_COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at";
 
 export function toPet(row: Row): Pet {
   const pet: Pet = { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id) };
@@ -24,18 +23,4 @@ export function toOrder(row: Row): Order {
   };
   if (row.ship_date !== null) order.shipDate = String(row.ship_date);
   return order;
-}
-
-export function toKeyRecord(row: Row): ApiKeyRecord {
-  const record: ApiKeyRecord = { id: String(row.id), hash: String(row.hash), plan: row.plan as PlanName, createdAt: Number(row.created_at) };
-  if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
-  if (row.per_day !== null) record.perDay = Number(row.per_day);
-  if (row.label !== null) record.label = String(row.label);
-  if (row.revoked_at !== null) record.revokedAt = Number(row.revoked_at);
-  return record;
-}
-
-/** The values of a key record in the order of KEY_COLUMNS. */
-export function keyRecordValues(record: ApiKeyRecord): Value[] {
-  return [record.id, record.hash, record.plan, record.perMinute ?? null, record.perDay ?? null, record.label ?? null, record.createdAt, record.revokedAt ?? null];
 }

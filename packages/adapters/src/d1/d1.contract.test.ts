@@ -14,4 +14,4 @@ const storeFixture = async (clock: (() => number) | undefined) => {
 petStoreContract("d1", storeFixture);
 idempotencyContract("d1", storeFixture);
 rateLimiterContract("d1", async (clock) => ({ limiter: d1Limiter(await workerd.database(), { clock }) }));
-apiKeysContract("d1", async () => ({ keys: d1Keys(await workerd.database()) }));
+apiKeysContract("d1", async (clock) => ({ keys: d1Keys(await workerd.database(), { clock }) }));

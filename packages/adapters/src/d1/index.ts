@@ -26,8 +26,8 @@ export const migrateD1 = (db: D1Database): Promise<void> => migrate(onD1(db));
 /** Pets and orders in D1 (run `migrateD1` first); a create with an idempotency claim completes it in the insert's batch. */
 export const d1Store = (db: D1Database): PetStore => libsqlStore(onD1(db));
 
-/** API key records in D1 (run `migrateD1` first), shared by every isolate. */
-export const d1Keys = (db: D1Database): ApiKeys => libsqlKeys(onD1(db));
+/** API key records and their audit trail in D1 (run `migrateD1` first), shared by every isolate. */
+export const d1Keys = (db: D1Database, options: StoreClockOptions = {}): ApiKeys => libsqlKeys(onD1(db), options);
 
 /** Idempotency records in D1 (run `migrateD1` first): a claim is one atomic upsert; records age by D1's clock. */
 export const d1Idempotency = (db: D1Database, options: StoreClockOptions = {}): IdempotencyStore => libsqlIdempotency(onD1(db), options);
@@ -55,7 +55,7 @@ export function d1Adapters(db: D1Database, options: StoreClockOptions = {}): {
   const source = onD1(db);
   return {
     store: libsqlStore(source),
-    keys: libsqlKeys(source),
+    keys: libsqlKeys(source, options),
     limiter: libsqlLimiter(source, options),
     idempotency: libsqlIdempotency(source, options),
   };

@@ -1,4 +1,4 @@
-import { type Decision, type RateLimiter, StorageUnavailableError } from "@petstore/core";
+import { type BucketState, type Decision, type HitInput, type RateLimiter, StorageUnavailableError } from "@petstore/core";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 
 /**
@@ -19,21 +19,25 @@ export interface DurableObjectNamespace {
  * many within its limits, and different buckets never wait for each other.
  * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
  */
-export function durableObjectLimiter(namespace: DurableObjectNamespace, options: StoreClockOptions = {}): RateLimiter {
+export function durableObjectLimiter(namespace: DurableObjectNamespace, options: StoreClockOptions = {}): Required<RateLimiter> {
   const { clock } = options;
+  /** One request to the bucket's object: `what` (hit, peek, unban) with the input as JSON. */
+  async function ask<T>(what: string, input: Partial<HitInput> & { bucket: string }): Promise<T> {
+    const stub = namespace.get(namespace.idFromName(input.bucket));
+    const body = JSON.stringify(clock ? { ...input, now: clock() } : input);
+    let response: Response;
+    try {
+      response = await stub.fetch(new Request(`https://rate-limiter.invalid/${what}`, { method: "POST", body }));
+    } catch (error) {
+      // An object that is overloaded, being reset or unreachable: the request may be retried.
+      throw new StorageUnavailableError("the rate limiter's Durable Object is unavailable", { cause: error });
+    }
+    if (!response.ok) throw new StorageUnavailableError(`the rate limiter's Durable Object answered ${response.status}`);
+    return (await response.json()) as T;
+  }
   return {
-    async hit(input) {
-      const stub = namespace.get(namespace.idFromName(input.bucket));
-      const body = JSON.stringify(clock ? { ...input, now: clock() } : input);
-      let response: Response;
-      try {
-        response = await stub.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body }));
-      } catch (error) {
-        // An object that is overloaded, being reset or unreachable: the request may be retried.
-        throw new StorageUnavailableError("the rate limiter's Durable Object is unavailable", { cause: error });
-      }
-      if (!response.ok) throw new StorageUnavailableError(`the rate limiter's Durable Object answered ${response.status}`);
-      return (await response.json()) as Decision;
-    },
+    hit: (input) => ask<Decision>("hit", input),
+    peek: (input) => ask<BucketState>("peek", input),
+    unban: async (bucket) => (await ask<{ unbanned: boolean }>("unban", { bucket })).unbanned,
   };
 }

@@ -50,12 +50,16 @@ export class PetstoreRateLimiter {
   }
 
   /**
-   * One hit: a `HitInput` as JSON in (with `now` only when a test's clock decides), its
-   * `Decision` as JSON out (what `durableObjectLimiter` sends).
+   * What `durableObjectLimiter` sends: a `HitInput` as JSON (with `now` only when a test's clock
+   * decides) to `/hit` (its `Decision` as JSON out), `/peek` (the `BucketState`) or `/unban`
+   * (`{ "unbanned": boolean }`).
    */
   async fetch(request: Request): Promise<Response> {
     const { now = null, ...input } = (await request.json()) as Omit<TimedHit, "now"> & { now?: number };
     this.#createTable();
+    const { pathname } = new URL(request.url);
+    if (pathname === "/peek") return Response.json(await this.#limiter.peek({ ...input, now }));
+    if (pathname === "/unban") return Response.json({ unbanned: await this.#limiter.unban(input.bucket, now) });
     const decision = await this.#limiter.hit({ ...input, now });
     // The alarm runs on the runtime's clock, the decision on the object's SQLite clock (the
     // same, but for a test's clock): the bucket's remaining life is measured on the second and

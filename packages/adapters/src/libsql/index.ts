@@ -13,7 +13,7 @@ export type { LibsqlConnection, LibsqlSource } from "./_source.js";
 export type { StoreClockOptions } from "../_sql/store-clock.js";
 export { checkLibsql } from "./check-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
-export { libsqlKeys } from "./keys.js";
+export { libsqlAdminTokens, libsqlKeys } from "./keys.js";
 export { libsqlLimiter } from "./limiter.js";
 export { migrate } from "./migrations.js";
 export { libsqlStore } from "./store.js";
@@ -35,7 +35,7 @@ export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions 
 } {
   return {
     store: libsqlStore(source),
-    keys: libsqlKeys(source),
+    keys: libsqlKeys(source, options),
     limiter: libsqlLimiter(source, options),
     idempotency: libsqlIdempotency(source, options),
   };

@@ -1,7 +1,7 @@
-import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
-import { libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
+import { libsqlAdminTokens, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 /**
@@ -28,5 +28,6 @@ for (const [kind, open] of Object.entries(databases)) {
   petStoreContract(`libsql ${kind}`, storeFixture);
   idempotencyContract(`libsql ${kind}`, storeFixture);
   rateLimiterContract(`libsql ${kind}`, fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })));
-  apiKeysContract(`libsql ${kind}`, fixture((db) => ({ keys: libsqlKeys(db) })));
+  apiKeysContract(`libsql ${kind}`, fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })));
+  adminTokensContract(`libsql ${kind}`, fixture((db) => ({ tokens: libsqlAdminTokens(db) })));
 }

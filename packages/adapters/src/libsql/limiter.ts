@@ -86,10 +86,25 @@ const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
 
 const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce(?, ${SQLITE_NOW}) LIMIT ?)`;
 
+/** The bucket at ?2 (else the database's clock) in windows of ?3 and ?4 ms, counting nothing (see `LimiterStatements.peek`). */
+const PEEK_SQL = `
+SELECT k.now AS decided_at,
+  max(coalesce(r.window0_start, 0), k.start0) AS window0_start,
+  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
+  max(coalesce(r.window1_start, 0), k.start1) AS window1_start,
+  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
+  coalesce(r.banned_until, 0) AS banned_until
+FROM (SELECT now, now - now % ?3 AS start0, now - now % ?4 AS start1 FROM (SELECT coalesce(?2, ${SQLITE_NOW}) AS now)) AS k
+LEFT JOIN rate_limits AS r ON r.bucket = ?1`;
+
+const UNBAN_SQL = `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = ?1 AND banned_until > coalesce(?2, ${SQLITE_NOW}) RETURNING bucket`;
+
 /** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
 export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
   hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
   sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
+  peek: ({ bucket, now, length0, length1 }) => ({ sql: PEEK_SQL, args: [bucket, now, length0, length1], oneRow: true }),
+  unban: (bucket, now) => ({ sql: UNBAN_SQL, args: [bucket, now] }),
 };
 
 /**

@@ -15,7 +15,7 @@ describe("migrate", () => {
       await store.createPet({ name: "Rex", categoryId: 1 });
       await migrate(database.db);
       await migrate(database.db);
-      expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4, 5]);
+      expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
       await database.close();
@@ -31,7 +31,7 @@ describe("migrate", () => {
     const client = await connectLibsql({ url: database.url, busyTimeoutMs: 50 });
     try {
       await migrate(client);
-      expect(await versions(client)).toEqual([1, 2, 3, 4, 5]);
+      expect(await versions(client)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     } finally {
       client.close();
       writer.exec("ROLLBACK");
@@ -48,7 +48,7 @@ describe("migrate", () => {
       const clients = await Promise.all(Array.from({ length: 4 }, () => connectLibsql({ url })));
       try {
         await Promise.all(clients.map((client) => migrate(client)));
-        expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4, 5]);
+        expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
         const created = await libsqlStore(clients[1]!).createPet({ name: "Rex", categoryId: 1 });
         expect(created.id).toBe(1);
       } finally {

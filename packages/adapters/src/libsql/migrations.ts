@@ -1,3 +1,4 @@
+import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -101,13 +102,71 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE rate_limits ADD COLUMN decided_at INTEGER NOT NULL DEFAULT 0",
     ],
   },
+  {
+    version: 6,
+    name: "the life of a key: expiry, rolls, last use, audit trail",
+    statements: [
+      "ALTER TABLE api_keys ADD COLUMN expires_at INTEGER",
+      // The secret before the last roll, accepted until rolled_until (see _sql/keys.ts).
+      "ALTER TABLE api_keys ADD COLUMN previous_hash TEXT",
+      "ALTER TABLE api_keys ADD COLUMN rolled_at INTEGER",
+      "ALTER TABLE api_keys ADD COLUMN rolled_until INTEGER",
+      "ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER",
+      "CREATE INDEX api_keys_by_previous_hash ON api_keys (previous_hash) WHERE previous_hash IS NOT NULL",
+      // AUTOINCREMENT: entries are numbered in the order they were recorded, never reused.
+      `CREATE TABLE key_audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        actor_from TEXT,
+        details TEXT
+      )`,
+      "CREATE INDEX key_audit_by_key ON key_audit (key_id, id)",
+      // The trail is only ever added to: an edit or a deletion fails, whoever tries it.
+      "CREATE TRIGGER key_audit_never_updated BEFORE UPDATE ON key_audit BEGIN SELECT RAISE(ABORT, 'the audit trail is never edited'); END",
+      "CREATE TRIGGER key_audit_never_deleted BEFORE DELETE ON key_audit BEGIN SELECT RAISE(ABORT, 'the audit trail is never edited'); END",
+    ],
+  },
+  {
+    version: 7,
+    name: "deployment settings",
+    statements: [
+      // What every server on the database must agree on, recorded by the first (the binary's
+      // `limiter`: where the rate limits live, so that no two servers split them).
+      "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, changed_at INTEGER NOT NULL) WITHOUT ROWID",
+    ],
+  },
+  {
+    version: 8,
+    name: "admin tokens",
+    statements: [
+      // The credentials of the binary's admin listener: their SHA-256 only (see core's admin/tokens.ts).
+      "CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL, label TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER) WITHOUT ROWID",
+    ],
+  },
 ];
+
+/** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
+export const LIBSQL_COLUMNS: RequiredColumns = {
+  pets: ["id", "name", "category_id", "status"],
+  pets_version: ["id", "version"],
+  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
+  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
+  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
+  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
+  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
+  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
+  health_probe: ["id", "checked_at"],
+};
 
 /**
  * Applies pending migrations, each in one write transaction together with its row in
  * `schema_migrations`. Safe when several processes start at once: the first to commit a
  * version wins; the others' attempt fails on that row's primary key and is rolled back. A
  * database already up to date is only read: a restart takes no write lock and waits for no fsync.
+ * A database with a version this release does not know (a newer one migrated it) is refused.
  * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
  */
 export async function migrate(source: LibsqlSource): Promise<void> {
@@ -119,6 +178,9 @@ export async function migrate(source: LibsqlSource): Promise<void> {
     await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   }
   const applied = await appliedVersions();
+  // A newer release's schema may lack what this one's statements need: refuse it whole.
+  const newer = newerSchemaError(applied, MIGRATIONS.map((migration) => migration.version));
+  if (newer) throw newer;
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
     try {

@@ -5,7 +5,8 @@ import { type MemoryLimiter, memoryLimiter, type MemoryLimiterOptions } from "./
 import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
 export { memoryIdempotency, type MemoryIdempotencyOptions } from "./idempotency.js";
-export { memoryKeys } from "./keys.js";
+export { memoryAdminTokens } from "./admin-tokens.js";
+export { memoryKeys, type MemoryKeysOptions } from "./keys.js";
 export { memoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 export { memoryStore, type MemoryStoreOptions } from "./store.js";
 
@@ -27,7 +28,7 @@ export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> 
   const idempotency = memoryIdempotency({ clock: options.clock });
   return {
     store: memoryStore({ ...options, idempotency }),
-    keys: memoryKeys(),
+    keys: memoryKeys({ clock: options.clock }),
     limiter: memoryLimiter(options),
     idempotency,
     ...(options.clock && { clock: options.clock }),

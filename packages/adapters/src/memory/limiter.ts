@@ -1,4 +1,4 @@
-import type { Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
+import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
 
 export interface MemoryLimiterOptions {
   /**
@@ -11,7 +11,7 @@ export interface MemoryLimiterOptions {
 }
 
 /** The memory limiter, and how many buckets it holds (so tests can watch its memory stay bounded). */
-export interface MemoryLimiter extends RateLimiter {
+export interface MemoryLimiter extends Required<RateLimiter> {
   size(): number;
 }
 
@@ -109,5 +109,28 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     return banStarted ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, banStarted, now } : { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, now };
   }
 
-  return { hit: async (input) => hit(input), size: () => anonymous.size + keyed.size };
+  function peek({ bucket: name, windows }: HitInput): BucketState {
+    const now = clock();
+    const found = (name.startsWith("key:") ? keyed : anonymous).get(name);
+    const bucket = found && found.expiresAt > now ? found : undefined;
+    const states = windows.map((window, i): WindowState => {
+      const length = window.seconds * 1000;
+      const start = now - (now % length);
+      // A window that ended counts nothing now (as a hit would find it).
+      const current = bucket?.starts[i] !== undefined && bucket.starts[i]! >= start;
+      return { name: window.name, limit: window.limit, remaining: Math.max(0, window.limit - (current ? bucket!.counts[i]! : 0)), resetAt: (current ? bucket!.starts[i]! : start) + length, exceeded: false };
+    });
+    return bucket && bucket.bannedUntil > now ? { windows: states, bannedUntil: bucket.bannedUntil, now } : { windows: states, now };
+  }
+
+  function unban(name: string): boolean {
+    const now = clock();
+    const bucket = (name.startsWith("key:") ? keyed : anonymous).get(name);
+    if (!bucket || bucket.bannedUntil <= now) return false;
+    bucket.bannedUntil = 0;
+    bucket.refusals = 0;
+    return true;
+  }
+
+  return { hit: async (input) => hit(input), peek: async (input) => peek(input), unban: async (bucket) => unban(bucket), size: () => anonymous.size + keyed.size };
 }

@@ -1,5 +1,5 @@
-import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
-import { memoryAdapters, memoryKeys, memoryLimiter } from "./index.js";
+import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import { memoryAdapters, memoryAdminTokens, memoryKeys, memoryLimiter } from "./index.js";
 
 const storeFixture = async (clock: (() => number) | undefined) => {
   const { store, idempotency } = memoryAdapters({ clock });
@@ -9,4 +9,5 @@ const storeFixture = async (clock: (() => number) | undefined) => {
 petStoreContract("memory", storeFixture);
 idempotencyContract("memory", storeFixture);
 rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
-apiKeysContract("memory", async () => ({ keys: memoryKeys() }));
+apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
+adminTokensContract("memory", async () => ({ tokens: memoryAdminTokens() }));

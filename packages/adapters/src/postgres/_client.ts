@@ -38,4 +38,10 @@ export interface PostgresSource {
    * with a 503 instead of queueing for the pool. Default 1000.
    */
   readonly maxQueued?: number;
+  /**
+   * Told when queries start failing because the database cannot be used (down, hung past the
+   * timeout, out of connections: the reason, in the server's words where it gave some) and when
+   * one succeeds again (`undefined`): for a log line per outage instead of one per request.
+   */
+  readonly onAvailabilityChange?: (problem: string | undefined) => void;
 }

@@ -1,7 +1,7 @@
 import { StorageUnavailableError } from "@petstore/core";
 import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
 import type { PostgresQueries, PostgresSource } from "./_client.js";
-import { storageError } from "./_storage-errors.js";
+import { sqlState, storageError } from "./_storage-errors.js";
 
 const DEFAULT_TIMEOUT_MS = 1_000;
 const DEFAULT_MAX_QUEUED = 1_000;
@@ -20,12 +20,44 @@ async function run(queries: PostgresQueries, statement: Statement): Promise<Resu
 }
 
 /**
+ * What the statements are written for: under READ COMMITTED, `ON CONFLICT DO UPDATE` and
+ * `FOR UPDATE` act on the newest committed row. A database whose default is REPEATABLE READ
+ * or SERIALIZABLE (`ALTER DATABASE ... SET default_transaction_isolation`) would fail them
+ * whenever another transaction changed that row first: a transaction says what it needs.
+ */
+const READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+/**
+ * A serialization failure or a deadlock: the server rolled the whole transaction back, so it
+ * may run again as it was. Under READ COMMITTED only a deadlock can happen; a single statement
+ * (its own transaction, under the database's default isolation) may meet either.
+ */
+const RETRIED_STATES = new Set(["40001", "40P01"]);
+
+/**
+ * `first`, then `again` for as long as they fail with a state in RETRIED_STATES, until
+ * `deadline` (Date.now()). `again` runs under READ COMMITTED: retried under a stricter default,
+ * a statement on a busy row would fail each time another committed first.
+ */
+async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<T>, deadline: number): Promise<T> {
+  for (let attempt = first; ; attempt = again) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!RETRIED_STATES.has(sqlState(error) ?? "") || Date.now() >= deadline) throw error;
+    }
+  }
+}
+
+/**
  * The adapters' engine on a Postgres client. Every query and transaction is bounded: it fails
  * with `StorageUnavailableError` (a 503) once it took `timeoutMs` (the client may still finish
  * it), and at once when `maxQueued` are already waiting or running, counted until
  * the client settles them, so a hung server cannot pile up work. A write's unit is made after
  * this turn of the event loop (its callers of this turn join it, see `groupedWrites`), then
- * runs as one statement, or as one transaction when it has several. A commit is durable when
+ * runs as one statement, or as one transaction when it has several (READ COMMITTED, whatever
+ * the database's default). A statement or transaction the server rolled back for a
+ * serialization failure or a deadlock runs again, as a READ COMMITTED transaction, within the
+ * timeout. A commit is durable when
  * the server answers (`synchronous_commit` is the server's).
  */
 export function postgresEngine(source: PostgresSource): SqlEngine {
@@ -33,10 +65,20 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
   const timeoutMs = source.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxQueued = source.maxQueued ?? DEFAULT_MAX_QUEUED;
   let queued = 0;
+  /** Whether the last query settled failed as unavailable: only changes are told. */
+  let failing = false;
+  const settled = (problem: unknown) => {
+    const reason = problem instanceof StorageUnavailableError ? problem.message : undefined;
+    if ((reason !== undefined) === failing || (problem !== undefined && reason === undefined)) return;
+    failing = reason !== undefined;
+    source.onAvailabilityChange?.(reason);
+  };
 
   function bounded<T>(work: () => PromiseLike<T>): Promise<T> {
     if (queued >= maxQueued) {
-      return Promise.reject(new StorageUnavailableError(`${queued} queries are already waiting for the Postgres server`));
+      const refused = new StorageUnavailableError(`${queued} queries are already waiting for the Postgres server`);
+      settled(refused);
+      return Promise.reject(refused);
     }
     queued++;
     let running: PromiseLike<T>;
@@ -44,27 +86,44 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
       running = work();
     } catch (error) {
       queued--;
-      return Promise.reject(storageError(error));
+      const failure = storageError(error);
+      settled(failure);
+      return Promise.reject(failure);
     }
-    const settled = Promise.resolve(running).finally(() => queued--);
+    const done = Promise.resolve(running).finally(() => queued--);
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`));
+        const late = new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
+        settled(late);
+        reject(late);
       }, timeoutMs);
-      settled.then(
+      done.then(
         (value) => {
           clearTimeout(timer);
+          settled(undefined);
           resolve(value);
         },
         (error: unknown) => {
           clearTimeout(timer);
-          reject(storageError(error));
+          const failure = storageError(error);
+          settled(failure);
+          reject(failure);
         },
       );
     });
   }
 
-  const execute = (statement: Statement) => bounded(() => run(sql, statement));
+  /** The statements as one READ COMMITTED transaction, whatever the database's default isolation. */
+  const inTransaction = (statements: readonly Statement[]) =>
+    sql.begin(async (transaction) => {
+      await transaction.unsafe(READ_COMMITTED);
+      const results: Result[] = [];
+      for (const statement of statements) results.push(await run(transaction, statement));
+      return results;
+    }) as PromiseLike<Result[]>;
+
+  const execute = (statement: Statement) =>
+    bounded(() => retried(() => run(sql, statement), () => inTransaction([statement]).then(([result]) => result!), Date.now() + timeoutMs));
   return {
     inProcess: false,
     execute,
@@ -81,16 +140,9 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
             return;
           }
           const [only] = statements;
-          const work =
-            statements.length === 1 && only !== undefined
-              ? () => run(sql, only).then((result) => [result])
-              : () =>
-                  sql.begin(async (transaction) => {
-                    const results: Result[] = [];
-                    for (const statement of statements) results.push(await run(transaction, statement));
-                    return results;
-                  }) as PromiseLike<Result[]>;
-          bounded(work).then(resolve, reject);
+          const transaction = () => inTransaction(statements);
+          const first = statements.length === 1 && only !== undefined ? () => run(sql, only).then((result) => [result]) : transaction;
+          bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
         });
       }),
     durable: () => Promise.resolve(),

@@ -25,9 +25,14 @@ function unavailableReason(error: unknown): string | undefined {
     if (cause instanceof StorageUnavailableError) return cause.message;
     const state = sqlState(cause);
     if (state !== undefined && (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2)))) {
-      return `the Postgres server cannot serve now (${state})`;
+      // The server's own words: "sorry, too many clients already" names the cause, 53300 does not.
+      return `the Postgres server cannot serve now (${state}: ${cause.message.split("\n")[0]})`;
     }
     const code = (cause as { code?: unknown }).code;
+    // A client told to use TLS (sslmode=require) by a server without it: the socket closes mid-handshake.
+    if (/before secure TLS connection was established/.test(cause.message)) {
+      return `the Postgres server closed the connection before TLS was set up (${String(code)}): the URL asks for TLS (sslmode=require or stronger); does the server have ssl = on?`;
+    }
     if (typeof code === "string" && CLIENT_CODES.test(code)) return `the Postgres server is unreachable (${code})`;
   }
   return undefined;

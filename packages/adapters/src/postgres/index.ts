@@ -11,7 +11,7 @@ export type { PostgresClient, PostgresQueries, PostgresSource } from "./_client.
 export type { StoreClockOptions } from "../_sql/store-clock.js";
 export { checkPostgres } from "./check-postgres.js";
 export { postgresIdempotency } from "./idempotency.js";
-export { postgresKeys } from "./keys.js";
+export { postgresAdminTokens, postgresKeys } from "./keys.js";
 export { postgresLimiter } from "./limiter.js";
 export { migratePostgres } from "./migrations.js";
 export { postgresStore } from "./store.js";
@@ -35,7 +35,7 @@ export function postgresAdapters(source: PostgresSource, options: StoreClockOpti
 } {
   return {
     store: postgresStore(source),
-    keys: postgresKeys(source),
+    keys: postgresKeys(source, options),
     limiter: postgresLimiter(source, options),
     idempotency: postgresIdempotency(source, options),
   };

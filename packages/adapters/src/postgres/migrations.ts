@@ -1,3 +1,4 @@
+import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -79,21 +80,79 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE rate_limits ADD COLUMN decided_at bigint NOT NULL DEFAULT 0",
     ],
   },
+  {
+    version: 3,
+    name: "the life of a key: expiry, rolls, last use, audit trail",
+    statements: [
+      // The secret before the last roll, accepted until rolled_until (see _sql/keys.ts).
+      `ALTER TABLE api_keys ADD COLUMN expires_at bigint, ADD COLUMN previous_hash text, ADD COLUMN rolled_at bigint,
+        ADD COLUMN rolled_until bigint, ADD COLUMN last_used_at bigint`,
+      "CREATE INDEX api_keys_by_previous_hash ON api_keys (previous_hash) WHERE previous_hash IS NOT NULL",
+      `CREATE TABLE key_audit (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at bigint NOT NULL,
+        action text NOT NULL,
+        key_id text NOT NULL,
+        actor text NOT NULL,
+        actor_from text,
+        details text
+      )`,
+      "CREATE INDEX key_audit_by_key ON key_audit (key_id, id)",
+      // The trail is only ever added to: an edit or a deletion fails, whoever tries it.
+      "CREATE OR REPLACE FUNCTION key_audit_never_edited() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the audit trail is never edited'; END $$",
+      "CREATE TRIGGER key_audit_never_edited BEFORE UPDATE OR DELETE ON key_audit FOR EACH ROW EXECUTE PROCEDURE key_audit_never_edited()",
+    ],
+  },
+  {
+    version: 4,
+    name: "deployment settings",
+    statements: [
+      // What every server on the database must agree on, recorded by the first (the binary's
+      // `limiter`: where the rate limits live, so that no two servers split them).
+      "CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL, changed_at bigint NOT NULL)",
+    ],
+  },
+  {
+    version: 5,
+    name: "admin tokens",
+    statements: [
+      // The credentials of the binary's admin listener: their SHA-256 only (see core's admin/tokens.ts).
+      "CREATE TABLE admin_tokens (id text PRIMARY KEY, hash text NOT NULL, label text, created_at bigint NOT NULL, revoked_at bigint)",
+    ],
+  },
 ];
+
+/** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */
+export const POSTGRES_COLUMNS: RequiredColumns = {
+  pets: ["id", "name", "category_id", "status"],
+  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
+  api_keys: ["position", "id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
+  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
+  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
+  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
+  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
+  health_probe: ["id", "checked_at"],
+};
 
 /**
  * Applies pending migrations in one transaction with their rows in `schema_migrations`, under
  * a transaction-level advisory lock: when several processes start at once, one migrates and
  * the others wait for it, then find every version applied. DDL is transactional in Postgres:
  * a failed migration leaves no half of itself. The migrator's own time limit is the server's.
+ * A database with a version this release does not know (a newer one migrated it) is refused.
  * @example await migratePostgres({ sql });
  */
 export async function migratePostgres(source: PostgresSource): Promise<void> {
   try {
     await source.sql.begin(async (tx) => {
+      // Each statement sees what the migrator before it committed (the database's default may be stricter).
+      await tx.unsafe("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
       await tx.unsafe("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK]);
       await tx.unsafe("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
       const applied = new Set(Array.from(await tx.unsafe("SELECT version FROM schema_migrations"), (row) => Number(row.version)));
+      // A newer release's schema may lack what this one's statements need: refuse it whole.
+      const newer = newerSchemaError(applied, MIGRATIONS.map((migration) => migration.version));
+      if (newer) throw newer;
       for (const migration of MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         for (const statement of migration.statements) await tx.unsafe(statement);

@@ -1,14 +1,45 @@
 import { type IdempotencyClaim, StorageUnavailableError } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
+import { type Isolation, usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
 import { type PostgresServer, startPostgres } from "../../../../test/_support/postgres-server.js";
 import postgres from "postgres";
 import { checkPostgres, migratePostgres, postgresAdapters, postgresIdempotency, postgresStore } from "./index.js";
 
-const database = usePostgresDatabase();
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 
-describe("Postgres adapters on many clients at once (each its own pool, as processes have)", () => {
+// Under each default isolation an operator may give the database (issue 27 §3.1).
+describe.each<Isolation>(["read committed", "repeatable read", "serializable"])("Postgres adapters on many clients at once (each its own pool, as processes have), default isolation %s", (isolation) => {
+  const database = usePostgresDatabase({ isolation });
+
+  it("runs every statement under the database's default isolation (the adapters set theirs themselves)", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      expect((await source.sql.unsafe("SHOW transaction_isolation"))[0]).toEqual({ transaction_isolation: isolation });
+    } finally {
+      await close();
+    }
+  });
+
+  it("admits exactly the limit and bans after the threshold when 300 hits on one bucket come through four clients at once", async () => {
+    const { source, close } = await database.fresh();
+    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
+    try {
+      const limiters = [source, ...others].map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
+      const windows = [
+        { name: "minute", limit: 60, seconds: 60 },
+        { name: "day", limit: 1_000, seconds: 86_400 },
+      ];
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => limiters[i % 4]!.hit({ bucket: "key:burst", windows, ban: { threshold: 30, seconds: 600 } })),
+      );
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(60);
+      expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+
   it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", async () => {
     const { source, close } = await database.fresh();
     const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
@@ -65,10 +96,10 @@ describe("Postgres adapters on many clients at once (each its own pool, as proce
     const { source, close } = await database.fresh();
     const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
     try {
-      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, schema_migrations");
+      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, schema_migrations");
       await Promise.all([source, ...others].map((each) => migratePostgres(each)));
       const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-      expect(Array.from(history, (row) => row.version)).toEqual([1, 2]);
+      expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5]);
       await checkPostgres(source);
     } finally {
       await Promise.all(others.map((other) => other.sql.end()));

@@ -1,4 +1,4 @@
-import { type Decision, type HitInput, type RateLimiter, StorageUnavailableError, type WindowState } from "@petstore/core";
+import { type BucketState, type Decision, type HitInput, type RateLimiter, StorageUnavailableError, type WindowState } from "@petstore/core";
 
 /**
  * Sends one Redis command (`["EVALSHA", sha, "1", key, ...]`) and resolves with its reply, or
@@ -34,7 +34,7 @@ export interface RedisLimiterOptions {
 }
 
 /** The Redis limiter, and a check that Redis answers now (for a health endpoint). */
-export interface RedisLimiter extends RateLimiter {
+export interface RedisLimiter extends Required<RateLimiter> {
   /** Resolves with Redis's clock (`TIME`, Unix ms) when Redis answers within the timeout; rejects with the reason. */
   check(): Promise<number>;
 }
@@ -112,6 +112,51 @@ end
 redis.call('HSET', KEYS[1], unpack(values))
 redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now))
 return reply
+`;
+
+/** Redis's clock in a script, Unix ms, unless ARGV[1] gives the instant (a test's clock). */
+const SCRIPT_NOW = `
+local now = tonumber(ARGV[1])
+if now == nil then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end`;
+
+/**
+ * The bucket as a hit would find it, counting nothing: KEYS[1] the bucket's hash, ARGV the
+ * instant (empty: Redis's clock) then each window's length (ms). Replies: the instant, banned
+ * until, then each window's start and count, moved to the window containing the instant.
+ */
+const PEEK_SCRIPT = `${SCRIPT_NOW}
+local n = #ARGV - 1
+local fields = {'b'}
+for i = 1, n do
+  fields[#fields + 1] = 's' .. i
+  fields[#fields + 1] = 'c' .. i
+end
+local stored = redis.call('HMGET', KEYS[1], unpack(fields))
+local reply = {now, tonumber(stored[1]) or 0}
+for i = 1, n do
+  local length = tonumber(ARGV[1 + i])
+  local start = now - (now % length)
+  local s = tonumber(stored[2 * i])
+  local c = tonumber(stored[2 * i + 1])
+  if s == nil or s < start then
+    s = start
+    c = 0
+  end
+  reply[#reply + 1] = s
+  reply[#reply + 1] = c
+end
+return reply
+`;
+
+/** Ends the bucket's ban (if it has one at the instant of ARGV[1], else Redis's clock) and forgets its refusals: 1 when it was banned. */
+const UNBAN_SCRIPT = `${SCRIPT_NOW}
+local bannedUntil = tonumber(redis.call('HGET', KEYS[1], 'b')) or 0
+if bannedUntil <= now then return 0 end
+redis.call('HSET', KEYS[1], 'b', 0, 'r', 0)
+return 1
 `;
 
 /** A Redis reply or a thrown error, as text: enough to tell `NOSCRIPT` from the rest. */
@@ -223,8 +268,27 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     });
   }
 
+  /** An operator's view of a bucket: one EVAL (rare, so the script is not cached). */
+  async function peek({ bucket, windows }: HitInput): Promise<BucketState> {
+    const args = [clock ? String(clock()) : "", ...windows.map((w) => String(w.seconds * 1000))];
+    const reply = (await bounded("a rate-limit look", () => send(["EVAL", PEEK_SCRIPT, "1", `${prefix}{${bucket}}`, ...args])) as unknown[]).map(Number);
+    const [now, bannedUntil] = [reply[0]!, reply[1]!];
+    const states = windows.map((w, i): WindowState => {
+      const start = reply[2 + 2 * i]!;
+      return { name: w.name, limit: w.limit, remaining: Math.max(0, w.limit - reply[3 + 2 * i]!), resetAt: start + w.seconds * 1000, exceeded: false };
+    });
+    return bannedUntil > now ? { windows: states, bannedUntil, now } : { windows: states, now };
+  }
+
+  async function unban(bucket: string): Promise<boolean> {
+    const reply = await bounded("a ban's end", () => send(["EVAL", UNBAN_SCRIPT, "1", `${prefix}{${bucket}}`, clock ? String(clock()) : ""]));
+    return Number(reply) === 1;
+  }
+
   return {
     hit,
+    peek,
+    unban,
     check: () => bounded("a TIME", () => send(["TIME"])).then((reply) => {
       const [seconds, micro] = (reply as unknown[]).map(Number);
       return seconds! * 1000 + Math.floor(micro! / 1000);

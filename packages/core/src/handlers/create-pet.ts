@@ -1,104 +1,19 @@
 import * as v from "valibot";
 import type { Context, Handler } from "../context.js";
-import { ApiError, RequestAbortedError } from "../errors.js";
+import { readJsonBody } from "../_json-body.js";
+import { ApiError, StorageUnavailableError, UNAVAILABLE_RETRY_SECONDS } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { sha256Hex } from "../_sha256.js";
 import { json } from "./_respond.js";
 
-/** Largest request body accepted by createPet. */
-export const MAX_BODY_BYTES = 16 * 1024;
-
-// application/json, or any type with the +json structured syntax suffix (RFC 6839).
-const JSON_MEDIA_TYPE = /^\s*(application\/json|[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
 // 1..255 printable ASCII characters (space to tilde) but the comma: fetch joins a repeated
 // header's values with ", ", so two keys sent at once would otherwise pass as one key.
-const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
 
 function invalidBody(message: string, details: ErrorDetail[]): ApiError {
   return new ApiError("invalid_body", message, details);
-}
-
-/**
- * The body, refused past `MAX_BODY_BYTES`: at once when `Content-Length` says so, while
- * streaming when no length is declared, and after reading a declared length (which bounds
- * what an HTTP server reads).
- */
-function readBody(request: Request): Promise<Uint8Array> {
-  // Read before the handler: a bug of the host's pipeline, not the client's doing.
-  if (request.bodyUsed) throw new TypeError("The request body was read before createPet");
-  const declared = request.headers.get("content-length");
-  if (Number(declared ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  // A declared length frames the body on the wire, so the server reads no more than that:
-  // read it whole, much cheaper than a stream (`request.body` alone makes one). One promise,
-  // no async function around it: this runs on every create.
-  const reading = declared !== null ? readWhole(request) : readStream(request);
-  return reading.catch((error: unknown) => {
-    if (error instanceof ApiError) throw error;
-    // Past that, reading fails only when the sender does: the client closed the connection
-    // or stalled until the idle timeout (Bun rejects with an AbortError and aborts the
-    // request's signal, Deno with BadResource). Not a server error.
-    throw new RequestAbortedError({ cause: error });
-  });
-}
-
-const tooLarge = () => new ApiError("payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes`);
-
-/**
- * Whether `bytes()` reads this request's body: defined by the same class as `arrayBuffer()`.
- * A Request look-alike may override the readers it knows and inherit a `bytes()` that cannot
- * read its body (@hono/node-server's lightweight Request does, for node:http).
- */
-function hasOwnBytes(request: Request): boolean {
-  const proto: unknown = Object.getPrototypeOf(request);
-  return typeof proto === "object" && proto !== null && Object.hasOwn(proto, "bytes") && Object.hasOwn(proto, "arrayBuffer");
-}
-
-/** The whole body; checked against the limit again for a Request made in process, whose header need not tell the truth. */
-function readWhole(request: Request): Promise<Uint8Array> {
-  // `bytes()` hands over the bytes without an ArrayBuffer to wrap.
-  const bytes = hasOwnBytes(request) ? request.bytes() : request.arrayBuffer().then((buffer) => new Uint8Array(buffer));
-  return bytes.then((body) => {
-    if (body.byteLength > MAX_BODY_BYTES) throw tooLarge();
-    return body;
-  });
-}
-
-/** A body without a declared length, refused as soon as it outgrows the limit. */
-async function readStream(request: Request): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
-/** Throws on malformed UTF-8; reusable, since `decode` without `stream` starts afresh each call. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-function parseJson(bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(utf8.decode(bytes));
-  } catch {
-    throw invalidBody("The request body is not valid JSON", [{ path: "", message: "must be valid UTF-8 JSON" }]);
-  }
 }
 
 /** The NewPet in a parsed body, or `invalid_body` listing every problem, phrased for a person. */
@@ -134,6 +49,19 @@ function canonicalJson(value: unknown): string {
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * A create's 503 says what the server cannot know: a database that did not answer in time may
+ * still commit the insert afterwards (a hung server that goes on), so the pet may exist. The
+ * same Idempotency-Key finds out: it replays the 201 if it does, creates the pet if not.
+ */
+function outcomeUnknown(error: unknown, keyed: boolean): unknown {
+  if (!(error instanceof StorageUnavailableError)) return error;
+  const retry = keyed ? "retry with the same Idempotency-Key" : "send an Idempotency-Key with every create, so that a retry cannot store a second pet";
+  return new ApiError("service_unavailable", `Storage did not confirm the create; the pet may have been stored: ${retry}`, undefined, {
+    "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),
+  });
 }
 
 function created(ctx: Context, pet: Pet, replayed: boolean): Response {
@@ -177,14 +105,14 @@ export const createPet: Handler = async (request, ctx) => {
       : "must be 1 to 255 printable ASCII characters other than the comma";
     throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
   }
-  const contentType = request.headers.get("content-type");
-  if (contentType === null || !JSON_MEDIA_TYPE.test(contentType)) {
-    throw new ApiError("unsupported_media_type", "The request body must be JSON (Content-Type: application/json)");
-  }
-  const body = parseJson(await readBody(request));
+  const body = await readJsonBody(request, ctx.bodyTimeoutMs);
   const pet = readNewPet(body);
 
-  if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
-  const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
-  return createOnce(ctx, claim, pet);
+  try {
+    if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
+    const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
+    return await createOnce(ctx, claim, pet);
+  } catch (error) {
+    throw outcomeUnknown(error, idempotencyKey !== null);
+  }
 };

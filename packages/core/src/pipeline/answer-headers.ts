@@ -103,3 +103,16 @@ function addUndecidedRateLimitHeaders(headers: Record<string, string>, limits: C
     headers.RateLimit = `"${window.name}";r=0;t=${waitSeconds}`;
   }
 }
+
+/**
+ * What an answer to a rolled key's old secret adds: RFC 9745's `Deprecation` (the roll's
+ * instant), RFC 8594's `Sunset` (when the old secret stops working) and, when the operator
+ * names a page about it, a `Link` with `rel="deprecation"`. On `getPet`, whose route has its
+ * own, the key's `Deprecation` and `Sunset` replace the route's (the credential's end comes
+ * first) and its `Link` joins the route's.
+ */
+export function rolledKeyHeaders(rolled: { at: number; until: number }, link: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { Deprecation: `@${Math.floor(rolled.at / 1000)}`, Sunset: new Date(rolled.until).toUTCString() };
+  if (link !== undefined) headers.Link = `<${link}>; rel="deprecation"`;
+  return headers;
+}

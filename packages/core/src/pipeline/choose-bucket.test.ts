@@ -1,5 +1,5 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { trustedProxies } from "../ip-addresses.js";
 import { resolveOptions } from "../options.js";
 import type { ApiKeyRecord } from "../ports.js";
@@ -24,6 +24,32 @@ describe("chooseBucketStage", () => {
   it("counts a caller without a key by its client address (an IPv6 /64 as one), with the Free plan's windows", () => {
     const bucket = chooseBucketStage(settings)(request(), { clientAddress: "2001:db8:1:2::99" }, { caller: undefined, sentKey: false });
     expect(bucket).toMatchObject({ name: "ip:2001:0db8:0001:0002::/64", client: "2001:db8:1:2::99", limits: { windows: [{ limit: 60 }, { limit: 1_000 }] } });
+  });
+
+  describe("a caller without a key and without a client address", () => {
+    afterEach(() => vi.restoreAllMocks());
+    const anonymous = { caller: undefined, sentKey: false };
+
+    it("shares the bucket ip:unknown, and the host is told once per createPetstore on the console", () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const choose = chooseBucketStage(settings);
+      expect(choose(request(), undefined, anonymous).name).toBe("ip:unknown");
+      expect(choose(request(), {}, anonymous).name).toBe("ip:unknown");
+      expect(warn).toHaveBeenCalledTimes(1);
+      const [line] = warn.mock.calls[0]!;
+      expect(line).toMatch(/^@petstore\/core: a request without a valid API key came without a client address, .*\(ip:unknown\).* petstore\.fetch\(request, \{ clientAddress \}\)/);
+      expect(line).not.toContain("\n");
+      chooseBucketStage(settings)(request(), undefined, anonymous);
+      expect(warn).toHaveBeenCalledTimes(2);
+    });
+
+    it("is not warned about when the address is given, or when the caller has a key", () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const choose = chooseBucketStage(settings);
+      choose(request(), { clientAddress: "192.0.2.1" }, anonymous);
+      choose(request(), undefined, { caller: pro, keyCache: "miss" });
+      expect(warn).not.toHaveBeenCalled();
+    });
   });
 
   it("believes X-Forwarded-For only from a trusted proxy", () => {

@@ -14,22 +14,37 @@ export interface Bucket {
 }
 
 /**
+ * Said once per `createPetstore` when a caller without a valid key arrives without a client
+ * address: a host that mounts `fetch` bare (`serve({ fetch: petstore.fetch })`) would put every
+ * such caller into one bucket, where one abuser bans them all.
+ */
+const MISSING_CLIENT_ADDRESS =
+  "@petstore/core: a request without a valid API key came without a client address, so all such callers share one rate-limit bucket (ip:unknown) and one ban. " +
+  "Pass the socket's address: petstore.fetch(request, { clientAddress }). (Said once.)";
+
+/**
  * Stage 2, choose the bucket: the caller's key with its plan's limits, or for a caller without
  * a valid key its client address (the only time the address is looked up), limited as the
- * Free plan.
+ * Free plan. Without an address, the host is told once on the console (`console.warn`).
  */
 export function chooseBucketStage(settings: Pick<Settings, "limitsOf" | "isTrustedProxy">): (request: Request, info: ClientInfo | undefined, identity: Identity) => Bucket {
   const { limitsOf, isTrustedProxy } = settings;
   // A key's bucket, kept per key record (the key cache hands out the same record for seconds
   // at a time): one object and one name string, whose hash the limiter's Map then knows.
   const keyBuckets = new WeakMap<ApiKeyRecord, Bucket>();
+  let warned = false;
   return (request, info, { caller }) => {
     if (caller) {
       let bucket = keyBuckets.get(caller);
       if (!bucket) keyBuckets.set(caller, (bucket = { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) }));
       return bucket;
     }
-    const client = clientAddress(request, info?.clientAddress, isTrustedProxy);
+    const socket = info?.clientAddress;
+    if (socket === undefined && !warned) {
+      warned = true;
+      console.warn(MISSING_CLIENT_ADDRESS);
+    }
+    const client = clientAddress(request, socket, isTrustedProxy);
     return { name: `ip:${addressBucket(client)}`, client, limits: limitsOf(undefined) };
   };
 }

@@ -2,7 +2,10 @@ import { parseIp } from "../ip-addresses.js";
 
 /** What the host knows about the connection. */
 export interface ClientInfo {
-  /** The socket's remote address; names the rate-limit bucket of anonymous callers. */
+  /**
+   * The socket's remote address; names the rate-limit bucket of anonymous callers. Without it
+   * they all share one bucket, `ip:unknown`, and the first such request logs one warning.
+   */
   clientAddress?: string | undefined;
 }
 

@@ -26,7 +26,7 @@ describe("identifyStage", () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "free" });
     const { key: revoked, record: revokedRecord } = await issueApiKey(keys, { plan: "free" });
-    await keys.revoke(revokedRecord.id, T0);
+    await keys.revoke(revokedRecord.id);
     const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect(await identify(withAuth(), T0)).toEqual({ caller: undefined, sentKey: false });
     expect(await identify(withAuth(`Basic ${btoa("a:b")}`), T0)).toEqual({ caller: undefined, sentKey: false });
@@ -47,7 +47,7 @@ describe("identifyStage", () => {
     const { key, record } = await issueApiKey(keys, { plan: "free" });
     const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect((await identify(withAuth(`Bearer ${key}`), T0)).keyCache).toBe("miss");
-    await keys.revoke(record.id, T0);
+    await keys.revoke(record.id);
     expect(await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).toMatchObject({ caller: record, keyCache: "hit" });
     expect(lookups.count).toBe(1);
     expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toEqual({ caller: undefined, sentKey: true, keyCache: "miss" });

@@ -6,9 +6,12 @@ import type { ApiKeyRecord } from "../ports.js";
 /**
  * Who is calling: a valid key's record, or nobody (and whether a key was sent at all).
  * `keyCache`: the key was verified from the cache ("hit") or looked up in storage ("miss");
- * absent when no well-formed key was sent (nothing to look up).
+ * absent when no well-formed key was sent (nothing to look up). `oldSecret`: the caller sent
+ * the secret its key had before its last roll, which works until the roll's overlap ends.
  */
-export type Identity = { caller: ApiKeyRecord; keyCache: "hit" | "miss" } | { caller: undefined; sentKey: boolean; keyCache?: "miss" };
+export type Identity =
+  | { caller: ApiKeyRecord; keyCache: "hit" | "miss"; oldSecret?: true }
+  | { caller: undefined; sentKey: boolean; keyCache?: "miss" };
 
 const BEARER = /^bearer +(\S+) *$/i;
 /** Verified keys remembered at once; past this many, the oldest is forgotten. */
@@ -19,7 +22,9 @@ const CACHED_HEADER_LENGTH = 64;
 /**
  * Stage 1, identify: `Authorization: Bearer <key>` resolved to a key record. A key with a bad
  * checksum is refused without touching storage. Verified keys are remembered for
- * `keyCacheMs`, which bounds how late a revocation made by another process takes effect.
+ * `keyCacheMs`, which bounds how late a revocation made by another process takes effect
+ * (an expiry and the end of a roll's overlap are exact: `authorize` checks them at the
+ * limiter's instant).
  */
 export function identifyStage(settings: Pick<Settings, "keys" | "keyCacheMs">): (request: Request, now: number) => Promise<Identity> {
   const { keys, keyCacheMs } = settings;
@@ -35,10 +40,12 @@ export function identifyStage(settings: Pick<Settings, "keys" | "keyCacheMs">): 
     // RFC 6750 section 3.1: another scheme (Basic...) is no bearer token, so no error code.
     if (key === undefined) return { caller: undefined, sentKey: /^bearer\b/i.test(header) };
     if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
-    const record = await keys.findByHash(await hashApiKey(key));
+    const hash = await hashApiKey(key);
+    const record = await keys.findByHash(hash);
     if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true, keyCache: "miss" };
+    const oldSecret = record.hash !== hash ? ({ oldSecret: true } as const) : {};
     // The kept object says "hit" itself: a hit costs no object of its own.
-    if (keyCacheMs > 0 && header.length <= CACHED_HEADER_LENGTH) verified.set(header, { identity: { caller: record, keyCache: "hit" }, until: now + keyCacheMs });
-    return { caller: record, keyCache: "miss" };
+    if (keyCacheMs > 0 && header.length <= CACHED_HEADER_LENGTH) verified.set(header, { identity: { caller: record, keyCache: "hit", ...oldSecret }, until: now + keyCacheMs });
+    return { caller: record, keyCache: "miss", ...oldSecret };
   };
 }

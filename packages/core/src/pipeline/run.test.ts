@@ -34,6 +34,7 @@ describe("runStage", () => {
       basePath: "/api",
       deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: 5 },
       headers: answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, true),
+      bodyTimeoutMs: 30_000,
     });
   });
 

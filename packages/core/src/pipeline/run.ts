@@ -13,12 +13,12 @@ import type { Routed } from "./choose-handler.js";
  * such as the sunset passes at the same instant on every server.
  */
 export function runStage(
-  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders">,
+  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders" | "bodyTimeoutMs">,
 ): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
-  const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders } = settings;
+  const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders, bodyTimeoutMs } = settings;
   return ({ handler, params }, request, caller, { requestId }, { limits }, decision) => {
     const headers = answerHeaders(requestId, { limits, decision }, ietfRateLimitHeaders);
-    const ctx: Context = { store, petPages, idempotency, params, now: decision.now, basePath, deprecation, headers };
+    const ctx: Context = { store, petPages, idempotency, params, now: decision.now, basePath, deprecation, headers, bodyTimeoutMs };
     if (caller) ctx.caller = caller;
     return handler(request, ctx);
   };

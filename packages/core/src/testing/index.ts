@@ -5,8 +5,10 @@
  * import { petStoreContract } from "@petstore/core/testing";
  * petStoreContract("memory", async (clock) => memoryAdapters({ clock }));
  */
+export { adminTokensContract } from "./admin-tokens-contract.js";
+export type { AdminTokensFixture } from "./admin-tokens-contract.js";
 export { apiKeysContract } from "./api-keys-contract.js";
-export type { KeysFixture } from "./api-keys-contract.js";
+export type { KeysFixture, MakeKeys } from "./api-keys-contract.js";
 export { idempotencyContract } from "./idempotency-contract.js";
 export { petStoreContract } from "./pet-store-contract.js";
 export type { MakeStore, StoreFixture } from "./pet-store-contract.js";

@@ -250,6 +250,50 @@ export function rateLimiterContract(name: string, make: MakeLimiter): void {
       expect(decisions.filter((d) => !d.allowed).every((d) => day(d).exceeded && !minute(d).exceeded)).toBe(true);
     });
 
+    // An operator's views, where the limiter offers them (peek, unban).
+    const peek = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a") => {
+      testNow = now;
+      return fixture.limiter.peek!({ bucket, windows, ban: BAN });
+    };
+    const unban = (now: number, bucket = "key:key_a") => {
+      testNow = now;
+      return fixture.limiter.unban!(bucket);
+    };
+
+    it("peeks at a bucket counting nothing: what is left in each window, and when each resets", async () => {
+      if (!fixture.limiter.peek) return;
+      expect(await peek(T0 + 5)).toEqual({
+        now: T0 + 5,
+        windows: [
+          { name: "minute", limit: 3, remaining: 3, resetAt: T0 + MINUTE, exceeded: false },
+          { name: "day", limit: 10, remaining: 10, resetAt: NEXT_MIDNIGHT, exceeded: false },
+        ],
+      });
+      await hit(T0);
+      await hit(T0 + 1);
+      for (let i = 0; i < 3; i++) expect((await peek(T0 + 2)).windows.map((w) => w.remaining)).toEqual([1, 8]);
+      expect((await hit(T0 + 3)).allowed).toBe(true);
+      // A minute later the minute window is a new one; the day's count stays.
+      expect((await peek(T0 + MINUTE + 1)).windows.map((w) => [w.remaining, w.resetAt])).toEqual([[3, T0 + 2 * MINUTE], [7, NEXT_MIDNIGHT]]);
+    });
+
+    it("peeks at a ban, and ends it with unban: the next request is decided by its windows, its refusals forgotten", async () => {
+      if (!fixture.limiter.peek || !fixture.limiter.unban) return;
+      const windows = windowsOf(1, 100);
+      await hit(T0, windows);
+      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
+      expect((await peek(T0 + 10, windows)).bannedUntil).toBe(T0 + BAN.threshold + 1 + BAN.seconds * 1000);
+      expect(await unban(T0 + 20)).toBe(true);
+      expect(await unban(T0 + 21)).toBe(false);
+      expect((await peek(T0 + 22, windows)).bannedUntil).toBeUndefined();
+      // Still over the minute's limit: refused as such, and a whole threshold of refusals again before a ban.
+      for (let i = 1; i <= BAN.threshold; i++) expect(await hit(T0 + 30 + i, windows)).toMatchObject({ allowed: false, windows: [{ exceeded: true }, { exceeded: false }] });
+      expect((await hit(T0 + 40, windows)).banStarted).toBe(true);
+      expect(await unban(T0 + 50)).toBe(true);
+      expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
+      expect(await unban(T0 + MINUTE + 1, "key:never_seen")).toBe(false);
+    });
+
     it("still bans when the refusals arrive concurrently", async () => {
       const windows = windowsOf(2, 100);
       await Promise.all(Array.from({ length: 2 + BAN.threshold + 3 }, () => hit(T0, windows)));

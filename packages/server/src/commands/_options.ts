@@ -1,6 +1,8 @@
-import { parseLimiterUrl } from "../limiter-url.js";
+import { hostname } from "node:os";
+import type { Actor } from "@petstore/core";
+import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
-import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
+import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
@@ -8,23 +10,33 @@ import type { Env } from "./_command.js";
 const DEFAULT_DB = "file:petstore.db";
 const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+|postgres(ql)?:\/\/.+)$/;
 
-/** A flag's value, else the environment variable's (an empty variable counts as unset). */
+/**
+ * A flag's value, else the environment variable's (an empty variable, or one Deno's
+ * `--allow-env` does not let through, counts as unset: see `optionalEnv`).
+ */
 export function setting(args: ParsedArgs, flag: string, env: Env, variable: string): { value: string; source: string } | undefined {
   const fromFlag = args.values[flag];
   if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
-  const fromEnv = env[variable];
-  if (fromEnv !== undefined && fromEnv !== "") return { value: fromEnv, source: variable };
-  return undefined;
+  const fromEnv = optionalEnv(env, variable);
+  return fromEnv === undefined ? undefined : { value: fromEnv, source: variable };
 }
 
 /** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN` (libSQL) or `PGPASSWORD` (Postgres). */
 export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
   if (!DB_URL.test(db.value)) {
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'`);
+    // A bare path is the usual slip: name the URL it meant.
+    const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'${meant}`);
+  }
+  // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
+  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {
+    // With credentials in it the value is not repeated: where a password ends cannot be known.
+    const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
+    throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
   }
   const config: DbConfig = { url: db.value };
-  const authToken = env.PETSTORE_DB_AUTH_TOKEN;
+  const authToken = optionalEnv(env, "PETSTORE_DB_AUTH_TOKEN");
   if (authToken) config.authToken = authToken;
   // Postgres credentials stay out of the process list: the URL's password, else PGPASSWORD.
   const password = POSTGRES_URL.test(db.value) ? optionalEnv(env, "PGPASSWORD") : undefined;
@@ -48,6 +60,21 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
   }
 }
 
+/**
+ * Who runs a CLI command, as the audit trail records it: `cli:<user>@<host>`, from the
+ * environment's `USER` (or `LOGNAME`) and the machine's name; `unknown` where they cannot be read.
+ */
+export function cliActor(env: Env): Actor {
+  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? "unknown";
+  let host = "unknown";
+  try {
+    host = hostname();
+  } catch {
+    // Deno without --allow-sys=hostname: the user alone says who.
+  }
+  return { who: `cli:${user}@${host}` };
+}
+
 /** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */
 export const MAX_LIMIT = 1_000_000_000;
 
@@ -60,13 +87,39 @@ export function integerSetting(text: string, source: string, min: number, max: n
   return value;
 }
 
-/** The database URL as it may be shown: without credentials or query parameters. */
-export function displayDb(url: string): string {
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+/**
+ * The database URL for a command to paste: its user and parameters kept (without them the
+ * command would connect as someone else, or without TLS), its password and any secret
+ * parameter (a token) never.
+ */
+export function pastableDb(url: string): string {
+  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return displayDb(url);
+  const parsed = new URL(url);
+  parsed.password = "";
+  for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
+  return parsed.toString();
 }
 
+/**
+ * The highest Redis database index `--limiter` takes: Redis has 16 (0..15) unless its
+ * `databases` setting says otherwise, and Redis Cluster has only 0. A typo (`/99`, `/abc`)
+ * is a usage mistake; a server configured with fewer refuses the index at start.
+ */
+const MAX_REDIS_DATABASE = 15;
 /** The default of `PETSTORE_LIMITER_TIMEOUT_MS`: a hit waits at most this long for Redis. */
 const DEFAULT_LIMITER_TIMEOUT_MS = 1_000;
+
+/** The database index in a Redis URL's path (none: 0); anything but 0..15 is a usage mistake, never database 0 in silence. */
+function redisDatabase(url: string, source: string): number {
+  const path = new URL(url).pathname;
+  if (path === "" || path === "/") return 0;
+  const index = /^\/(\d{1,2})$/.exec(path)?.[1];
+  if (index === undefined || Number(index) > MAX_REDIS_DATABASE) {
+    // The path holds no credentials: it may be shown.
+    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis://HOST:PORT/DB), not '${decodeURIComponent(path.slice(1))}'`);
+  }
+  return Number(index);
+}
 
 /**
  * `--limiter` or `PETSTORE_LIMITER` (unset: the limiter lives in the database), with
@@ -87,13 +140,19 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
     if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
+  let target: LimiterTarget;
   try {
-    parseLimiterUrl(url);
+    target = parseLimiterUrl(url);
   } catch (error) {
     throw new UsageError(`${source} ${(error as Error).message} (the URL is not repeated here: it may hold a password)`);
   }
+  if (target.kind === "sentinel" && target.db > MAX_REDIS_DATABASE) {
+    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis+sentinel://HOST:PORT,.../MASTER/DB), not '${target.db}'`);
+  }
   const config: LimiterConfig = {
     url,
+    // A cluster has only database 0 (limiter-url.ts refuses another).
+    database: target.kind === "single" ? redisDatabase(url, source) : target.kind === "sentinel" ? target.db : 0,
     timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
     failOpen,
   };

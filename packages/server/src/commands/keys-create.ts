@@ -1,41 +1,60 @@
-import { DEFAULT_PLANS, type IssueApiKeyInput, issueApiKey, type PlanName } from "@petstore/core";
-import { openStorage } from "../open-storage.js";
+import { type ApiKeyRecord, type IssueApiKeyInput, issueApiKey, type KeyView, keyView } from "@petstore/core";
+import { databaseLocation } from "@petstore/adapters/libsql/connect";
+import { type DbConfig, openStorage, type Storage, storageFailure } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { dbConfig, integerSetting, MAX_LIMIT } from "./_options.js";
-
-const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
-const LABEL = /^[^\p{Cc}]{1,100}$/u;
+import { exists, localPath } from "./_database-file.js";
+import { displayDb } from "../open-storage.js";
+import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { shortTime } from "./_key-text.js";
+import { cliActor, dbConfig } from "./_options.js";
 
 function keyInput(args: ParsedArgs): IssueApiKeyInput {
   const plan = args.values.plan;
   if (plan === undefined) throw new UsageError("--plan is required (free, pro, business or enterprise)");
-  if (!PLANS.includes(plan as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${plan}'`);
-  const input: IssueApiKeyInput = { plan: plan as PlanName };
-  const perMinute = args.values["per-minute"];
-  const perDay = args.values["per-day"];
-  const label = args.values.label;
-  if (perMinute !== undefined) input.perMinute = integerSetting(perMinute, "--per-minute", 1, MAX_LIMIT);
-  if (perDay !== undefined) input.perDay = integerSetting(perDay, "--per-day", 1, MAX_LIMIT);
-  if (label !== undefined) {
-    if (!LABEL.test(label)) throw new UsageError("--label must be 1 to 100 characters without control characters");
-    input.label = label;
-  }
+  const input: IssueApiKeyInput = { plan: planFlag(plan) };
+  const { "per-minute": perMinute, "per-day": perDay, label, expires } = args.values;
+  if (perMinute !== undefined) input.perMinute = limitFlag(perMinute, "--per-minute")!;
+  if (perDay !== undefined) input.perDay = limitFlag(perDay, "--per-day")!;
+  if (label !== undefined) input.label = labelFlag(label);
+  if (expires !== undefined) input.expiresAt = expiresFlag(expires, Date.now())!;
   if (plan === "enterprise" && (input.perMinute === undefined || input.perDay === undefined)) {
     throw new UsageError("--plan enterprise needs --per-minute and --per-day");
   }
   return input;
 }
 
+/**
+ * Where the key goes, as it may be shown (a file's absolute path, a server's URL without
+ * credentials), and whether this command makes that database: a key stored anywhere but the
+ * server's database is answered 401 there, with nothing to say why.
+ */
+function destination(db: DbConfig): { database: string; created: boolean } {
+  // A key in a process's private memory is gone when the command ends (exit 0 would lie).
+  if (databaseLocation(db.url).kind === "memory") {
+    throw new UsageError(
+      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+    );
+  }
+  const path = localPath(db.url);
+  return path === undefined ? { database: displayDb(db.url), created: false } : { database: path, created: !exists(path) };
+}
+
+/** The new key's view, its usage from the database's limiter unless its servers recorded that they count in Redis. */
+async function usageView(storage: Storage, record: ApiKeyRecord): Promise<KeyView> {
+  const countedInRedis = (await storage.recordedSetting("limiter")) === "redis";
+  return keyView(record, countedInRedis ? {} : { limiter: storage.adapters.limiter });
+}
+
 /** `petstore keys create`: issues a key, stores only its hash, and shows the key this once. */
 export const keysCreateCommand: Command = {
   spec: {
     name: "keys create",
-    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", db: "value", json: "switch" },
+    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", expires: "value", db: "value", json: "switch" },
     positionals: [],
   },
-  usage: "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--db URL] [--json]",
+  usage: "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--expires ISO-8601] [--db URL] [--json]",
   help: `Creates an API key and prints it. The key is shown only this once: the database keeps its
 SHA-256, never the key.
 
@@ -44,20 +63,38 @@ SHA-256, never the key.
   --per-minute N    requests per minute for this key, overriding the plan's
   --per-day N       requests per day for this key, overriding the plan's
   --label TEXT      a note to recognise the key by in 'petstore keys list'
-  --db URL          the database: file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
-  --json            print one JSON object: id, key, plan, perMinute, perDay, label`,
+  --expires TIME    from this instant on the key is refused (401), e.g. 2027-01-31T00:00:00Z:
+                    ISO 8601 with its offset, in the future ('petstore keys update' changes it)
+  --db URL          the database: file:PATH (default file:petstore.db, in the current
+                    directory; made when missing), libsql://, postgres:// (env PETSTORE_DB;
+                    PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). Not :memory:, which ends with the command.
+                    Give the database your server uses: a key stored elsewhere gets 401 there
+  --json            print one JSON object: the key as 'petstore keys show --json' prints it
+                    (id, plan, perMinute, perDay, label, createdAt, expiresAt, ...) with key,
+                    database (the path or URL it was stored in) and databaseCreated (true
+                    when made now)`,
   run: async (args, env, io) => {
     const input = keyInput(args);
-    const storage = await openStorage(dbConfig(args, env));
+    const db = dbConfig(args, env);
+    const { database, created } = destination(db);
+    const storage = await openStorage(db);
     try {
-      const { key, record } = await issueApiKey(storage.adapters.keys, input);
-      const perMinute = record.perMinute ?? DEFAULT_PLANS[record.plan].perMinute;
-      const perDay = record.perDay ?? DEFAULT_PLANS[record.plan].perDay;
+      const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch((error: unknown) => {
+        throw new Error(storageFailure(db.url, error), { cause: error });
+      });
+      // The key exists now: whatever the limiter says (or fails to say), it is printed.
+      const view = await usageView(storage, record).catch(() => keyView(record));
       if (args.switches.has("json")) {
-        io.out(JSON.stringify({ id: record.id, key, plan: record.plan, perMinute, perDay, label: record.label ?? null }));
+        io.out(JSON.stringify({ ...view, key, database, databaseCreated: created }));
       } else {
         const label = record.label === undefined ? "" : `, label ${JSON.stringify(record.label)}`;
-        io.out(`Created API key ${record.id} (plan ${record.plan}: ${perMinute} requests/minute, ${perDay} requests/day${label}).`);
+        const expires = view.expiresAt === null ? "" : `, expires ${shortTime(view.expiresAt)}`;
+        io.out(`Created API key ${record.id} (plan ${record.plan}: ${view.perMinute} requests/minute, ${view.perDay} requests/day${label}${expires}).`);
+        io.out(
+          created
+            ? `Stored in a new database, ${database}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`
+            : `Stored in the database ${database}.`,
+        );
         io.out("");
         io.out(`    ${key}`);
         io.out("");

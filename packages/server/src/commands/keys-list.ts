@@ -1,52 +1,47 @@
-import { type ApiKeyRecord, DEFAULT_PLANS } from "@petstore/core";
 import type { Command } from "./_command.js";
-import { openExistingStorage } from "./_database-file.js";
-import { dbConfig } from "./_options.js";
+import { DB_AND_LIMITER_HELP, viewsOf, withDatabase } from "./_key-access.js";
+import { shortTime, table, todayCell } from "./_key-text.js";
 
-/** What may be shown of a key: never the key, nor its hash. */
-function publicView(record: ApiKeyRecord) {
-  return {
-    id: record.id,
-    plan: record.plan,
-    perMinute: record.perMinute ?? DEFAULT_PLANS[record.plan].perMinute,
-    perDay: record.perDay ?? DEFAULT_PLANS[record.plan].perDay,
-    label: record.label ?? null,
-    createdAt: new Date(record.createdAt).toISOString(),
-    revokedAt: record.revokedAt === undefined ? null : new Date(record.revokedAt).toISOString(),
-  };
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());
-}
-
-/** `petstore keys list`: every key's id, plan, limits, label and dates; never key material. */
+/** `petstore keys list`: every key as `keys show` sees it, one row each; never key material. */
 export const keysListCommand: Command = {
-  spec: { name: "keys list", flags: { db: "value", json: "switch" }, positionals: [] },
-  usage: "petstore keys list [--db URL] [--json]",
-  help: `Lists the API keys: id, plan, limits, label, when created and when revoked. Keys
-themselves are never stored, so they cannot be shown.
+  spec: { name: "keys list", flags: { db: "value", limiter: "value", json: "switch" }, positionals: [] },
+  usage: "petstore keys list [--db URL] [--limiter URL] [--json]",
+  help: `Lists the API keys in the order they were made: id, plan, limits, today's requests
+against the day's limit, when each was created, expires, was last used (recorded up to a
+minute late), until when a rolled key's old secret works, a ban, when it was revoked, and
+its label. Keys themselves are never stored, so they cannot be shown.
 
-  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
-  --json      print one JSON array of { id, plan, perMinute, perDay, label, createdAt, revokedAt }`,
-  run: async (args, env, io) => {
-    const storage = await openExistingStorage(dbConfig(args, env), io);
-    if (storage === undefined) return 1;
-    try {
-      const keys = (await storage.adapters.keys.list()).map(publicView);
+${DB_AND_LIMITER_HELP}
+  --json          print one JSON array of the objects 'petstore keys show --json' prints`,
+  run: async (args, env, io) =>
+    withDatabase(args, env, io, { limiter: true }, async (access) => {
+      const keys = await viewsOf(access, await access.storage.adapters.keys.list());
       if (args.switches.has("json")) {
+        if (access.noLimiter !== undefined && keys.length > 0) io.err(`petstore: usage unknown: ${access.noLimiter}`);
         io.out(JSON.stringify(keys));
-      } else if (keys.length === 0) {
-        io.out("No API keys yet. Create one: petstore keys create --plan free");
-      } else {
-        const header = ["ID", "PLAN", "PER-MINUTE", "PER-DAY", "CREATED", "REVOKED", "LABEL"];
-        const rows = keys.map((k) => [k.id, k.plan, String(k.perMinute), String(k.perDay), k.createdAt, k.revokedAt ?? "-", k.label ?? ""]);
-        for (const line of table([header, ...rows])) io.out(line);
+        return 0;
       }
+      if (keys.length === 0) {
+        io.out("No API keys yet. Create one: petstore keys create --plan free");
+        return 0;
+      }
+      const header = ["ID", "PLAN", "PER-MINUTE", "PER-DAY", "TODAY", "CREATED", "EXPIRES", "LAST-USED", "ROLLING-UNTIL", "BANNED-UNTIL", "REVOKED", "LABEL"];
+      const rows = keys.map((k) => [
+        k.id,
+        k.plan,
+        String(k.perMinute),
+        String(k.perDay),
+        todayCell(k),
+        shortTime(k.createdAt),
+        shortTime(k.expiresAt),
+        shortTime(k.lastUsedAt),
+        shortTime(k.rolling?.until ?? null),
+        k.usage ? shortTime(k.usage.bannedUntil) : "?",
+        shortTime(k.revokedAt),
+        k.label ?? "",
+      ]);
+      for (const line of table([header, ...rows])) io.out(line);
+      if (access.noLimiter !== undefined) io.err(`petstore: usage unknown (?): ${access.noLimiter}`);
       return 0;
-    } finally {
-      storage.close();
-    }
-  },
+    }),
 };

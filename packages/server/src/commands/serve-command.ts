@@ -2,17 +2,20 @@ import { BUILD_INFO, VERSION } from "../version.js";
 import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { openStorage } from "../open-storage.js";
+import { displayDb, openStorage, storageFailure } from "../open-storage.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import type { Command } from "./_command.js";
-import { displayDb } from "./_options.js";
+import { availabilityLog } from "./serve/availability-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
+import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
 import { serveConfig } from "./serve/config.js";
+import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
 import { localUrl, logLine } from "./serve/log.js";
 import { counted, startMetrics } from "./serve/metrics-listener.js";
+import { startAdmin } from "./serve/admin-listener.js";
 import { GRACE_MS, stopRequested } from "./serve/signals.js";
 
 const BASE_PATH = "/v1";
@@ -21,10 +24,10 @@ const BASE_PATH = "/v1";
 export const serveCommand: Command = {
   spec: {
     name: "serve",
-    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "trust-proxy": "value", "metrics-listen": "value", dev: "switch" },
+    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", "admin-listen": "value", "rolled-key-link": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -44,7 +47,7 @@ the database and exits 0.
                        libSQL, 1000 for Postgres)
   --limiter URL        keep the rate limits in Redis instead of the database (env
                        PETSTORE_LIMITER; password in PETSTORE_LIMITER_PASSWORD or the URL):
-                         redis://HOST[:PORT][/DB]                       one Redis
+                         redis://HOST[:PORT][/DB]                       one Redis (DB 0..15)
                          redis+cluster://HOST:PORT,HOST:PORT,...        a Redis Cluster (any
                                                                         of its nodes)
                          redis+sentinel://HOST:PORT,HOST:PORT,.../NAME[/DB]
@@ -53,6 +56,10 @@ the database and exits 0.
                        rediss://, rediss+cluster://, rediss+sentinel:// for TLS (a private CA:
                        env NODE_EXTRA_CA_CERTS=CA_FILE, trusted for PostgreSQL too). A request waits
                        for Redis at most PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
+  --change-limiter     the database records where its servers keep the rate limits (in the
+                       database, or in Redis with --limiter), and a server started the other
+                       way refuses to start, since the two would split every key's limits:
+                       this flag records this server's way instead (restart the others after)
   --limiter-fail-open  while Redis fails, admit requests without limits instead of 503s, and
                        log it (env PETSTORE_LIMITER_FAIL_OPEN=1)
   --trust-proxy CIDRS  comma-separated proxy ranges whose X-Forwarded-For names the client
@@ -60,6 +67,19 @@ the database and exits 0.
   --metrics-listen HOST:PORT
                        serve Prometheus metrics at GET /metrics on this address, its own
                        listener apart from the API (default: off), e.g. 127.0.0.1:9464
+  --admin-listen [HOST:]PORT
+                       serve the admin API (/admin/v1: keys' life, bans, the audit trail) and
+                       the operator's page (/) on this address, never on the API's port
+                       (default: off; a port alone is on 127.0.0.1). Admin tokens: 'petstore
+                       admin-tokens create'
+  --rolled-key-link URL
+                       a page telling clients how to take a rolled key's new secret, sent as
+                       Link: <URL>; rel="deprecation" with every answer to its old secret
+                       (env PETSTORE_ROLLED_KEY_LINK)
+  PETSTORE_BODY_TIMEOUT_MS=N
+                       how long a request body may take to arrive once its headers are in:
+                       past it the answer is 408 request_timeout and the connection is closed
+                       (default 30000)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -67,7 +87,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   PETSTORE_BOOTSTRAP_KEY=psk_...       at start, store this key as an enterprise key unless the
                                        database already has it (then it keeps its limits), e.g.
                                        to give a --db :memory: server its first key. Any key
-                                       'petstore keys create --db :memory: --json' prints will do
+                                       'petstore keys create --json' printed will do (only its
+                                       hash is stored: the database it was made in does not matter)
   PETSTORE_BOOTSTRAP_PER_MINUTE=N      its requests per minute (required with the key)
   PETSTORE_BOOTSTRAP_PER_DAY=N         its requests per day (required with the key)
   Under Deno, list these in --allow-env, else they are not seen.`,
@@ -82,6 +103,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         warn("checkpoint failed", { reason });
         metrics?.storage.onCheckpointFailed(reason);
       },
+      // A database server that stops answering, and answers again: a line each (Postgres).
+      onAvailabilityChange: availabilityLog(warn),
     });
     const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
       storage.close();
@@ -90,11 +113,18 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${storageFailure(config.db.url, error)}`);
       });
+      await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = { ...storage.adapters, ...(redis && { limiter: redis.limiter }), trustProxy: config.trustProxy };
+      const api = {
+        ...storage.adapters,
+        ...(redis && { limiter: redis.limiter }),
+        trustProxy: config.trustProxy,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+        ...(config.rolledKeyLink !== undefined && { rolledKeyLink: config.rolledKeyLink }),
+      };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
       const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]) : storage.check;
@@ -109,15 +139,19 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
       const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
       const metricsServer = await startMetrics(config, metrics, io);
-      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+      const adminServer = await startAdmin(config, storage, api, io).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
-        throw new Error(`cannot listen on ${config.host} port ${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+        throw error;
+      });
+      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+        await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
+        throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
       logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...storage.notes, ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH);
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, displayDb(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;
@@ -125,7 +159,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       logLine(io, "stopping", { signal, graceMs: GRACE_MS });
       // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
       if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });
-      await metricsServer?.stop(0);
+      await Promise.all([metricsServer?.stop(0), adminServer?.stop(GRACE_MS)]);
       logLine(io, "stopped");
       return 0;
     } finally {

@@ -47,7 +47,7 @@ async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io
   if (record === undefined) {
     const limits = { plan: "enterprise", perMinute: bootstrap.perMinute, perDay: bootstrap.perDay, label: "bootstrap" } as const;
     try {
-      record = (await issueApiKey(keys, limits, { key: bootstrap.key })).record;
+      record = (await issueApiKey(keys, limits, { key: bootstrap.key, actor: { who: "serve:PETSTORE_BOOTSTRAP_KEY" } })).record;
     } catch (error) {
       // Another process starting on the same database may have stored it a moment ago.
       record = await keys.findByHash(hash);

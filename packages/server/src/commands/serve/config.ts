@@ -4,7 +4,7 @@ import type { DbConfig } from "../../open-storage.js";
 import type { ParsedArgs } from "../../parse-args.js";
 import { UsageError } from "../../usage-error.js";
 import type { Env } from "../_command.js";
-import { dbConfig, integerSetting, limiterConfig, setting } from "../_options.js";
+import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
 import { ipVersion } from "./ip-version.js";
 
@@ -15,13 +15,24 @@ export interface ServeConfig {
   db: DbConfig;
   /** Where the rate limits live when not in the database (`--limiter`). */
   limiter: LimiterConfig | undefined;
+  /** Record this server's limiter as the database's, over another one recorded (`--change-limiter`). */
+  changeLimiter: boolean;
   trustProxy: string[];
   /** Development mode: a database without an active key gets a Free key, printed once. */
   dev: boolean;
   bootstrap: BootstrapKey | undefined;
   /** Where `GET /metrics` is served; undefined: nowhere (the default). */
   metricsListen: { host: string; port: number } | undefined;
+  /** Where the admin API and the operator's page are served (`--admin-listen`); undefined: nowhere (the default). */
+  adminListen: { host: string; port: number } | undefined;
+  /** A page telling clients of a rolled key how to take its new secret (`--rolled-key-link`). */
+  rolledKeyLink: string | undefined;
+  /** How long a request body may take to arrive before a 408 (`PETSTORE_BODY_TIMEOUT_MS`). */
+  bodyTimeoutMs: number;
 }
+
+/** The default of `PETSTORE_BODY_TIMEOUT_MS`: a body not in within 30 s gets a 408. */
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /** An IP address, or a host name that is not an address gone wrong (999.1.1.1, 1:2:3). */
 function plausibleHost(host: string): boolean {
@@ -29,7 +40,7 @@ function plausibleHost(host: string): boolean {
   return !/^[\d.]+$/.test(host) && !host.includes(":") && /^[A-Za-z0-9.-]+$/.test(host);
 }
 
-/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` takes it. */
+/** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` and `--admin-listen` take it. */
 function listenAddress(text: string, flag: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
   if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
@@ -53,15 +64,31 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
     throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
   }
+  const adminText = args.values["admin-listen"];
+  // A port alone is on loopback: the admin API is for the operator's machine unless said otherwise.
+  const adminListen = adminText === undefined ? undefined : listenAddress(/^\d+$/.test(adminText) ? `127.0.0.1:${adminText}` : adminText, "--admin-listen");
+  if (adminListen && sharesAddress(adminListen, { host, port: apiPort })) {
+    throw new UsageError(`--admin-listen ${adminText} is the API's own address: the admin API is never served on the API's port; give it a port of its own`);
+  }
+  if (adminListen && metricsListen && sharesAddress(adminListen, metricsListen)) {
+    throw new UsageError(`--admin-listen ${adminText} is the metrics listener's address: give each its own port`);
+  }
+  const rolledKeyLink = setting(args, "rolled-key-link", env, "PETSTORE_ROLLED_KEY_LINK");
+  if (rolledKeyLink && !/^https?:\/\/\S+$/.test(rolledKeyLink.value)) throw new UsageError(`${rolledKeyLink.source} must be an http(s) URL, not '${rolledKeyLink.value}'`);
+  const bodyTimeout = optionalEnv(env, "PETSTORE_BODY_TIMEOUT_MS");
   return {
     port: apiPort,
     host,
     db: dbConfig(args, env),
     limiter: limiterConfig(args, env),
+    changeLimiter: args.switches.has("change-limiter"),
     trustProxy,
     dev,
     bootstrap: bootstrapConfig(env),
     metricsListen,
+    adminListen,
+    rolledKeyLink: rolledKeyLink?.value,
+    bodyTimeoutMs: bodyTimeout === undefined ? DEFAULT_BODY_TIMEOUT_MS : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
   };
 }
 

@@ -3,6 +3,7 @@ import type { ServerMetrics } from "../../metrics/server-metrics.js";
 import { type RunningServer, type ServerFetch, serve } from "../../serve.js";
 import type { Io } from "../_command.js";
 import type { ServeConfig } from "./config.js";
+import { listenFailure } from "./listen-failure.js";
 import { localUrl, logLine } from "./log.js";
 
 /** Counts the requests being answered; only when metrics are on (it adds a promise per request). */
@@ -23,7 +24,7 @@ export async function startMetrics(config: ServeConfig, metrics: ServerMetrics |
   if (!config.metricsListen || !metrics) return undefined;
   const { host, port } = config.metricsListen;
   const server = await serve({ fetch: metricsFetch(metrics), hostname: host, port }).catch((error: unknown) => {
-    throw new Error(`cannot listen for metrics on ${host} port ${port}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(listenFailure(" for metrics", host, port, error, "--metrics-listen HOST:PORT"));
   });
   logLine(io, "metrics listening", { url: `${localUrl(server.hostname, server.port)}/metrics`, host: server.hostname, port: server.port });
   return server;

@@ -1,0 +1,50 @@
+import type { AdminTokenRecord, AdminTokens } from "@petstore/core";
+import type { Row, SqlEngine } from "./engine.js";
+import type { KeysDialect } from "./keys.js";
+
+const COLUMNS = "id, hash, label, created_at, revoked_at";
+
+function toRecord(row: Row): AdminTokenRecord {
+  const record: AdminTokenRecord = { id: String(row.id), hash: String(row.hash), createdAt: Number(row.created_at) };
+  if (row.label !== null) record.label = String(row.label);
+  if (row.revoked_at !== null) record.revokedAt = Number(row.revoked_at);
+  return record;
+}
+
+/** Admin tokens in a SQL database (table `admin_tokens`), shared by every server on it; revocations by the database's clock. */
+export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => number): AdminTokens {
+  const { arg } = sql;
+  async function get(id: string): Promise<AdminTokenRecord | undefined> {
+    const { rows } = await db.readLatest({ sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    return rows[0] && toRecord(rows[0]);
+  }
+  return {
+    async insert(record) {
+      try {
+        await db.write([
+          {
+            sql: `INSERT INTO admin_tokens (${COLUMNS}) VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "bigint")}, ${arg(5, "bigint")})`,
+            args: [record.id, record.hash, record.label ?? null, record.createdAt, record.revokedAt ?? null],
+          },
+        ]);
+      } catch (error) {
+        if (sql.isDuplicate(error)) throw new Error(`Duplicate admin token ${record.id}`, { cause: error });
+        throw error;
+      }
+    },
+    get,
+    async list() {
+      return (await db.readLatest(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, id`)).rows.map(toRecord);
+    },
+    async revoke(id) {
+      const [revoked] = await db.write([
+        {
+          sql: `UPDATE admin_tokens SET revoked_at = coalesce(${arg(2, "bigint")}, ${sql.now}) WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING id`,
+          args: [id, clock ? clock() : null],
+        },
+      ]);
+      if (revoked!.rows.length > 0) return "revoked";
+      return (await get(id)) ? "already_revoked" : "missing";
+    },
+  };
+}

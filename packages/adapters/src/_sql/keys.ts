@@ -1,0 +1,230 @@
+import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange, KeyChanges, PlanName } from "@petstore/core";
+import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+
+/** What differs between the SQL dialects for the key store's statements. */
+export interface KeysDialect {
+  /** Postgres inserts a change's audit row in the change's statement (a data-modifying CTE); SQLite in a second statement. */
+  name: "sqlite" | "postgres";
+  /** The placeholder of argument `n` (from 1): `?n` in SQLite, `$n::type` in Postgres. */
+  arg(n: number, type: "text" | "bigint" | "integer"): string;
+  /** The store's clock in SQL, Unix ms (see store-clock.ts). */
+  now: string;
+  /** The larger of two values: `max` in SQLite, `greatest` in Postgres. */
+  greatest: string;
+  /** The column that orders keys as they were made: `rowid`, `position`. */
+  order: string;
+  /** The driver's error for a duplicate id or hash. */
+  isDuplicate(error: unknown): boolean;
+}
+
+const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at";
+const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
+
+const orNull = <T>(value: T | undefined): T | null => value ?? null;
+
+function toRecord(row: Row): ApiKeyRecord {
+  const record: ApiKeyRecord = { id: String(row.id), hash: String(row.hash), plan: row.plan as PlanName, createdAt: Number(row.created_at) };
+  if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
+  if (row.per_day !== null) record.perDay = Number(row.per_day);
+  if (row.label !== null) record.label = String(row.label);
+  if (row.revoked_at !== null) record.revokedAt = Number(row.revoked_at);
+  if (row.expires_at !== null) record.expiresAt = Number(row.expires_at);
+  if (row.previous_hash !== null) record.rolled = { previousHash: String(row.previous_hash), at: Number(row.rolled_at), until: Number(row.rolled_until) };
+  if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
+  return record;
+}
+
+function toEntry(row: Row): AuditEntry {
+  const actor: Actor = { who: String(row.actor) };
+  if (row.actor_from !== null) actor.from = String(row.actor_from);
+  const entry: AuditEntry = { id: Number(row.id), at: Number(row.at), action: row.action as AuditAction, keyId: String(row.key_id), actor };
+  if (row.details !== null) entry.details = JSON.parse(String(row.details)) as Record<string, unknown>;
+  return entry;
+}
+
+/** `KeyChanges` field -> column, type. */
+const CHANGEABLE = [
+  ["plan", "plan", "text"],
+  ["perMinute", "per_minute", "integer"],
+  ["perDay", "per_day", "integer"],
+  ["label", "label", "text"],
+  ["expiresAt", "expires_at", "bigint"],
+] as const;
+
+/**
+ * API key records and their audit trail in a SQL database, shared by every process on it.
+ * Each change is one conditional `UPDATE ... RETURNING` (so it cannot act on a key revoked or
+ * rolled a moment before) and its audit row is inserted in the same transaction, only when the
+ * update changed a row. Instants (a roll's, an expiry's, the trail's) are the database's clock,
+ * or `clock`'s in tests. Core caches verified keys for at most 5 s, so a change reaches every
+ * process within that.
+ */
+export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): ApiKeys {
+  const { arg } = sql;
+  /** The instant, at argument `n`: the test's clock when it gives one, else the store's. */
+  const nowAt = (n: number) => `coalesce(${arg(n, "bigint")}, ${sql.now})`;
+  const instant = () => (clock ? clock() : null);
+
+  /**
+   * The audit row of a change, inserted only when the statement before it (in the same
+   * transaction) changed a row: in SQLite `changes()`; Postgres inserts from the update's
+   * `RETURNING` instead (see `changeAndAudit`).
+   */
+  const auditValues = (action: AuditAction, keyId: string, actor: Actor, details: Record<string, unknown> | undefined): Value[] => {
+    const kept = actor.idempotency ? { ...details, idempotency: actor.idempotency } : details;
+    return [instant(), action, keyId, actor.who, orNull(actor.from), kept === undefined ? null : JSON.stringify(kept)];
+  };
+  const AUDIT_INSERT = `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) VALUES (${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")})`;
+
+  /**
+   * Runs `update` (an `UPDATE api_keys ... RETURNING` of at most one row) and, when it changed
+   * the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
+   * update's result). SQLite: two statements in one transaction, the second guarded by `changes()`.
+   */
+  async function changeAndAudit(update: { sql: string; args: Value[] }, audit: Value[] | undefined): Promise<ApiKeyRecord | undefined> {
+    if (audit === undefined) return (await db.write([{ ...update, oneRow: true }]))[0]!.rows.map(toRecord)[0];
+    const auditArgs = audit.map((_, i) => arg(update.args.length + 1 + i, i === 0 ? "bigint" : "text"));
+    if (sql.name === "postgres") {
+      const statement: Statement = {
+        sql: `WITH changed AS (${update.sql}),
+          logged AS (INSERT INTO key_audit (at, action, key_id, actor, actor_from, details)
+            SELECT coalesce(${auditArgs[0]}, ${sql.now}), ${auditArgs.slice(1).join(", ")} FROM changed)
+          SELECT * FROM changed`,
+        args: [...update.args, ...audit],
+      };
+      return (await db.write([statement]))[0]!.rows.map(toRecord)[0];
+    }
+    const [changed] = await db.write([
+      { ...update, oneRow: true },
+      {
+        sql: `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) SELECT ${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")} WHERE changes() > 0`,
+        args: audit,
+      },
+    ]);
+    return changed!.rows.map(toRecord)[0];
+  }
+
+  /** Why a change found nothing to change: no such key, a revoked one, or (for a roll) one still rolling. */
+  async function refusal(id: string): Promise<KeyChange> {
+    const record = await get(id);
+    if (!record) return { state: "missing" };
+    if (record.revokedAt !== undefined) return { state: "revoked", record };
+    return { state: "rolling", record };
+  }
+
+  async function get(id: string): Promise<ApiKeyRecord | undefined> {
+    const { rows } = await db.readLatest({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  return {
+    async insert(record, actor) {
+      const values: Value[] = [
+        record.id,
+        record.hash,
+        record.plan,
+        orNull(record.perMinute),
+        orNull(record.perDay),
+        orNull(record.label),
+        record.createdAt,
+        orNull(record.revokedAt),
+        orNull(record.expiresAt),
+      ];
+      const types = ["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"] as const;
+      const insert: Statement = {
+        sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at) VALUES (${types.map((type, i) => arg(i + 1, type)).join(", ")})`,
+        args: values,
+      };
+      const audit: Statement[] = actor ? [{ sql: AUDIT_INSERT, args: auditValues("create", record.id, actor, { plan: record.plan }) }] : [];
+      try {
+        await db.write([insert, ...audit]);
+      } catch (error) {
+        if (sql.isDuplicate(error)) throw new Error(`Duplicate API key ${record.id}`, { cause: error });
+        throw error;
+      }
+    },
+    async findByHash(hash) {
+      // The previous secret only during its overlap, and no expired key: by the store's clock.
+      const { rows } = await db.execute({
+        sql: `SELECT ${COLUMNS} FROM api_keys
+          WHERE (hash = ${arg(1, "text")} OR (previous_hash = ${arg(1, "text")} AND rolled_until > ${nowAt(2)}))
+            AND (expires_at IS NULL OR expires_at > ${nowAt(2)})`,
+        args: [hash, instant()],
+        oneRow: true,
+      });
+      return rows[0] && toRecord(rows[0]);
+    },
+    get,
+    async list(page) {
+      if (!page) return (await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
+      const after = page.afterId === undefined ? "" : `WHERE ${sql.order} > (SELECT ${sql.order} FROM api_keys WHERE id = ${arg(2, "text")})`;
+      const { rows } = await db.execute({
+        sql: `SELECT ${COLUMNS} FROM api_keys ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
+        args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
+      });
+      return rows.map(toRecord);
+    },
+    async update(id, changes, actor) {
+      const set: string[] = [];
+      const args: Value[] = [id];
+      for (const [field, column, type] of CHANGEABLE) {
+        const value = changes[field];
+        if (value === undefined) continue;
+        args.push(value);
+        set.push(`${column} = ${arg(args.length, type)}`);
+      }
+      // Nothing to change still answers what the key is (and audits the attempt as one).
+      if (set.length === 0) set.push("plan = plan");
+      const record = await changeAndAudit(
+        { sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`, args },
+        auditValues("update", id, actor, { ...changes }),
+      );
+      return record ? { state: "changed", record } : refusal(id);
+    },
+    async roll(id, hash, overlapMs, actor) {
+      const record = await changeAndAudit(
+        {
+          // The right-hand sides read the row as it was: the current hash becomes the previous one.
+          sql: `UPDATE api_keys SET previous_hash = hash, hash = ${arg(2, "text")}, rolled_at = ${nowAt(4)}, rolled_until = ${nowAt(4)} + ${arg(3, "bigint")}
+            WHERE id = ${arg(1, "text")} AND revoked_at IS NULL AND (rolled_until IS NULL OR rolled_until <= ${nowAt(4)})
+            RETURNING ${COLUMNS}`,
+          args: [id, hash, overlapMs, instant()],
+        },
+        auditValues("roll", id, actor, { overlapMs }),
+      );
+      return record ? { state: "changed", record } : refusal(id);
+    },
+    async revoke(id, actor) {
+      const record = await changeAndAudit(
+        { sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`, args: [id, instant()] },
+        actor && auditValues("revoke", id, actor, undefined),
+      );
+      return record ? { state: "changed", record } : refusal(id);
+    },
+    async recordUse(uses) {
+      if (uses.size === 0) return;
+      await db.write(
+        [...uses].map(([id, at]) => ({
+          sql: `UPDATE api_keys SET last_used_at = ${sql.greatest}(coalesce(last_used_at, 0), ${arg(1, "bigint")}) WHERE id = ${arg(2, "text")}`,
+          args: [at, id],
+        })),
+        // A use is a hint for an operator: it need not survive a power cut (see WriteOptions).
+        { survives: "process-crash" },
+      );
+    },
+    async audit(action, keyId, actor, details) {
+      await db.write([{ sql: AUDIT_INSERT, args: auditValues(action, keyId, actor, details) }]);
+    },
+    async auditTrail({ limit, beforeId, keyId }) {
+      const where: string[] = [];
+      const args: Value[] = [limit];
+      if (beforeId !== undefined) where.push(`id < ${arg(args.push(beforeId), "bigint")}`);
+      if (keyId !== undefined) where.push(`key_id = ${arg(args.push(keyId), "text")}`);
+      const { rows } = await db.readLatest({
+        sql: `SELECT ${AUDIT_COLUMNS} FROM key_audit ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${arg(1, "integer")}`,
+        args,
+      });
+      return rows.map(toEntry);
+    },
+  };
+}

@@ -1,0 +1,26 @@
+// What the adapters' statements need of a database's schema, checked by the health checks:
+// a table or column changed by hand (or by another program) fails the check by name instead
+// of failing every request with a 500.
+
+/** The columns the statements use, by table. */
+export type RequiredColumns = Readonly<Record<string, readonly string[]>>;
+
+/**
+ * Why the schema cannot serve the statements ("the database lacks pets.status"), given the
+ * `table.column` names it has; undefined when it has every one.
+ */
+export function schemaProblem(required: RequiredColumns, present: Iterable<string>): string | undefined {
+  const have = new Set(present);
+  const missing = Object.entries(required).flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((name) => !have.has(name)));
+  if (missing.length === 0) return undefined;
+  return `the database lacks ${missing.join(", ")}, which petstore's statements need (changed outside petstore?)`;
+}
+
+/** A schema that holds versions this release does not know: a newer release migrated it. */
+export function newerSchemaError(applied: Iterable<number>, known: readonly number[]): Error | undefined {
+  const unknown = [...applied].filter((version) => !known.includes(version)).sort((a, b) => a - b);
+  if (unknown.length === 0) return undefined;
+  return new Error(
+    `the database's schema has version ${unknown.join(", ")}, newer than this petstore knows (up to ${Math.max(...known)}): a newer release migrated it; run that release or a newer one`,
+  );
+}

@@ -1,0 +1,110 @@
+import { ApiError, toApiError, toErrorResponse } from "../errors.js";
+import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
+import type { Actor, ApiKeys, PlanName, RateLimiter } from "../ports.js";
+import { standardHeaders } from "../pipeline/answer-headers.js";
+import type { ClientInfo } from "../pipeline/client-address.js";
+import { headResponse } from "../pipeline/head-response.js";
+import { pathnameOf } from "../pipeline/pathname.js";
+import { requestIdOf } from "../pipeline/request-id.js";
+import { adminOpenApi } from "./openapi.js";
+import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
+
+export interface AdminOptions {
+  keys: ApiKeys;
+  /** The API's limiter: usage and bans are read from it, and lifted there (`peek`, `unban`). */
+  limiter: RateLimiter;
+  /**
+   * Who is calling, for the audit trail: the host's own authentication (an admin token, a
+   * session...). Undefined answers `401`; an `ApiError` thrown is answered as it is (a `429`
+   * for an address that failed too often, say).
+   */
+  authenticate(request: Request, info: ClientInfo | undefined): Actor | undefined | Promise<Actor | undefined>;
+  /** Where the admin API is mounted. Default `/admin/v1`. */
+  basePath?: string;
+  /** The plans' numbers, as given to `createPetstore`. */
+  plans?: Partial<Record<PlanName, PlanLimits>>;
+  /** Unix ms: "in the past" for an expiry is judged by it. Default `Date.now`. */
+  clock?: () => number;
+  /** Longest a request body may take to arrive. Default 30 s. */
+  bodyTimeoutMs?: number;
+  /** Called with every unexpected error (the client only sees `internal_error`). */
+  onError?: (error: unknown, requestId: string) => void;
+}
+
+export interface Admin {
+  /** A fetch handler, an arrow property: `(request, { clientAddress })`. */
+  fetch: (request: Request, info?: ClientInfo) => Promise<Response>;
+}
+
+type Operation = (call: Call, deps: AdminDeps) => Promise<Outcome>;
+
+/** Each path (after the base path) and the operation of each method on it. */
+const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document"> }[] = [
+  { pattern: /^\/keys$/, methods: { GET: operations.listKeys, POST: operations.createKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)$/, methods: { GET: operations.getKey, PATCH: operations.updateKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/roll$/, methods: { POST: operations.rollKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: operations.revokeKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/unban$/, methods: { POST: operations.unbanKey } },
+  { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
+  { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
+];
+
+const allowOf = (methods: Record<string, unknown>) => [...Object.keys(methods), ...("GET" in methods ? ["HEAD"] : [])].join(", ");
+
+/**
+ * The admin API of the key life (issue the keys a business sells, change their plan, roll,
+ * expire, revoke them, lift bans, read the audit trail) as one fetch handler, for a host to put
+ * behind its own authentication (`authenticate`): JSON with the API's error bodies, never
+ * cached, every change audited with who made it and from where. The `petstore` binary serves it
+ * on its own listener, with admin tokens. The document of what it serves is at `openapi.json`.
+ * @example
+ * const admin = createAdmin({ keys, limiter, authenticate: (request) => mySession(request) });
+ * app.all("/admin/v1/*", (c) => admin.fetch(c.req.raw, { clientAddress: ip(c) }));
+ */
+export function createAdmin(options: AdminOptions): Admin {
+  const basePath = (options.basePath ?? "/admin/v1").replace(/\/+$/, "");
+  const deps: AdminDeps = {
+    keys: options.keys,
+    limiter: options.limiter,
+    plans: { ...DEFAULT_PLANS, ...options.plans },
+    clock: options.clock ?? Date.now,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+  };
+  const onError = options.onError ?? ((error: unknown, requestId: string) => console.error(JSON.stringify({ level: "error", requestId, message: String(error) })));
+  let document: string | undefined;
+
+  async function answer(request: Request, info: ClientInfo | undefined, headers: Record<string, string>): Promise<Response> {
+    const pathname = pathnameOf(request.url);
+    const inside = pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
+    const route = inside === undefined ? undefined : ROUTES.find(({ pattern }) => pattern.test(inside));
+    if (!route) throw new ApiError("not_found", `No resource at ${pathname}`);
+    const method = request.method === "HEAD" && "GET" in route.methods ? "GET" : request.method;
+    const operation = route.methods[method];
+    if (operation === undefined) throw new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, { Allow: allowOf(route.methods) });
+    if (operation === "document") {
+      document ??= JSON.stringify(adminOpenApi(basePath));
+      return new Response(document, { status: 200, headers });
+    }
+    const actor = await options.authenticate(request, info);
+    if (actor === undefined) throw new ApiError("unauthorized", "An admin credential is required", undefined, { "WWW-Authenticate": 'Bearer realm="petstore-admin"' });
+    const id = route.pattern.exec(inside!)![1] ?? "";
+    const outcome = await operation({ request, url: new URL(request.url), actor, id, basePath }, deps);
+    return new Response(JSON.stringify(outcome.body), { status: outcome.status, headers: { ...headers, ...outcome.headers } });
+  }
+
+  return {
+    fetch: async (request, info) => {
+      const requestId = requestIdOf(request);
+      const headers = { ...standardHeaders(requestId), "Content-Type": "application/json" };
+      let response: Response;
+      try {
+        response = await answer(request, info, headers);
+      } catch (thrown) {
+        const error = toApiError(thrown);
+        if (error.code === "internal_error") onError(thrown, requestId);
+        response = toErrorResponse(error, headers);
+      }
+      return request.method === "HEAD" ? headResponse(response) : response;
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { memoryAdapters } from "@petstore/adapters/memory";
+import { describe, expect, it } from "vitest";
+import type { ApiKeyRecord } from "../ports.js";
+import { keyView } from "./key-view.js";
+
+const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
+const record: ApiKeyRecord = { id: "key_view", hash: "0".repeat(64), plan: "pro", perDay: 50, label: "shop", createdAt: T0 - 60_000, rolled: { previousHash: "1".repeat(64), at: T0 - 1_000, until: T0 + 59_000 } };
+
+describe("keyView", () => {
+  it("reads usage and the ban from the limiter's windows of the key, counting nothing", async () => {
+    const { limiter } = memoryAdapters({ clock: () => T0 });
+    const windows = [
+      { name: "minute", limit: 300, seconds: 60 },
+      { name: "day", limit: 50, seconds: 86_400 },
+    ];
+    for (let i = 0; i < 3; i++) await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
+    const view = await keyView(record, { limiter });
+    expect(view).toEqual({
+      id: "key_view",
+      plan: "pro",
+      perMinute: 300,
+      perDay: 50,
+      label: "shop",
+      createdAt: new Date(T0 - 60_000).toISOString(),
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      rolling: { since: new Date(T0 - 1_000).toISOString(), until: new Date(T0 + 59_000).toISOString() },
+      usage: {
+        minute: { used: 3, limit: 300, resetAt: new Date(Date.UTC(2030, 0, 15, 12, 1)).toISOString() },
+        day: { used: 3, limit: 50, resetAt: new Date(Date.UTC(2030, 0, 16)).toISOString() },
+        bannedUntil: null,
+      },
+    });
+    // Peeking counted nothing.
+    expect((await keyView(record, { limiter })).usage?.day.used).toBe(3);
+  });
+
+  it("says no usage without a limiter that can peek, takes the host's plans, and ends the overlap by the clock", async () => {
+    const view = await keyView(record, { plans: { pro: { perMinute: 5, perDay: 7 } }, clock: () => T0 + 59_000 });
+    expect(view).toMatchObject({ perMinute: 5, perDay: 50, usage: null, rolling: null });
+  });
+});

@@ -1,0 +1,270 @@
+import * as v from "valibot";
+import { sha256Hex } from "../_sha256.js";
+import { readJsonBody } from "../_json-body.js";
+import { issueApiKey, rollApiKey } from "../api-keys.js";
+import { ApiError } from "../errors.js";
+import type { PlanLimits } from "../plans.js";
+import type { Actor, ApiKeyRecord, ApiKeys, AuditEntry, KeyChange, PlanName, RateLimiter } from "../ports.js";
+import type { ErrorDetail } from "../schemas.js";
+import { keyView } from "./key-view.js";
+import { KeyChangesSchema, NewKeySchema, RollSchema } from "./schemas.js";
+
+/** What an operation needs: the ports, the plans' limits, the admin's clock (for "in the past"), the body deadline. */
+export interface AdminDeps {
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  plans: Record<PlanName, PlanLimits>;
+  clock(): number;
+  bodyTimeoutMs: number;
+}
+
+/** An operation's answer: its status, body and extra headers (`Location`, `Link`...). */
+export interface Outcome {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** What an operation gets of its request. */
+export interface Call {
+  request: Request;
+  url: URL;
+  actor: Actor;
+  /** The `{id}` of `/keys/{id}...`. */
+  id: string;
+  basePath: string;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+const MAX_PAGE = 100;
+/** Keys a search reads at most per request; past them the page ends early, with its `next` link. */
+const SEARCH_SCAN = 10_000;
+// 1..255 printable ASCII characters but the comma, as on createPet.
+const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
+
+/** A cursor as the API hands it out: opaque (base64url of what it points after). */
+const cursorOf = (value: string) => btoa(value).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+function fromCursor(cursor: string): string {
+  try {
+    return atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [{ path: "cursor", message: "must be a cursor from a previous page's Link header" }]);
+  }
+}
+
+/** A query parameter given at most once, or undefined; `invalid_parameter` when repeated or empty. */
+function queryParameter(url: URL, name: string): string | undefined {
+  const values = url.searchParams.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1 || values[0] === "") throw new ApiError("invalid_parameter", `Query parameter '${name}' must be given once, not empty`, [{ path: name, message: "must be given once, not empty" }]);
+  return values[0];
+}
+
+function pageLimit(url: URL): number {
+  const text = queryParameter(url, "limit") ?? "20";
+  const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE)) throw new ApiError("invalid_parameter", `Query parameter 'limit' must be an integer from 1 to ${MAX_PAGE}`, [{ path: "limit", message: `must be an integer from 1 to ${MAX_PAGE}` }]);
+  return limit;
+}
+
+/** The body as `schema` reads it, or `invalid_body` listing every problem. */
+async function readBody<S extends v.GenericSchema>(call: Call, deps: AdminDeps, schema: S, what: string): Promise<{ raw: unknown; value: v.InferOutput<S> }> {
+  const raw = await readJsonBody(call.request, deps.bodyTimeoutMs);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ApiError("invalid_body", `The request body is not ${what}`, [{ path: "", message: "must be a JSON object" }]);
+  const result = v.safeParse(schema, raw);
+  if (result.success) return { raw, value: result.output };
+  const details: ErrorDetail[] = result.issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? "";
+    if (issue.type === "strict_object" && issue.input === undefined) return { path, message: "is required" };
+    if (issue.type === "strict_object") return { path, message: `is not a field of ${what}` };
+    return { path, message: issue.message };
+  });
+  throw new ApiError("invalid_body", `The request body is not ${what}`, details);
+}
+
+const notInPast = (deps: AdminDeps, expiresAt: number | null | undefined): ErrorDetail[] =>
+  expiresAt !== undefined && expiresAt !== null && expiresAt <= deps.clock() ? [{ path: "expiresAt", message: "must be in the future" }] : [];
+
+/** The request's Idempotency-Key with the fingerprint of its body, or undefined without one. */
+async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; fingerprint: string } | undefined> {
+  const key = call.request.headers.get("idempotency-key");
+  if (key === null) return undefined;
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    const message = "must be 1 to 255 printable ASCII characters other than the comma, sent once";
+    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
+  }
+  return { key, fingerprint: await sha256Hex(JSON.stringify(raw)) };
+}
+
+/** The key as the admin API shows it, with its usage from the limiter when it can say. */
+const viewOf = (record: ApiKeyRecord, deps: AdminDeps) => keyView(record, { limiter: deps.limiter, plans: deps.plans, clock: deps.clock });
+
+/** The record a change found, or the 404/409 that says why there is none to change. */
+function changed(id: string, change: KeyChange): ApiKeyRecord {
+  if (change.state === "changed") return change.record;
+  if (change.state === "missing") throw new ApiError("not_found", `No API key has the id ${id}`);
+  if (change.state === "revoked") throw new ApiError("key_revoked", `The API key ${id} was revoked at ${iso(change.record.revokedAt)}: it takes no change`);
+  throw new ApiError("roll_in_progress", `The API key ${id} was rolled at ${iso(change.record.rolled!.at)}; its old secret works until ${iso(change.record.rolled!.until)}: roll it again after that`);
+}
+
+async function found(id: string, deps: AdminDeps): Promise<ApiKeyRecord> {
+  const record = await deps.keys.get(id);
+  if (!record) throw new ApiError("not_found", `No API key has the id ${id}`);
+  return record;
+}
+
+/** The change with this request's Idempotency-Key in the key's trail, if any (the newest first). */
+async function earlier(deps: AdminDeps, keyId: string, action: AuditEntry["action"], key: string): Promise<AuditEntry | undefined> {
+  const trail = await deps.keys.auditTrail({ keyId, limit: 100 });
+  return trail.find((entry) => entry.action === action && (entry.details?.idempotency as { key?: string } | undefined)?.key === key);
+}
+
+/** A replay of an earlier change with the same Idempotency-Key: the same answer but the secret, which is never kept. */
+function replayed(entry: AuditEntry, fingerprint: string): void {
+  if ((entry.details!.idempotency as { fingerprint: string }).fingerprint !== fingerprint) {
+    throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
+  }
+}
+
+export const operations = {
+  /** `GET /keys`: a page of keys in the order they were made; `q` keeps those whose id or label holds it. */
+  async listKeys(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const limit = pageLimit(call.url);
+    const cursor = queryParameter(call.url, "cursor");
+    const search = queryParameter(call.url, "q");
+    const q = search?.toLowerCase();
+    const matches = (record: ApiKeyRecord) => q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
+    // Without a search one read of a page and one more key (to know of a next page); with one, reads of 100 until the page is full.
+    const batchSize = q === undefined ? limit + 1 : MAX_PAGE;
+    const page: ApiKeyRecord[] = [];
+    let afterId = cursor === undefined ? undefined : fromCursor(cursor);
+    /** Where the next page starts, when there is one. */
+    let resumeAfter: string | undefined;
+    for (let scanned = 0; resumeAfter === undefined; ) {
+      const batch = await deps.keys.list({ limit: batchSize, ...(afterId !== undefined && { afterId }) });
+      for (const record of batch) {
+        if (!matches(record)) continue;
+        if (page.length === limit) {
+          resumeAfter = page.at(-1)!.id;
+          break;
+        }
+        page.push(record);
+      }
+      scanned += batch.length;
+      if (resumeAfter !== undefined || batch.length < batchSize) break;
+      afterId = batch.at(-1)!.id;
+      // A search over many keys ends its page early: the next one goes on from here.
+      if (scanned >= SEARCH_SCAN) resumeAfter = afterId;
+    }
+    const body = await Promise.all(page.map((record) => viewOf(record, deps)));
+    const headers: Record<string, string> = {};
+    if (resumeAfter !== undefined) {
+      const next = new URLSearchParams({ limit: String(limit), ...(search !== undefined && { q: search }), cursor: cursorOf(resumeAfter) });
+      headers.Link = `<${call.basePath}/keys?${next}>; rel="next"`;
+    }
+    return { status: 200, body, headers };
+  },
+
+  /**
+   * `POST /keys`: a new key, shown once. With an Idempotency-Key its id is derived from the
+   * admin and that key, so a retry finds the key the first attempt made (answered again, but
+   * without the secret, which is never kept: roll the key if that answer was lost).
+   */
+  async createKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const { raw, value } = await readBody(call, deps, NewKeySchema, "a NewKey");
+    const problems = [...notInPast(deps, value.expiresAt)];
+    if (value.plan === "enterprise") {
+      for (const field of ["perMinute", "perDay"] as const) if (value[field] === undefined) problems.push({ path: field, message: "is required for an enterprise key" });
+    }
+    if (problems.length > 0) throw new ApiError("invalid_body", "The request body is not a valid NewKey", problems);
+    const idempotency = await idempotencyOf(call, raw);
+    const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
+    const id = idempotency && `key_${base62Of(await sha256Hex(`${call.actor.who}\u0000${idempotency.key}`), 16)}`;
+    try {
+      const { key, record } = await issueApiKey(deps.keys, { ...defined(value), plan: value.plan }, { actor, ...(id !== undefined && { id }) });
+      return { status: 201, body: { ...(await viewOf(record, deps)), key }, headers: { Location: `${call.basePath}/keys/${record.id}` } };
+    } catch (error) {
+      if (id === undefined || !/^Duplicate API key/.test((error as Error).message)) throw error;
+      const entry = await earlier(deps, id, "create", idempotency!.key);
+      if (!entry) throw error;
+      replayed(entry, idempotency!.fingerprint);
+      return { status: 201, body: { ...(await viewOf(await found(id, deps), deps)), key: null }, headers: { Location: `${call.basePath}/keys/${id}`, "Idempotent-Replayed": "true" } };
+    }
+  },
+
+  async getKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    return { status: 200, body: await viewOf(await found(call.id, deps), deps) };
+  },
+
+  /** `PATCH /keys/{id}`: plan, limits, label, expiry; the secret stays. */
+  async updateKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const { value } = await readBody(call, deps, KeyChangesSchema, "a KeyChanges");
+    const problems = notInPast(deps, value.expiresAt);
+    if (problems.length > 0) throw new ApiError("invalid_body", "The request body is not a valid KeyChanges", problems);
+    const record = changed(call.id, await deps.keys.update(call.id, defined(value), call.actor));
+    return { status: 200, body: await viewOf(record, deps) };
+  },
+
+  /** `POST /keys/{id}/roll`: a new secret, shown once; the old one works for the overlap. */
+  async rollKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const { raw, value } = await readBody(call, deps, RollSchema, "a Roll");
+    const idempotency = await idempotencyOf(call, raw);
+    const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
+    const rolled = await rollApiKey(deps.keys, call.id, value.overlapSeconds * 1000, actor);
+    if (rolled.state === "changed") return { status: 200, body: { ...(await viewOf(rolled.record, deps)), key: rolled.key } };
+    // The same roll asked again: it happened, and its overlap is what stops a second one.
+    const entry = rolled.state === "rolling" && idempotency ? await earlier(deps, call.id, "roll", idempotency.key) : undefined;
+    if (!entry) changed(call.id, rolled);
+    replayed(entry!, idempotency!.fingerprint);
+    return { status: 200, body: { ...(await viewOf(await found(call.id, deps), deps)), key: null }, headers: { "Idempotent-Replayed": "true" } };
+  },
+
+  /** `POST /keys/{id}/revoke`: refused everywhere within 5 s; revoking again answers the key as it is. */
+  async revokeKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const change = await deps.keys.revoke(call.id, call.actor);
+    if (change.state === "missing") throw new ApiError("not_found", `No API key has the id ${call.id}`);
+    return { status: 200, body: await viewOf(change.record, deps) };
+  },
+
+  /** `POST /keys/{id}/unban`: its ban ends now; the next request is decided by its limits. */
+  async unbanKey(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const record = await found(call.id, deps);
+    if (!deps.limiter.unban) throw new ApiError("not_found", "This rate limiter cannot lift bans");
+    const unbanned = await deps.limiter.unban(`key:${record.id}`);
+    if (unbanned) await deps.keys.audit("unban", record.id, call.actor);
+    return { status: 200, body: { ...(await viewOf(record, deps)), unbanned } };
+  },
+
+  /** `GET /audit`: the trail, newest first, of one key (`keyId`) or all. */
+  async listAudit(call: Call, deps: AdminDeps): Promise<Outcome> {
+    const limit = pageLimit(call.url);
+    const cursor = queryParameter(call.url, "cursor");
+    const keyId = queryParameter(call.url, "keyId");
+    let beforeId: number | undefined;
+    if (cursor !== undefined) {
+      beforeId = Number(fromCursor(cursor));
+      if (!Number.isSafeInteger(beforeId)) throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [{ path: "cursor", message: "must be a cursor from a previous page's Link header" }]);
+    }
+    const entries = await deps.keys.auditTrail({ limit: limit + 1, ...(beforeId !== undefined && { beforeId }), ...(keyId !== undefined && { keyId }) });
+    const page = entries.slice(0, limit);
+    const headers: Record<string, string> = {};
+    if (entries.length > limit) {
+      const next = new URLSearchParams({ limit: String(limit), ...(keyId !== undefined && { keyId }), cursor: cursorOf(String(page.at(-1)!.id)) });
+      headers.Link = `<${call.basePath}/audit?${next}>; rel="next"`;
+    }
+    return { status: 200, body: page.map((entry) => ({ ...entry, at: iso(entry.at) })), headers };
+  },
+};
+
+/** The object without its undefined fields: what `exactOptionalPropertyTypes` calls absent. */
+function defined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, given]) => given !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/** `length` base62 characters from a hex digest: an id derived, not random. */
+function base62Of(hex: string, length: number): string {
+  let out = "";
+  for (let i = 0; out.length < length; i += 2) out += BASE62[Number.parseInt(hex.slice(i, i + 2), 16) % 62];
+  return out;
+}

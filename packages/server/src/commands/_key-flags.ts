@@ -1,0 +1,59 @@
+import { DEFAULT_PLANS, instantOf, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
+import { UsageError } from "../usage-error.js";
+import { integerSetting, MAX_LIMIT } from "./_options.js";
+
+/**
+ * The values of the keys commands' flags (`--plan`, `--per-minute`, `--label`, `--expires`,
+ * `--overlap`...), each read into what the `ApiKeys` port takes, or a `UsageError` naming
+ * the flag and the value.
+ */
+
+const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
+const LABEL = /^[^\p{Cc}]{1,100}$/u;
+const DURATION = /^(\d{1,7})(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+export function planFlag(text: string): PlanName {
+  if (!PLANS.includes(text as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${text}'`);
+  return text as PlanName;
+}
+
+/** `--per-minute N` or `--per-day N`; with `planWord`, `plan` too (null: the plan's own limit again). */
+export function limitFlag(text: string, flag: string, planWord = false): number | null {
+  if (planWord && text === "plan") return null;
+  const hint = planWord ? " (or 'plan' for the plan's limit)" : "";
+  try {
+    return integerSetting(text, flag, 1, MAX_LIMIT);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}${hint}`);
+  }
+}
+
+export function labelFlag(text: string): string {
+  if (!LABEL.test(text)) throw new UsageError("--label must be 1 to 100 characters without control characters");
+  return text;
+}
+
+/**
+ * `--expires`: an instant after `now` (Unix ms); with `neverWord`, `never` too (null: no
+ * expiry). An instant already past would refuse the key at once: a slip, said as one.
+ */
+export function expiresFlag(text: string, now: number, neverWord = false): number | null {
+  if (neverWord && text === "never") return null;
+  const instant = instantOf(text);
+  if (instant === undefined) {
+    const never = neverWord ? " or 'never'" : "";
+    throw new UsageError(`--expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z${never}, not '${text}'`);
+  }
+  if (instant <= now) throw new UsageError(`--expires must be in the future, not ${new Date(instant).toISOString()} (it is ${new Date(now).toISOString()})`);
+  return instant;
+}
+
+/** `--overlap`: 0s to 7d as milliseconds (`0`, `90s`, `10m`, `12h`, `7d`). */
+export function overlapFlag(text: string): number {
+  const match = text === "0" ? ["0", "0", "s"] : DURATION.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
+  if (!Number.isSafeInteger(ms)) throw new UsageError(`--overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '${text}'`);
+  if (ms > MAX_ROLL_OVERLAP_MS) throw new UsageError(`--overlap must be at most 7d (the longest an old secret may keep working), not '${text}'`);
+  return ms;
+}

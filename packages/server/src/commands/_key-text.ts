@@ -1,0 +1,48 @@
+import type { ApiKeyRecord, KeyView } from "@petstore/core";
+
+/** How the keys commands print for a person (their `--json` prints the views as they are). */
+
+/** An ISO instant to the second, as a person reads it: `2027-01-31T00:00:00Z`. */
+export function shortTime(iso: string | null): string {
+  return iso === null ? "-" : iso.replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Rows as columns two spaces apart, each as wide as its widest cell. */
+export function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());
+}
+
+/** `used/limit` of today, or `?` when the limiter cannot say. */
+export function todayCell(view: KeyView): string {
+  return view.usage ? `${view.usage.day.used}/${view.usage.day.limit}` : "?";
+}
+
+/**
+ * `keys show` for a person: one line a field. `record` says which limits are the key's own;
+ * `now` (the limiter's instant when it said, else this machine's) whether it expired.
+ */
+export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, noLimiter: string | undefined): string[] {
+  const own = (value: number | undefined) => (value === undefined ? "the plan's" : "set for this key");
+  const expires = view.expiresAt === null ? "never" : `${shortTime(view.expiresAt)}${Date.parse(view.expiresAt) <= now ? " (expired: refused since then)" : ""}`;
+  const rolling = view.rolling === null ? "no" : `the old secret works until ${shortTime(view.rolling.until)} (rolled at ${shortTime(view.rolling.since)}), its answers saying so`;
+  const usage = view.usage;
+  const unknown = `unknown (${noLimiter ?? "the limiter cannot say"})`;
+  const fields: [string, string][] = [
+    ["ID", view.id],
+    ["Plan", view.plan],
+    ["Per minute", `${view.perMinute} (${own(record.perMinute)})`],
+    ["Per day", `${view.perDay} (${own(record.perDay)})`],
+    ["Label", view.label ?? "-"],
+    ["Created", shortTime(view.createdAt)],
+    ["Expires", expires],
+    ["Last used", view.lastUsedAt === null ? "never (uses are recorded up to a minute late)" : `${shortTime(view.lastUsedAt)} (recorded up to a minute late)`],
+    ["Rolling", rolling],
+    ["This minute", usage ? `${usage.minute.used} of ${usage.minute.limit} (until ${shortTime(usage.minute.resetAt)})` : unknown],
+    ["Today", usage ? `${usage.day.used} of ${usage.day.limit} (until ${shortTime(usage.day.resetAt)}, UTC days)` : unknown],
+    ["Banned", usage ? (usage.bannedUntil === null ? "no" : `until ${shortTime(usage.bannedUntil)} (lift it: petstore keys unban ${view.id})`) : unknown],
+    ["Revoked", view.revokedAt === null ? "no" : shortTime(view.revokedAt)],
+  ];
+  const width = Math.max(...fields.map(([name]) => name.length));
+  return fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+}

@@ -1,0 +1,44 @@
+import { issueAdminToken } from "@petstore/core";
+import { databaseLocation } from "@petstore/adapters/libsql/connect";
+import { UsageError } from "../usage-error.js";
+import type { Command } from "./_command.js";
+import { withDatabase } from "./_key-access.js";
+import { labelFlag } from "./_key-flags.js";
+import { cliActor, dbConfig } from "./_options.js";
+
+/** `petstore admin-tokens create`: a credential of the admin API, shown this once. */
+export const adminTokensCreateCommand: Command = {
+  spec: { name: "admin-tokens create", flags: { label: "value", db: "value", json: "switch" }, positionals: [] },
+  usage: "petstore admin-tokens create [--label TEXT] [--db URL] [--json]",
+  help: `Creates an admin token and prints it: the credential of the admin API that
+'petstore serve --admin-listen' serves (create, change, roll, revoke keys, lift bans, read the
+audit trail). It is shown only this once: the database keeps its SHA-256. Admin tokens start
+with psa_, API keys with psk_: neither is ever accepted as the other. Its creation is recorded
+in the audit trail (under the token's id, as made by cli:USER@HOST).
+
+  --label TEXT  a note to recognise the token by in 'petstore admin-tokens list' (whose laptop, which tool)
+  --db URL      file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB;
+                PETSTORE_DB_AUTH_TOKEN, PGPASSWORD): the database the admin listener's server
+                uses. A file that does not exist is refused; not :memory:
+  --json        print one JSON object: id, token, label, createdAt`,
+  run: async (args, env, io) => {
+    const label = args.values.label === undefined ? undefined : labelFlag(args.values.label);
+    // A token in a process's private memory is gone when the command ends (exit 0 would lie).
+    if (databaseLocation(dbConfig(args, env).url).kind === "memory") throw new UsageError("--db :memory: would lose the token when this command ends: give the database your server uses");
+    return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
+      const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label });
+      await storage.adapters.keys.audit("create", record.id, cliActor(env), { adminToken: true, ...(label !== undefined && { label }) });
+      const createdAt = new Date(record.createdAt).toISOString();
+      if (args.switches.has("json")) {
+        io.out(JSON.stringify({ id: record.id, token, label: record.label ?? null, createdAt }));
+        return 0;
+      }
+      io.out(`Created admin token ${record.id}${label === undefined ? "" : ` (label ${JSON.stringify(label)})`}.`);
+      io.out("");
+      io.out(`    ${token}`);
+      io.out("");
+      io.out("This is the only time the token is shown: store it now. Send it to the admin listener as 'Authorization: Bearer <token>'.");
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,79 @@
+import type { KeyChanges } from "@petstore/core";
+import type { ParsedArgs } from "../parse-args.js";
+import { UsageError } from "../usage-error.js";
+import type { Command } from "./_command.js";
+import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
+import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { detailLines } from "./_key-text.js";
+import { cliActor } from "./_options.js";
+
+/** The changes the flags ask for; a usage mistake when they ask none, or ask two things of one field. */
+function changesOf(args: ParsedArgs): KeyChanges {
+  const { plan, "per-minute": perMinute, "per-day": perDay, label, expires } = args.values;
+  const changes: KeyChanges = {};
+  if (plan !== undefined) changes.plan = planFlag(plan);
+  if (perMinute !== undefined) changes.perMinute = limitFlag(perMinute, "--per-minute", true);
+  if (perDay !== undefined) changes.perDay = limitFlag(perDay, "--per-day", true);
+  if (label !== undefined && args.switches.has("no-label")) throw new UsageError("--label and --no-label contradict each other: give one");
+  if (label !== undefined) changes.label = labelFlag(label);
+  if (args.switches.has("no-label")) changes.label = null;
+  if (expires !== undefined) changes.expiresAt = expiresFlag(expires, Date.now(), true);
+  if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires");
+  return changes;
+}
+
+/** `petstore keys update <id>`: plan, limits, label, expiry; the key itself stays the same. */
+export const keysUpdateCommand: Command = {
+  spec: {
+    name: "keys update",
+    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", "no-label": "switch", expires: "value", db: "value", limiter: "value", json: "switch" },
+    positionals: ["id"],
+  },
+  usage: "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--db URL] [--limiter URL] [--json]",
+  help: `Changes an API key: its plan, its limits, its label or its expiry. The key (its secret) stays
+the same, and so does its usage today: an upgrade counts what the key already used. Every
+server on the database applies the change within 5 seconds. The change is recorded in the
+audit trail ('petstore audit') as made by cli:USER@HOST. A revoked key takes no change.
+
+  --plan NAME         free, pro, business or enterprise (an enterprise key needs limits of
+                      its own: give --per-minute and --per-day unless it has them)
+  --per-minute N      requests per minute for this key, overriding the plan's;
+                      'plan' removes the override (the plan's limit again)
+  --per-day N         requests per day for this key, the same way ('plan' removes it)
+  --label TEXT        a new label (1 to 100 characters)
+  --no-label          removes the label
+  --expires TIME      from this instant on the key is refused (401): ISO 8601 with its
+                      offset, in the future, e.g. 2027-01-31T00:00:00Z; 'never' removes the expiry
+${DB_AND_LIMITER_HELP}
+  --json          print the key after the change, as 'petstore keys show --json' prints it`,
+  run: async (args, env, io) => {
+    const id = args.positionals[0]!;
+    const changes = changesOf(args);
+    return withDatabase(args, env, io, { limiter: true }, async (access) => {
+      const keys = access.storage.adapters.keys;
+      const before = await keys.get(id);
+      if (before === undefined) return noSuchKey(io, id);
+      if (before.revokedAt !== undefined) return revokedKey(io, id, before.revokedAt);
+      // An enterprise key's numbers are agreed per key: the plan's fallback would sell them by accident.
+      const ownLimit = (change: number | null | undefined, current: number | undefined) => (change === undefined ? current : (change ?? undefined));
+      const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
+      if (touchesLimits && (changes.plan ?? before.plan) === "enterprise" && (ownLimit(changes.perMinute, before.perMinute) === undefined || ownLimit(changes.perDay, before.perDay) === undefined)) {
+        io.err(`petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`);
+        return 1;
+      }
+      const changed = await keys.update(id, changes, cliActor(env));
+      // Revoked or gone in the meantime (another command, the admin API): said as the store found it.
+      if (changed.state === "missing") return noSuchKey(io, id);
+      if (changed.state !== "changed") return revokedKey(io, id, changed.record.revokedAt!);
+      const view = await access.view(changed.record);
+      if (args.switches.has("json")) {
+        if (access.noLimiter !== undefined) io.err(`petstore: usage unknown: ${access.noLimiter}`);
+        io.out(JSON.stringify(view));
+        return 0;
+      }
+      io.out(`Updated ${id}. Every server applies the change within 5 seconds.`);
+      for (const line of detailLines(view, changed.record, Date.now(), access.noLimiter)) io.out(`  ${line}`);
+      return 0;
+    });
+  },
+};

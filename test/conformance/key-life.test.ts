@@ -1,0 +1,95 @@
+import { issueApiKey, rollApiKey } from "@petstore/core";
+import { describe, expect, it } from "vitest";
+import { ADAPTER_KITS, beforeEachWorld, errorBody, type World } from "./harness.js";
+
+const ADMIN = { who: "admin:tok_test", from: "192.0.2.50" };
+const HOUR = 3_600_000;
+
+describe.each(ADAPTER_KITS)("the life of a key on $name", (kit) => {
+  let world: World;
+  beforeEachWorld(kit, { keyCacheMs: 5_000, rolledKeyLink: "https://shop.example/keys" }, (opened) => (world = opened));
+
+  const get = (key: string) => world.call("GET", "/v1/pets?limit=1", { key });
+
+  it("accepts a rolled key's old secret until the overlap ends, telling it so in every answer, then refuses it; the new one works throughout", async () => {
+    const { key: old, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    expect((await get(old)).status).toBe(200);
+    const rolled = await rollApiKey(world.adapters.keys, record.id, 60_000, ADMIN);
+    if (rolled.state !== "changed") throw new Error(`roll: ${rolled.state}`);
+    const rolledAt = rolled.record.rolled!.at;
+    // The old secret, once the servers' key caches (5 s) have seen the roll: accepted, with the roll's headers.
+    for (const step of [5_000, 30_000, 59_999]) {
+      world.clock.now = rolledAt + step;
+      const response = await get(old);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("deprecation")).toBe(`@${Math.floor(rolledAt / 1000)}`);
+      expect(response.headers.get("sunset")).toBe(new Date(rolledAt + 60_000).toUTCString());
+      expect(response.headers.get("link")).toBe('<https://shop.example/keys>; rel="deprecation"');
+      const fresh = await get(rolled.key);
+      expect(fresh.status).toBe(200);
+      expect(fresh.headers.get("deprecation")).toBeNull();
+    }
+    // From the overlap's end, by the store's clock: 401, though a server may still cache it.
+    world.clock.now = rolledAt + 60_000;
+    const refused = await get(old);
+    expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    await errorBody(refused, 401, "unauthorized");
+    world.clock.now += 5_000;
+    await errorBody(await get(old), 401, "unauthorized");
+    expect((await get(rolled.key)).status).toBe(200);
+  });
+
+  it("keeps a rolled key's counters: rolling never resets a quota", async () => {
+    const { key: old, record } = await issueApiKey(world.adapters.keys, { plan: "enterprise", perMinute: 5, perDay: 100 });
+    for (let i = 0; i < 4; i++) expect((await get(old)).status).toBe(200);
+    const rolled = await rollApiKey(world.adapters.keys, record.id, 0, ADMIN);
+    if (rolled.state !== "changed") throw new Error(`roll: ${rolled.state}`);
+    const fifth = await get(rolled.key);
+    expect(fifth.status).toBe(200);
+    expect(fifth.headers.get("x-ratelimit-remaining")).toBe("0");
+    await errorBody(await get(rolled.key), 429, "rate_limited");
+  });
+
+  it("refuses the old secret at once after a roll with no overlap", async () => {
+    const { key: old, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    await rollApiKey(world.adapters.keys, record.id, 0, ADMIN);
+    await errorBody(await get(old), 401, "unauthorized");
+  });
+
+  it("refuses a key from its expiry on, by the store's clock, even while it is cached", async () => {
+    const { key } = await issueApiKey(world.adapters.keys, { plan: "free", expiresAt: world.clock.now + HOUR });
+    expect((await get(key)).status).toBe(200);
+    world.clock.now += HOUR - 1;
+    expect((await get(key)).status).toBe(200);
+    world.clock.now += 1;
+    const response = await get(key);
+    expect(((await response.clone().json()) as { message: string }).message).toBe("The API key has expired");
+    await errorBody(response, 401, "unauthorized");
+  });
+
+  it("applies an upgrade within the key cache's 5 s, keeping today's usage", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    for (let i = 0; i < 3; i++) await get(key);
+    expect((await get(key)).headers.get("x-ratelimit-limit")).toBe("60");
+    expect(await world.adapters.keys.update(record.id, { plan: "pro" }, ADMIN)).toMatchObject({ state: "changed", record: { plan: "pro" } });
+    world.clock.now += 5_000;
+    const upgraded = await get(key);
+    expect(upgraded.headers.get("x-ratelimit-limit")).toBe("300");
+    // Five requests this minute, the upgraded one included: the day's 10,000 carry the same count.
+    expect(upgraded.headers.get("x-ratelimit-remaining")).toBe("295");
+  });
+
+  it("records the keys' latest uses, written a minute after the first waited, by the limiter's clock", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    const { key: other, record: otherRecord } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    await get(key);
+    const otherUsedAt = (world.clock.now += 1_000);
+    await get(other);
+    world.clock.now += 59_000;
+    expect((await world.adapters.keys.get(record.id))!.lastUsedAt).toBeUndefined();
+    // A minute after the first use that waited, the next request writes them all, its own too.
+    await get(key);
+    await expect.poll(async () => (await world.adapters.keys.get(record.id))!.lastUsedAt).toBe(world.clock.now);
+    expect((await world.adapters.keys.get(otherRecord.id))!.lastUsedAt).toBe(otherUsedAt);
+  });
+});
