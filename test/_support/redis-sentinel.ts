@@ -24,8 +24,12 @@ export interface RedisSentinels {
   master(): Promise<number | undefined>;
   /** Asks a sentinel for a failover (`SENTINEL FAILOVER`) and resolves once every sentinel names the new master and it says role:master. */
   failover(ms?: number): Promise<number>;
-  /** Kills the master (SIGKILL, by PID); resolves once the sentinels promoted the replica and it says role:master. */
-  killMaster(ms?: number): Promise<number>;
+  /**
+   * Kills the master (SIGKILL, by PID), the one on `port` when the caller knows it (no sentinel
+   * is asked first, so that nothing happens between the caller's last look and the kill);
+   * resolves once the sentinels promoted the replica and it says role:master.
+   */
+  killMaster(port?: number, ms?: number): Promise<number>;
   /** Resolves once every data node still running is in sync: the master has a replica whose link is up, or no replica is left. */
   synced(ms?: number): Promise<void>;
   /** Kills every process and removes the directory; for `afterAll`. */
@@ -170,8 +174,8 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
         await cli(sentinelPorts[0]!, "sentinel", "failover", SENTINEL_MASTER_NAME);
         return promotedFrom(old, ms);
       },
-      killMaster: async (ms = 20_000) => {
-        const old = (await master())!;
+      killMaster: async (port, ms = 20_000) => {
+        const old = port ?? (await master())!;
         await killProcess(data.get(old)!);
         return promotedFrom(old, ms);
       },

@@ -1,5 +1,5 @@
-import { migratePostgres, postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "@petstore/adapters/postgres";
-import { apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import { migratePostgres, postgresAdminTokens, postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "@petstore/adapters/postgres";
+import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATA_TABLES, type PgBouncer, type PoolMode, startPgBouncer } from "../_support/pgbouncer.js";
@@ -43,6 +43,7 @@ for (const mode of ["transaction", "session"] as const) {
     beforeAll(async () => {
       await pg.createDatabase(database);
       direct = postgres(pg.url(database), { max: 1, onnotice: () => {} });
+      await migratePostgres({ sql: direct });
     });
 
     afterAll(async () => {
@@ -50,13 +51,15 @@ for (const mode of ["transaction", "session"] as const) {
     });
 
     it("migrates a new database from five clients at once, each under the transaction's advisory lock", async () => {
-      const clients = Array.from({ length: 5 }, () => postgres(bouncers.get(mode)!.url(database), clientOptions));
+      await pg.createDatabase(`migrate_${mode}`);
+      const clients = Array.from({ length: 5 }, () => postgres(bouncers.get(mode)!.url(`migrate_${mode}`), clientOptions));
       try {
         await Promise.all(clients.map((sql) => migratePostgres({ sql })));
       } finally {
         await Promise.all(clients.map((sql) => sql.end()));
       }
-      const versions = (await direct`SELECT version FROM schema_migrations ORDER BY version`).map((row) => Number(row.version));
+      const check = postgres(pg.url(`migrate_${mode}`), { max: 1, onnotice: () => {} });
+      const versions = (await check`SELECT version FROM schema_migrations ORDER BY version`.finally(() => check.end())).map((row) => Number(row.version));
       expect(versions.length).toBeGreaterThan(0);
       expect(new Set(versions).size).toBe(versions.length);
     });
@@ -71,7 +74,8 @@ for (const mode of ["transaction", "session"] as const) {
     petStoreContract(`postgres through pgbouncer (${mode})`, storeFixture);
     idempotencyContract(`postgres through pgbouncer (${mode})`, storeFixture);
     rateLimiterContract(`postgres through pgbouncer (${mode})`, fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })));
-    apiKeysContract(`postgres through pgbouncer (${mode})`, fixture((source) => ({ keys: postgresKeys(source) })));
+    apiKeysContract(`postgres through pgbouncer (${mode})`, fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })));
+    adminTokensContract(`postgres through pgbouncer (${mode})`, fixture((source) => ({ tokens: postgresAdminTokens(source) })));
   });
 }
 

@@ -103,7 +103,7 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       const bucket = `petstore:limit:{key:${a!.id}}`;
       const [counted, replicated] = await Promise.all([onMaster.hget(bucket, "c2"), onReplica.hget(bucket, "c2")]);
       behind = Number(counted) - Number(replicated ?? 0);
-      await cluster.kill(masters[0]!);
+      await cluster.kill(masters[0]!, slotOf(a!.id));
       onMaster.disconnect();
       onReplica.disconnect();
       killedAt = load.mark();

@@ -178,7 +178,7 @@ describe("the limits in Redis behind Sentinel (1 master, 1 replica, 3 sentinels)
       const replica = sentinels.dataPorts.find((port) => port !== master)!;
       const [onMaster, onReplica] = await Promise.all([master, replica].map((port) => countsOn(port, [[`petstore:limit:{key:${keyId}}`, "c2"], [`library:{${bucket}}`, "c1"]])));
       behind = { binary: onMaster![0]! - onReplica![0]!, library: onMaster![1]! - onReplica![1]! };
-      await sentinels.killMaster();
+      await sentinels.killMaster(master);
     });
     console.info(`redis sentinel, master-killed: the replica lacked ${behind.binary} of A's and ${behind.library} of the library's counts just before the kill`);
     // Lost: what had not reached the replica, and what the master took in the moment between that read and the kill.

@@ -1,5 +1,10 @@
 import { readFileSync } from "node:fs";
 
+/** A URL with its first host only, which `URL` reads (several hosts, `h1:p1,h2:p2`, it refuses). */
+export function firstHostOf(url: string): string {
+  return url.replace(/^([a-z]+:\/\/(?:[^/?#]*@)?[^/?#,]*),[^/?#]*/i, "$1");
+}
+
 type TargetSessionAttrs = "primary" | "read-only" | "standby" | "prefer-standby";
 const SESSION_ATTRS = ["read-write", "primary", "read-only", "standby", "prefer-standby", "any"];
 
@@ -59,8 +64,7 @@ export function postgresConnection(url: string): { url: string; firstHost: strin
   const rest = params.toString();
   return {
     url: query === "" ? url : url.slice(0, url.indexOf("?")) + (rest === "" ? "" : `?${rest}`),
-    // The URL with its first host only, which `new URL` reads (several hosts it refuses).
-    firstHost: url.replace(/^([a-z]+:\/\/(?:[^/?#]*@)?[^/?#,]*),[^/?#]*/i, "$1"),
+    firstHost: firstHostOf(url),
     // postgres.js's types lack sslnegotiation, which it reads: given here, out of sight of the types.
     options: {
       ...(ssl !== undefined && { ssl }),

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
 import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
+import { firstHostOf } from "../postgres-connection.js";
 import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
@@ -30,7 +31,9 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
     throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'${meant}`);
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
-  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {
+  // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
+  const parsable = POSTGRES_URL.test(db.value) ? firstHostOf(db.value) : db.value;
+  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(parsable)) {
     // With credentials in it the value is not repeated: where a password ends cannot be known.
     const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
     throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
