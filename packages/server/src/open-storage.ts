@@ -6,6 +6,9 @@ import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
 import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
+import { postgresConnection } from "./postgres-connection.js";
+import { postgresStartFailure } from "./postgres-start-failure.js";
+import { refusedStartupParameter, transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -44,6 +47,8 @@ export interface Storage {
   check(): Promise<number>;
   /** The database runs elsewhere (a server), on a clock of its own; not a file or memory of this machine. */
   remote: boolean;
+  /** What the server's `listening` line also says about the database, e.g. a pooler found in front. */
+  notes?: Record<string, string>;
   /**
    * A setting every server on the database must share (`settings` table): the value recorded
    * for `name`, recording `value` when none is (the first server's wins); with `replace`,
@@ -157,8 +162,10 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
-  const url = new URL(db.url);
-  const sql = postgres(db.url, {
+  // Several hosts and libpq's parameters, read as postgres-connection.ts says.
+  const connection = postgresConnection(db.url);
+  const url = new URL(connection.firstHost);
+  const options = {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
@@ -169,16 +176,35 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
-    // The isolation the statements are written for, whatever the database's default (an
-    // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
-    // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
-    connection: { default_transaction_isolation: "read committed" },
     ...(db.password === undefined ? {} : { password: db.password }),
-    // postgres.js reads a PG* variable for every option not given (Deno asks permission for
-    // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
-    ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
-    ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
-  });
+    ...connection.options,
+  };
+  // The isolation the statements are written for, whatever the database's default (an
+  // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
+  // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
+  // PgBouncer refuses a startup parameter it does not track: behind it, none is sent.
+  let startup: { connection?: Record<string, string> } = { connection: { default_transaction_isolation: "read committed" } };
+  // Migrated, and asked whether a pooler in transaction mode is in front (see
+  // transaction-pooling.ts), on two connections that prepare nothing; the pool then prepares
+  // its statements unless such a pooler would lose them (or the URL says prepare=false).
+  const setupClient = () => postgres(connection.url, { ...options, ...startup, max: 2, prepare: false });
+  let setup = setupClient();
+  let pooled: boolean;
+  try {
+    await migratePostgres({ sql: setup }).catch(async (error: unknown) => {
+      if (!refusedStartupParameter(error)) throw error;
+      void setup.end({ timeout: 5 }).catch(() => {});
+      startup = {};
+      setup = setupClient();
+      await migratePostgres({ sql: setup });
+    });
+    pooled = await transactionPooling(setup);
+  } catch (error) {
+    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`, { cause: error });
+  } finally {
+    void setup.end({ timeout: 5 }).catch(() => {});
+  }
+  const sql = postgres(connection.url, { ...options, ...startup, prepare: options.prepare && !pooled });
   const source: PostgresSource = {
     sql,
     timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS,
@@ -186,17 +212,12 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     ...(onAvailabilityChange && { onAvailabilityChange }),
   };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
-  try {
-    await migratePostgres(source);
-  } catch (error) {
-    close();
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}${passwordHint(error, url, db.password)}`, { cause: error });
-  }
   return {
     adapters: postgresAdapters(source),
     adminTokens: postgresAdminTokens(source),
     check: () => checkPostgres(source),
     remote: true,
+    ...(pooled && { notes: { dbPooling: "transaction (statements not prepared)" } }),
     ...settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",

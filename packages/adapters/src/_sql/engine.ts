@@ -9,7 +9,18 @@ export type Value = string | number | null;
  * (`:name` in SQLite, given without the colon). `oneRow`: it returns at most one row, which a
  * local database then reads the cheaper way.
  */
-export type Statement = string | { sql: string; args?: Value[] | Record<string, Value>; oneRow?: boolean };
+export type Statement =
+  | string
+  | {
+      sql: string;
+      args?: Value[] | Record<string, Value>;
+      oneRow?: boolean;
+      /**
+       * false: a text made for one occasion (a multi-row INSERT of as many rows as arrived),
+       * which an engine that prepares its statements (Postgres) does not prepare. Default true.
+       */
+      prepare?: boolean;
+    };
 /** A row by column name. */
 export type Row = Record<string, unknown>;
 export interface Result {

@@ -4,10 +4,10 @@ import { StorageUnavailableError } from "@petstore/core";
  * SQLSTATE classes and codes that mean "the database cannot be used right now" rather than
  * "this statement is wrong": a connection lost or refused, the server shutting down or out of
  * resources, a statement cancelled (timeout), a transaction to retry (serialization failure,
- * deadlock, lock not available).
+ * deadlock, lock not available), a write sent to a standby (read-only: the primary is elsewhere).
  */
 const UNAVAILABLE_CLASSES = ["08", "53", "57", "58"];
-const UNAVAILABLE_STATES = new Set(["40001", "40P01", "55P03", "55000"]);
+const UNAVAILABLE_STATES = new Set(["40001", "40P01", "55P03", "55000", "25006"]);
 
 /** Socket and client errors of postgres.js and Bun.sql that mean the same. */
 const CLIENT_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|CONNECTION_.+|CONNECT_TIMEOUT|ERR_POSTGRES_(CONNECTION_.+|.*TIMEOUT.*|.*CLOSED.*))$/;
