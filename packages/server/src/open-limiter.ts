@@ -1,4 +1,6 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
+import { outcomeWithin } from "./_outcome-within.js";
+import { shownUrl } from "./shown-url.js";
 import { redisClient } from "./redis-client.js";
 import { tlsFailure } from "./tls-failure.js";
 
@@ -44,11 +46,6 @@ function noAnswer(url: string): string {
   return /^rediss/.test(url) ? `TLS: ${within} to the TLS handshake (does that port speak TLS?)` : within;
 }
 
-/** The URL as it may be shown: without credentials. */
-export function displayLimiter(url: string): string {
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
-}
-
 /**
  * Connects to Redis with ioredis (pure JavaScript over `node:net`/`node:tls`: it runs in the
  * compiled Bun binary and under Deno alike, there with an unrestricted `--allow-env`) and waits until it answers, so that a wrong URL
@@ -67,7 +64,7 @@ export async function openLimiter(
    */
   { watchDataLoss = true }: { watchDataLoss?: boolean } = {},
 ): Promise<OpenLimiter> {
-  const shown = displayLimiter(config.url);
+  const shown = shownUrl(config.url);
   // One Redis, a Cluster or the master Sentinel names, as the URL says (see redis-client.ts).
   const redis = await redisClient(config.url, {
     ...(config.password !== undefined && { password: config.password }),
@@ -112,10 +109,9 @@ export async function openLimiter(
   redis.on("-node", (lostNode: { options: { host?: string; port?: number } }) => warn("limiter node lost", { limiter: shown, node: node(lostNode) }));
   redis.on("+node", (added: { options: { host?: string; port?: number } }) => started && warn("limiter node added", { limiter: shown, node: node(added) }));
   try {
-    await Promise.race([
-      redis.connect(),
-      new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(noAnswer(config.url))).unref?.()),
-    ]);
+    const connecting = redis.connect();
+    if ((await outcomeWithin(connecting, CONNECT_TIMEOUT_MS)) === "timeout") throw new Error(noAnswer(config.url));
+    await connecting;
     await redis.ping();
     // ioredis selects the URL's database on connecting but stays in database 0 when the server
     // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.

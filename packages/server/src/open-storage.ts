@@ -8,6 +8,7 @@ import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 import { postgresConnection } from "./postgres-connection.js";
 import { postgresStartFailure } from "./postgres-start-failure.js";
+import { shownUrl } from "./shown-url.js";
 import { refusedStartupParameter, transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -28,12 +29,6 @@ const POSTGRES_MAX_QUEUED = 1_000;
 const POSTGRES_IDLE_TIMEOUT_S = 10;
 /** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
 const POSTGRES_TIMEOUT_MS = 1_000;
-
-/** The database URL as it may be shown: without credentials or query parameters. */
-export function displayDb(url: string): string {
-  // Up to the last @ of the authority: a password may hold an @ of its own.
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
-}
 
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
@@ -99,7 +94,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     await migrateLibsql(connection);
   } catch (error) {
     connection.close();
-    throw new Error(`cannot open ${displayDb(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
+    throw new Error(`cannot open ${shownUrl(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),
@@ -118,7 +113,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
 /** Why a libSQL database could not be opened, in one line: a local file's missing directory by name, not the driver's code. */
 function openFailure(url: string, error: unknown): string {
   const location = databaseLocation(url);
-  if (location.kind !== "file") return `cannot open ${url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}`;
+  if (location.kind !== "file") return `cannot open ${shownUrl(url)}: ${firstLine(error)}`;
   const directory = dirname(resolve(location.path));
   if (!existsSync(directory)) return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
   return `cannot open database ${resolve(location.path)}: ${storageFailure(url, error)}`;
@@ -200,7 +195,7 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     });
     pooled = await transactionPooling(setup);
   } catch (error) {
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`, { cause: error });
+    throw new Error(`cannot open ${shownUrl(db.url)}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`, { cause: error });
   } finally {
     void setup.end({ timeout: 5 }).catch(() => {});
   }

@@ -103,7 +103,7 @@ describe("petstore on a Postgres database", () => {
     expect(code).toBe(1);
     expect(err).toEqual([
       // The server asked at start (PostgreSQL's SSLRequest) whether it speaks TLS: it answered no.
-      `petstore: cannot open ${database.url.replace("postgres@", "")}?sslmode=require: TLS: the server at ${new URL(database.url).host} does not accept TLS connections (sslmode=require)`,
+      `petstore: cannot open ${database.url.replace("postgres@", "")}: TLS: the server at ${new URL(database.url).host} does not accept TLS connections (sslmode=require)`,
     ]);
   });
 

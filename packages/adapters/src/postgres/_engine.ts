@@ -1,4 +1,5 @@
 import { StorageUnavailableError } from "@petstore/core";
+import { withinDeadline } from "../_deadline.js";
 import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
 import type { PostgresQueries, PostgresSource } from "./_client.js";
 import { sqlState, storageError } from "./_storage-errors.js";
@@ -93,26 +94,18 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
       return Promise.reject(failure);
     }
     const done = Promise.resolve(running).finally(() => queued--);
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const late = new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
-        settled(late);
-        reject(late);
-      }, timeoutMs);
-      done.then(
-        (value) => {
-          clearTimeout(timer);
-          settled(undefined);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const failure = storageError(error);
-          settled(failure);
-          reject(failure);
-        },
-      );
-    });
+    const late = () => new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
+    return withinDeadline(done, timeoutMs, late).then(
+      (value) => {
+        settled(undefined);
+        return value;
+      },
+      (error: unknown) => {
+        const failure = storageError(error);
+        settled(failure);
+        throw failure;
+      },
+    );
   }
 
   /** The statements as one READ COMMITTED transaction, whatever the database's default isolation. */

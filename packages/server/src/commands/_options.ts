@@ -3,7 +3,8 @@ import type { Actor } from "@petstore/core";
 import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
 import { firstHostOf } from "../postgres-connection.js";
-import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
+import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
+import { shownUrl } from "../shown-url.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
@@ -28,7 +29,7 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (!DB_URL.test(db.value)) {
     // A bare path is the usual slip: name the URL it meant.
     const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'${meant}`);
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${shownUrl(db.value)}'${meant}`);
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
   // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
@@ -96,7 +97,7 @@ export function integerSetting(text: string, source: string, min: number, max: n
  * parameter (a token) never.
  */
 export function pastableDb(url: string): string {
-  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return displayDb(url);
+  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return shownUrl(url);
   const parsed = new URL(url);
   parsed.password = "";
   for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);

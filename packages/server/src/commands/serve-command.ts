@@ -1,8 +1,9 @@
 import { BUILD_INFO, VERSION } from "../version.js";
 import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
-import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { displayDb, openStorage, storageFailure } from "../open-storage.js";
+import { openLimiter } from "../open-limiter.js";
+import { openStorage, storageFailure } from "../open-storage.js";
+import { shownUrl } from "../shown-url.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
@@ -113,7 +114,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${storageFailure(config.db.url, error)}`);
+        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db.url, error)}`);
       });
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
@@ -131,8 +132,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
       const clocks = clockOffsets(
         [
-          ...(storage.remote ? [{ store: "database", shown: displayDb(config.db.url), now: storage.check }] : []),
-          ...(redis ? [{ store: "limiter", shown: displayLimiter(config.limiter!.url), now: redis.limiter.check }] : []),
+          ...(storage.remote ? [{ store: "database", shown: shownUrl(config.db.url), now: storage.check }] : []),
+          ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
         ],
         { log: (level, event, fields) => io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })), ...(metrics && { onOffset: metrics.clockOffset }) },
       );
@@ -149,9 +150,9 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
-      const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
-      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...storage.notes, ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, displayDb(config.db.url));
+      const limiter = config.limiter && { limiter: shownUrl(config.limiter.url), failOpen: config.limiter.failOpen };
+      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: shownUrl(config.db.url), ...storage.notes, ...limiter, version: VERSION });
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, shownUrl(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;
