@@ -1,26 +1,10 @@
-import type { BanPolicy, WindowPair } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
+import { at, clock, DAY, MINUTE, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import type { LibsqlConnection } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";
 import { migrateLibsql } from "./migrations.js";
-
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
-const MINUTE = 60_000;
-const DAY = 86_400_000;
-const windowsOf = (perMinute: number, perDay: number): WindowPair => [
-  { name: "minute", limit: perMinute, seconds: 60 },
-  { name: "day", limit: perDay, seconds: 86_400 },
-];
-const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
-/** The limiters' clock, which `at` sets before a hit. */
-let now = T0;
-const clock = () => now;
-const at = <L>(time: number, limiter: L): L => {
-  now = time;
-  return limiter;
-};
 
 async function memoryDatabase(): Promise<LibsqlConnection> {
   const db = await connectLibsql({ url: ":memory:" });

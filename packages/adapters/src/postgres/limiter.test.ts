@@ -1,23 +1,9 @@
-import type { BanPolicy, WindowPair } from "@petstore/core";
 import { describe, expect, it } from "vitest";
+import { at, clock, MINUTE, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
 import type { PostgresClient } from "./_client.js";
 import { postgresLimiter } from "./limiter.js";
 
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
-const MINUTE = 60_000;
-const windowsOf = (perMinute: number, perDay: number): WindowPair => [
-  { name: "minute", limit: perMinute, seconds: 60 },
-  { name: "day", limit: perDay, seconds: 86_400 },
-];
-const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
-/** The limiters' clock, which `at` sets before a hit. */
-let now = T0;
-const clock = () => now;
-const at = <L>(time: number, limiter: L): L => {
-  now = time;
-  return limiter;
-};
 const database = usePostgresDatabase();
 
 /** The client, counting the statements sent through it (the server is real; only the count is ours). */
