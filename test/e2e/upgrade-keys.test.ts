@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { usePostgresDatabases } from "../_support/postgres-database.js";
 import { POSTGRES_BIN } from "../_support/postgres-server.js";
 import { ensureBinary, ROOT } from "./_binary.js";
@@ -84,7 +85,7 @@ describe.each([
     },
   },
 ])("keys made before issue 29, on a $engine database today's binary upgrades", ({ keys, versionsBefore, load }) => {
-  it("keep their limits and revocation, and take show, list, update and roll", async () => {
+  it("keep their limits and revocation, and take show, list, update, roll and their last use", async () => {
     const startedAt = Date.now();
     const db = await load();
     const before = await migrations(db);
@@ -147,5 +148,15 @@ describe.each([
     // The audit trail begins at the upgrade: the old release recorded no creation.
     const trail = async (key: OldKey) => ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map((entry) => entry.action);
     expect([await trail(keys.free), await trail(keys.enterprise), await trail(keys.revoked)]).toEqual([["roll"], ["update"], []]);
+
+    // Last use: a server writes its keys' uses a minute after the first; this one's clock runs
+    // 30 times as fast (libfaketime), so its minute passes in 2 s. The revoked key's 401 is no use.
+    const fast = await startServer(binaryServe(db), { env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+0 x30" } });
+    expect((await client(fast.url, keys.enterprise.key)("/v1/pets?limit=1")).status).toBe(200);
+    expect((await client(fast.url, keys.revoked.key)("/v1/pets?limit=1")).status).toBe(401);
+    let used: { lastUsedAt: string | null } = { lastUsedAt: null };
+    await waitFor(async () => (used = await shown(keys.enterprise)).lastUsedAt !== null, 10_000, { every: 250, what: "the enterprise key's last use written" });
+    expect(Date.parse(used.lastUsedAt!)).toBeGreaterThanOrEqual(startedAt);
+    expect((await shown(keys.revoked)).lastUsedAt).toBeNull();
   }, 60_000);
 });
