@@ -1,6 +1,6 @@
-import { existsSync, readdirSync } from "node:fs";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
@@ -26,12 +26,6 @@ afterAll(async () => {
   await cleanUp();
   await redis?.stop();
 });
-
-/** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
-function libfaketime(): string {
-  for (const path of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(path)) return path;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 /** The binary's command line, failing the test with its stderr when it does not exit 0; `--json` output parsed. */
 async function petstore(args: string[]): Promise<any> {

@@ -1,5 +1,5 @@
-import { existsSync, readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { adminToken } from "../e2e/_admin.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
@@ -10,11 +10,6 @@ import { cleanUp, type Server, startServer, stopProcess, waitFor } from "../e2e/
  * clocks 65 s apart (libfaketime): the life of a key through the admin API of one, seen by all.
  * One test of about a minute: a roll's 60 s overlap runs while the rest is checked.
  */
-
-function libfaketime(): string {
-  for (const path of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(path)) return path;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 const SKEWS = ["-65s", undefined, "+65s"];
 const MINUTE = 60_000;

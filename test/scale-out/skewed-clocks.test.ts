@@ -1,7 +1,7 @@
-import { existsSync, readdirSync } from "node:fs";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
@@ -15,12 +15,6 @@ import { cleanUp, createKey, type Server, startServer, stopProcess, waitFor } fr
  * at 23:59:52 UTC today. The stores decide every window, ban and expiry by their own clock (this
  * machine's, for the PostgreSQL and Redis the tests start), so every server must answer as one.
  */
-
-/** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
-function libfaketime(): string {
-  for (const path of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(path)) return path;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 /** libfaketime's FAKETIME for each server of a fleet, and what each is off by (seconds; undefined: none). */
 interface Fleet {

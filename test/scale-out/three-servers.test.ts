@@ -1,6 +1,6 @@
-import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
@@ -13,12 +13,6 @@ import { cleanUp, cli, createKey, type Server, startServer, stopProcess, waitFor
  * kills, hangs and restarts. What the clocks themselves change (nothing shared) is
  * skewed-clocks.test.ts's.
  */
-
-/** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
-function libfaketime(): string {
-  for (const dir of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(dir)) return dir;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 const SKEWS_S = [-65, 0, 65];
 /** Every request of this suite gives up after this long: an answer that takes longer counts as a hang. */
