@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { createPetstore, issueApiKey } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { walSyncOf } from "../packages/adapters/src/libsql/local/_wal-sync.js";
@@ -30,7 +30,7 @@ async function postsPerSecond(withWalSync: boolean): Promise<number> {
   const engine = localEngine(() => connection, walSync ? { walSync } : {});
   const db = { engine, execute: async () => [], close: () => engine.close() };
   try {
-    await migrate(db);
+    await migrateLibsql(db);
     const adapters = libsqlAdapters(db);
     const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
     const petstore = createPetstore(adapters);

@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 /**
  * Throughput of `POST /v1/pets` through `petstore.fetch` in one process on a libSQL database
  * file, and what one request costs in database calls.
@@ -14,7 +15,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { type LibsqlSource, libsqlAdapters, libsqlLimiter, libsqlStore, migrate } from "@petstore/adapters/libsql";
+import { type LibsqlSource, libsqlAdapters, libsqlLimiter, libsqlStore, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, DEFAULT_BAN, issueApiKey } from "@petstore/core";
 
@@ -48,7 +49,7 @@ async function bench(settings: string, open: (url: string) => Promise<Opened>): 
   const opened = await open(`file:${join(dir, "bench.db")}`);
   const client = opened.source;
   try {
-    await migrate(client);
+    await migrateLibsql(client);
     const adapters = libsqlAdapters(client);
     // Limits far above what the bench sends: every request is admitted and counted.
     const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
@@ -74,7 +75,7 @@ async function bench(settings: string, open: (url: string) => Promise<Opened>): 
 
     const limiter = libsqlLimiter(client);
     const store = libsqlStore(client);
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: 1e9, seconds: 60 },
       { name: "day", limit: 1e9, seconds: 86_400 },
     ];

@@ -16,15 +16,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
-import { createPetstore, issueApiKey, type Petstore, type PetstoreOptions } from "@petstore/core";
+import { createPetstore, issueApiKey, type Petstore, type Adapters } from "@petstore/core";
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const ONLY = process.argv[3] ?? "";
 const CONCURRENCY = [1, 64];
 
-type Adapters = Pick<PetstoreOptions, "store" | "keys" | "limiter" | "idempotency">;
 
 async function measure(label: string, inFlight: number, run: () => Promise<void>): Promise<void> {
   if (!label.includes(ONLY)) return;
@@ -76,7 +75,7 @@ async function bench(name: string, adapters: Adapters): Promise<void> {
 const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
 const client = await connectLibsql({ url: `file:${join(dir, "bench.db")}` });
 try {
-  await migrate(client);
+  await migrateLibsql(client);
   const settings = ["journal_mode", "busy_timeout"].map(async (pragma) => `${pragma}=${Object.values((await client.execute(`PRAGMA ${pragma}`))[0]!)[0]}`);
   console.log(`${typeof Bun === "undefined" ? `node ${process.version}` : `bun ${Bun.version}`}, ${SECONDS} s per case`);
   await bench(`libSQL file (${(await Promise.all(settings)).join(", ")})`, libsqlAdapters(client));

@@ -11,10 +11,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore, issueApiKey, type PetstoreOptions } from "@petstore/core";
+import { createPetstore, issueApiKey, type Adapters } from "@petstore/core";
 import { SEED_PETS } from "./_seed.js";
 import { median, table } from "./_stats.js";
 
@@ -76,7 +76,7 @@ const URL_BASE = "http://petstore.test/v1/pets";
 const POST_BODY = JSON.stringify({ name: "Rex", categoryId: 1 });
 
 /** GET and POST through a petstore on `adapters`, seeded with the 20 pets, with an unlimited enterprise key. */
-async function petstoreCalls(adapters: Pick<PetstoreOptions, "store" | "keys" | "limiter" | "idempotency">): Promise<{ get: Call; post: Call }> {
+async function petstoreCalls(adapters: Adapters): Promise<{ get: Call; post: Call }> {
   const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
   const petstore = createPetstore({ ...adapters });
   const info = { clientAddress: "127.0.0.1" };
@@ -126,7 +126,7 @@ for (const where of [":memory:", "file"] as const) {
   const dir = mkdtempSync(join(tmpdir(), "petstore-micro-"));
   const client = await connectLibsql({ url: where === "file" ? `file:${join(dir, "micro.db")}` : ":memory:" });
   try {
-    await migrate(client);
+    await migrateLibsql(client);
     const libsql = await petstoreCalls(libsqlAdapters(client));
     results.push(await measure(`petstore GET /v1/pets, libSQL ${where}`, libsql.get));
     results.push(await measure(`petstore POST /v1/pets, libSQL ${where}`, libsql.post));

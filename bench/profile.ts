@@ -5,7 +5,10 @@
  * its memory is once the load stops: RSS split into anonymous and file-backed pages, the JS
  * heap before and after a full collection (object counts by type), and a heap snapshot.
  *
- *   npx tsx --conditions=@petstore/source bench/profile.ts [--db memory|file] [--endpoint GET|POST] [--duration 5] [--top 15] [--heap]
+ *   npx tsx --conditions=@petstore/source bench/profile.ts [--db memory|file|postgres] [--limiter redis] [--endpoint GET|POST] [--duration 5] [--top 15] [--heap]
+ *
+ * `--db postgres` (with `--limiter redis`): the flags of `binary-postgres` (`binary-postgres-redis`),
+ * on a PostgreSQL (and Redis) started for the run as `npm run bench` starts them.
  *
  * The profile (and snapshot) files are kept (their paths are printed) for Chrome DevTools or speedscope.
  */
@@ -17,12 +20,14 @@ import { generateApiKey } from "@petstore/core";
 import { loadGenerator } from "./_load.js";
 import { freePort, pinned, start, stop, waitUntilServing } from "./_processes.js";
 import { table } from "./_stats.js";
+import { freshDatabase, sharedRedis, stopEngines } from "./_engines.js";
 import { cleanEnv, createKey, seedAndCheck, UNLIMITED } from "./_variants.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const { values } = parseArgs({
   options: {
     db: { type: "string", default: "memory" },
+    limiter: { type: "string" },
     endpoint: { type: "string", default: "GET" },
     duration: { type: "string", default: "5" },
     top: { type: "string", default: "15" },
@@ -30,8 +35,8 @@ const { values } = parseArgs({
     heap: { type: "boolean", default: false },
   },
 });
-if (!["memory", "file"].includes(values.db) || !["GET", "POST"].includes(values.endpoint)) {
-  console.error("usage: bench/profile.ts [--db memory|file] [--endpoint GET|POST] [--duration S] [--top N]");
+if (!["memory", "file", "postgres"].includes(values.db) || !["GET", "POST"].includes(values.endpoint) || ![undefined, "redis"].includes(values.limiter)) {
+  console.error("usage: bench/profile.ts [--db memory|file|postgres] [--limiter redis] [--endpoint GET|POST] [--duration S] [--top N]");
   process.exit(2);
 }
 
@@ -79,10 +84,11 @@ if (values.db === "memory") {
   db = ":memory:";
   env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
 } else {
-  db = `file:${join(dir, "petstore.db")}`;
+  db = values.db === "postgres" ? await freshDatabase() : `file:${join(dir, "petstore.db")}`;
   key = await createKey(db);
   env = cleanEnv();
 }
+const limiterFlags = values.limiter === "redis" ? ["--limiter", await sharedRedis()] : [];
 const heapReport = join(dir, "heap.json");
 const heapSnapshot = join(dir, "heap.heapsnapshot");
 if (values.heap) env = { ...env, BENCH_HEAP_REPORT: heapReport, BENCH_HEAP_SNAPSHOT: heapSnapshot };
@@ -93,7 +99,7 @@ const command = [
   `--cpu-prof-dir=${dir}`,
   "--conditions=@petstore/source",
   join(ROOT, "packages/server/src/main.ts"),
-  ...["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db],
+  ...["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db, ...limiterFlags],
 ];
 const server = start(pinned(0, command), { env, cwd: ROOT });
 const url = `http://127.0.0.1:${port}`;
@@ -107,13 +113,14 @@ try {
       : { url: `${url}/v1/pets`, method: "POST" as const, key, body: JSON.stringify({ name: "Rex", categoryId: 1 }) };
   const result = await load.run(request, Number(values.duration), Number(values.connections));
   console.log(
-    `${values.endpoint} /v1/pets on --db ${db === ":memory:" ? ":memory:" : "file:…"} under bun --cpu-prof (source, not the compiled binary), ${load.name}: ` +
+    `${values.endpoint} /v1/pets on --db ${db === ":memory:" ? ":memory:" : values.db === "postgres" ? "postgres://…" : "file:…"}${values.limiter ? " --limiter redis://…" : ""} under bun --cpu-prof (source, not the compiled binary), ${load.name}: ` +
       `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.other + result.limited}`,
   );
   if (values.heap) await reportHeap(server.pid, result.ok);
 } finally {
   // SIGTERM lets the server stop gracefully and exit, which is when Bun writes the profile.
   await stop(server);
+  await stopEngines();
 }
 
 const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));

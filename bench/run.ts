@@ -524,15 +524,16 @@ const verdict = (target: string, met: boolean | undefined, figures: string) => v
     allRows.some((row) => row.ours) ? unlogged.length === 0 : undefined,
     unlogged.length === 0 ? "one line per answer" : unlogged.map((row) => `${row.variant} ${row.endpoint}: ${fmt(row.logPerRequest!, 2)} per answer`).join("; "),
   );
-  // Issue 18: the binary on PostgreSQL (and + Redis) against the hand-built peer on the same servers; when measured.
+  // Issues 18 and 28: the binary on PostgreSQL (and + Redis) against the hand-built peer on the
+  // same servers, in the same rounds (the median of each round's ratio); when measured.
   for (const [ours, peer] of [["binary-postgres", "hono-rlf-postgres"], ["binary-postgres-redis", "hono-rlf-redis"]] as const) {
     for (const endpoint of ENDPOINTS) {
       const a = find(ours, endpoint);
       const b = find(peer, endpoint);
       if (!a && !b) continue;
-      const ratio = a && b ? a.perSecond / b.perSecond : undefined;
-      verdict(`${ours} ${verb(endpoint)} req/s ≥ ${peer}'s (issue 18)`, atLeast(ratio, 1), ratio === undefined ? "not measured" : `${ratioText(ratio)} × (${fmt(a!.perSecond, 0)} vs ${fmt(b!.perSecond, 0)})`);
-      verdict(`${ours} ${verb(endpoint)} p99 ≤ ${peer}'s (issue 18)`, atLeast(b?.p99Ms, a?.p99Ms), `${ms(a?.p99Ms)} vs ${ms(b?.p99Ms)}`);
+      const ratio = a && b ? pairRatio(ours, peer, endpoint) : undefined;
+      verdict(`${ours} ${verb(endpoint)} req/s ≥ ${peer}'s (issue 28)`, atLeast(ratio, 1), ratio === undefined ? "not measured" : `${ratioText(ratio)} × (${fmt(a!.perSecond, 0)} vs ${fmt(b!.perSecond, 0)})`);
+      verdict(`${ours} ${verb(endpoint)} p99 ≤ 1.5 × ${peer}'s (issue 28)`, atLeast(b && 1.5 * b.p99Ms, a?.p99Ms), `${ms(a?.p99Ms)} vs ${ms(b?.p99Ms)}`);
     }
   }
 }

@@ -19,6 +19,10 @@ declare -A tools=(
   [setpriv]=util-linux             # test/_support/postgres-server.ts runs PostgreSQL as its own user
   [faketime]=faketime              # test/scale-out: servers whose clocks disagree (libfaketime)
   [redis-server]=redis-server      # packages/adapters/src/redis and the binary's --limiter redis:// tests
+  [redis-cli]=redis-tools          # test/_support/redis-cluster.ts: --cluster create, CLUSTER NODES
+  [redis-sentinel]=redis-sentinel  # test/_support/redis-sentinel.ts: three sentinels over a master and its replica
+  [pgbouncer]=pgbouncer            # test/_support/pgbouncer.ts: PostgreSQL behind transaction and session pooling
+  [openssl]=openssl                # test/_support/tls-certificates.ts: a CA and certificates for PostgreSQL and Redis over TLS
 )
 
 # file -> Debian package that provides it: arm64 libraries the emulated binary loads, from

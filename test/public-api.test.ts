@@ -22,7 +22,6 @@ describe("public API", () => {
       ["@petstore/adapters/durable-objects", "packages/adapters/api/durable-objects.api.md"],
       ["@petstore/core", "packages/core/api/index.api.md"],
       ["@petstore/core/testing", "packages/core/api/testing.api.md"],
-      ["@petstore/core/internal", "packages/core/api/internal.api.md"],
     ]);
   });
 

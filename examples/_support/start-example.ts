@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../test/_support/free-port.js";
+import { waitFor } from "../../test/_support/wait-for.js";
 
 export { freePort };
 
@@ -39,14 +40,15 @@ export async function startExample(
     child.kill("SIGKILL");
     await exited;
   };
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
-  while (!options.ready.test(stdout)) {
+  const ready = () => {
     if (child.exitCode !== null) throw new Error(`example exited with ${child.exitCode}:\n${stdout}\n${stderr}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`example not ready in time:\n${stdout}\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    return options.ready.test(stdout);
+  };
+  try {
+    await waitFor(ready, options.timeoutMs ?? 15_000, { every: 25, what: () => `the example to print ${options.ready}:\n${stdout}\n${stderr}` });
+  } catch (error) {
+    await stop();
+    throw error;
   }
   return { child, output: () => stdout, stop };
 }

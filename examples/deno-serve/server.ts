@@ -1,9 +1,9 @@
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, issueApiKey } from "@petstore/core";
 
 const db = await connectLibsql({ url: Deno.env.get("PETSTORE_DB") ?? "file:petstore.db" });
-await migrate(db);
+await migrateLibsql(db);
 const adapters = libsqlAdapters(db);
 const petstore = createPetstore(adapters);
 // A new key at every start, for trying it out: only its hash is stored in the file.

@@ -2,7 +2,7 @@ import type { Client } from "@libsql/client";
 import { createClient } from "@libsql/client/web";
 import { type D1Database, d1Adapters, migrateD1 } from "@petstore/adapters/d1";
 import { type DurableObjectNamespace, durableObjectLimiter } from "@petstore/adapters/durable-objects";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { type ApiKeys, createPetstore, hashApiKey, isWellFormedApiKey, type Petstore } from "@petstore/core";
 
@@ -48,7 +48,7 @@ async function adaptersFor(env: Env, connect: (env: Env & { LIBSQL_URL: string }
     adapters = d1Adapters(env.DB);
   } else if (env.LIBSQL_URL !== undefined) {
     const client = connect({ ...env, LIBSQL_URL: env.LIBSQL_URL });
-    await migrate({ client });
+    await migrateLibsql({ client });
     adapters = libsqlAdapters({ client });
   } else {
     adapters = memoryAdapters();

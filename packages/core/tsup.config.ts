@@ -1,9 +1,9 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts", internal: "src/internal.ts" },
+  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" },
   format: ["esm"],
   dts: true,
   clean: true,
-  external: ["vitest"],
+  external: ["vitest", "fast-check"],
 });

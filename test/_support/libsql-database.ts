@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { afterEach, beforeEach } from "vitest";
-import { type LibsqlSource, migrate } from "@petstore/adapters/libsql";
+import { type LibsqlSource, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 
 // Test support (imports vitest): kept out of the packages' sources.
@@ -44,7 +44,7 @@ export async function tempDatabase(options: { plain?: boolean } = {}) {
     return source;
   };
   const db = await connect();
-  await migrate(db);
+  await migrateLibsql(db);
   /** Rows of one statement of the test's own, on a connection of its own. */
   const query = async (sql: string): Promise<Record<string, unknown>[]> => {
     const own = await connectLibsql({ url });

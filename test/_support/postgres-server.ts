@@ -1,8 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
+import { waitFor } from "./wait-for.js";
 
 /** Debian's PostgreSQL server binaries (installed by scripts/test-tools.sh): the newest major version there. */
 export const POSTGRES_BIN = process.env.PETSTORE_POSTGRES_BIN ?? newestPostgresBin();
@@ -36,6 +38,18 @@ export interface PostgresServer {
   signal(signal: NodeJS.Signals): void;
   /** Stops (fast shutdown) and removes the data directory. */
   destroy(): Promise<void>;
+  /** Kills the server and each of its processes (SIGKILL, by PID), as a machine that died; resolves when the server is gone. */
+  crash(): Promise<void>;
+  /** A standby: ends recovery (`pg_ctl promote`) and resolves once it takes writes. */
+  promote(): Promise<void>;
+}
+
+/** How a test's server differs from the default one. */
+export interface PostgresOptions {
+  /** Server settings (`-c name=value`) on top of the defaults, e.g. `max_connections`. */
+  settings?: Readonly<Record<string, string>>;
+  /** A streaming standby of this server: its data from `pg_basebackup -R` instead of `initdb`. */
+  standbyOf?: PostgresServer;
 }
 
 /** Servers still running: killed (by PID) if the test process exits without stopping them. */
@@ -61,15 +75,22 @@ function exited(child: ChildProcess): Promise<void> {
  * no Unix socket, fsync on, and `settings` as `-c name=value`. Bounded: a server that is not ready within 30 s is killed and
  * the call fails.
  */
-export async function startPostgres(options: { settings?: Readonly<Record<string, string>> } = {}): Promise<PostgresServer> {
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   if (!existsSync(join(POSTGRES_BIN, "postgres"))) throw new Error(`PostgreSQL not found in ${POSTGRES_BIN}: run scripts/test-tools.sh`);
   const dir = mkdtempSync(join(tmpdir(), "petstore-pg-"));
   const data = join(dir, "data");
   chownSync(dir, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
-  asPostgres([join(POSTGRES_BIN, "initdb"), "-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
-  const hba = join(data, "pg_hba.conf");
-  writeFileSync(hba, `host all ${USER} 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n`);
-  chownSync(hba, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
+  if (options.standbyOf === undefined) {
+    asPostgres([join(POSTGRES_BIN, "initdb"), "-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
+    const hba = join(data, "pg_hba.conf");
+    // The superuser may also stream the WAL: standbys of this server connect as it.
+    writeFileSync(hba, `host all ${USER} 127.0.0.1/32 trust\nhost replication ${USER} 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n`);
+    chownSync(hba, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
+  } else {
+    // A copy of the primary that streams from it (-R writes primary_conninfo and standby.signal).
+    asPostgres([join(POSTGRES_BIN, "pg_basebackup"), "-D", data, "-h", "127.0.0.1", "-p", String(options.standbyOf.port), "-U", USER, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"]);
+  }
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   let child: ChildProcess | undefined;
   let port = 0;
   let output = "";
@@ -98,7 +119,7 @@ export async function startPostgres(options: { settings?: Readonly<Record<string
         "-c",
         "log_min_messages=warning",
         // A test's own settings (max_connections=15, ssl=off...) after the defaults, so they win.
-        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+        ...settings,
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
@@ -108,19 +129,22 @@ export async function startPostgres(options: { settings?: Readonly<Record<string
     spawned.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      if (spawned.exitCode !== null) return false;
+    const accepts = () => {
       try {
         execFileSync(join(POSTGRES_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", USER, "-t", "1"], { stdio: "ignore" });
         return true;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        return false;
       }
+    };
+    try {
+      await waitFor(() => spawned.exitCode !== null || accepts(), 30_000, { every: 100, what: () => `postgres to become ready: ${output.trim()}` });
+    } catch (error) {
+      spawned.kill("SIGKILL");
+      await exited(spawned);
+      throw error;
     }
-    spawned.kill("SIGKILL");
-    await exited(spawned);
-    throw new Error(`postgres did not become ready within 30 s: ${output.trim()}`);
+    return spawned.exitCode === null;
   }
 
   async function start(keepPort: boolean): Promise<void> {
@@ -162,9 +186,7 @@ export async function startPostgres(options: { settings?: Readonly<Record<string
     signal(signal) {
       const pid = child?.pid;
       if (pid === undefined) throw new Error("postgres is not running");
-      // Its children by PID, from Linux's /proc (the postmaster forks one per connection).
-      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-      for (const each of [pid, ...children]) {
+      for (const each of [pid, ...childrenOf(pid)]) {
         try {
           process.kill(each, signal);
         } catch (error) {
@@ -177,7 +199,29 @@ export async function startPostgres(options: { settings?: Readonly<Record<string
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
+    async crash() {
+      const running = child;
+      if (running === undefined) return;
+      child = undefined;
+      for (const pid of [running.pid!, ...childrenOf(running.pid!)]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone already.
+        }
+      }
+      await exited(running);
+    },
+    async promote() {
+      // Not execFileSync: a test's requests in flight must be answered (and timed) while pg_ctl waits.
+      await promisify(execFile)("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", join(POSTGRES_BIN, "pg_ctl"), "promote", "-D", data, "-w", "-t", "30"], { timeout: 40_000 });
+    },
   };
+}
+
+/** A process's children by PID, from Linux's /proc (the postmaster forks one per connection). */
+function childrenOf(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
 /** The `postgres` user's uid (`-u`) or gid (`-g`). */

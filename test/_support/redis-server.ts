@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.js";
-
-/** How long `redis-server` may take to say it is ready (a busy shared machine included). */
-const START_TIMEOUT_MS = 15_000;
+import { exited, spawnRedisProcess } from "./redis-process.js";
 
 /** A `redis-server` of our own, in a temporary directory, on a loopback port. */
 export interface RedisServer {
@@ -24,43 +22,10 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Servers still running: killed (by PID) if the process exits without stopping them. */
-const running = new Set<ChildProcess>();
-process.on("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
-});
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
-
 /** Spawns `redis-server` on `port` and resolves once it accepts connections. */
 function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
   // No persistence: each start is an empty server, as after a failover to an empty replica.
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes"];
-  const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  return new Promise((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => fail(new Error(`redis-server did not start within ${START_TIMEOUT_MS} ms: ${output}`)), START_TIMEOUT_MS);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(error);
-    };
-    child.once("error", fail);
-    child.once("exit", (code) => fail(new Error(`redis-server exited (${code}) before it was ready: ${output.trim()}`)));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Ready to accept connections")) {
-        clearTimeout(timer);
-        child.removeAllListeners("exit");
-        resolve(child);
-      }
-    });
-  });
+  return spawnRedisProcess("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes"]);
 }
 
 /**

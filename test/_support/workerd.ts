@@ -129,7 +129,7 @@ export function useWorkerdBindings(databases = 100) {
     });
   }
 
-  async function migrate(index: number, viaWorker: boolean): Promise<D1Database> {
+  async function migrateLibsql(index: number, viaWorker: boolean): Promise<D1Database> {
     const workerd = await (started ??= start());
     const db = viaWorker ? byWorker(workerd, `DB${index}`) : await workerd.getD1Database(`DB${index}`);
     await migrateD1(db);
@@ -137,7 +137,7 @@ export function useWorkerdBindings(databases = 100) {
   }
   const migrateNext = (viaWorker: boolean) => {
     if (claimed === databases) throw new Error(`useWorkerdBindings: all ${databases} databases handed out`);
-    return migrate(claimed++, viaWorker);
+    return migrateLibsql(claimed++, viaWorker);
   };
   function handOut(viaWorker: boolean): Promise<D1Database> {
     const handed = next !== undefined && nextByWorker === viaWorker ? next : migrateNext(viaWorker);

@@ -1,23 +1,22 @@
 import { d1Adapters } from "@petstore/adapters/d1";
 import { libsqlAdapters } from "@petstore/adapters/libsql";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { postgresAdapters } from "@petstore/adapters/postgres";
+import { migratePostgres, postgresAdapters } from "@petstore/adapters/postgres";
 import { redisLimiter } from "@petstore/adapters/redis";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeEach } from "vitest";
+import postgres from "postgres";
+import { afterAll, afterEach, beforeEach, inject } from "vitest";
 import { tempDatabase } from "../_support/libsql-database.js";
-import { usePostgresDatabase } from "../_support/postgres-database.js";
+import { DATA_TABLES, type PgBouncer, startPgBouncer } from "../_support/pgbouncer.js";
+import { postgresClient, usePostgresDatabase } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { useWorkerdBindings } from "../_support/workerd.js";
 import {
-  type ApiKeys,
+  type Adapters,
   createPetstore,
-  type IdempotencyStore,
   type IssueApiKeyInput,
   issueApiKey,
   type PetstoreOptions,
-  type PetStore,
-  type RateLimiter,
 } from "@petstore/core";
 
 /**
@@ -25,12 +24,7 @@ import {
  * storage sits behind `createPetstore`.
  */
 
-export interface AdapterSet {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-}
+export type AdapterSet = Adapters;
 
 export interface AdapterKit {
   name: string;
@@ -44,6 +38,7 @@ export const ADAPTER_KITS: AdapterKit[] = [
   // As a remote URL gets it: a plain client, no local fast path; the same SQL a server receives.
   libsqlKit("libsql plain client", () => tempDatabase({ plain: true })),
   postgresKit(),
+  pgbouncerKit(),
   libsqlRedisKit(),
   workerdKit(),
 ];
@@ -98,6 +93,45 @@ function postgresKit(): AdapterKit {
     open: async (clock) => {
       const { source, close } = await database.fresh();
       return { adapters: postgresAdapters(source, { clock }), close };
+    },
+  };
+}
+
+/**
+ * The Postgres adapters through PgBouncer in transaction pooling (each transaction on whichever
+ * server connection is free), with postgres.js as docs/scaling-out.md says to run it there:
+ * no prepared statements. One PgBouncer and one database for the suite file, in front of the
+ * run's server, made and migrated through PgBouncer on first use; each world empties its tables
+ * first (PgBouncer passes no `search_path`, so a schema per world cannot be chosen; a database
+ * per world costs a checkpoint each to drop).
+ */
+function pgbouncerKit(): AdapterKit {
+  const serverUrl = inject("postgresUrl");
+  const name = `bounced_${process.pid}_${Date.now().toString(36)}`;
+  const admin = postgresClient(serverUrl, { max: 1 });
+  const direct = postgresClient(serverUrl.replace(/\/[^/]*$/, `/${name}`), { max: 1 });
+  let ready: Promise<PgBouncer> | undefined;
+  afterAll(async () => {
+    if (ready === undefined) return;
+    await Promise.all([(await ready).stop(), direct.end({ timeout: 5 })]);
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+  });
+  const setUp = async () => {
+    const bouncer = await startPgBouncer(Number(new URL(serverUrl).port), "transaction");
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    const sql = postgres(bouncer.url(name), { max: 1, prepare: false, onnotice: () => {} });
+    await migratePostgres({ sql });
+    await sql.end({ timeout: 5 });
+    return bouncer;
+  };
+  return {
+    name: "postgres through pgbouncer (transaction pooling)",
+    open: async (clock) => {
+      const bouncer = await (ready ??= setUp());
+      await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+      const sql = postgres(bouncer.url(name), { max: 4, prepare: false, onnotice: () => {} });
+      return { adapters: postgresAdapters({ sql }, { clock }), close: () => sql.end({ timeout: 5 }) };
     },
   };
 }

@@ -45,11 +45,11 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
     const gate = new Promise<void>((resolve) => (finish = resolve));
     let reached!: () => void;
     const inStore = new Promise<void>((resolve) => (reached = resolve));
-    const createPet = world.adapters.store.createPet.bind(world.adapters.store);
-    world.adapters.store.createPet = async (...args) => {
+    const createClaimedPet = world.adapters.store.createClaimedPet.bind(world.adapters.store);
+    world.adapters.store.createClaimedPet = async (...args) => {
       reached();
       await gate;
-      return createPet(...args);
+      return createClaimedPet(...args);
     };
     const first = post("slow", { name: "Rex", categoryId: 1 });
     // The second request arrives once the first holds its claim and waits in the store.
@@ -61,14 +61,14 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
   });
 
   it("lets a retry run when the first attempt failed in storage", async () => {
-    const createPet = world.adapters.store.createPet.bind(world.adapters.store);
-    world.adapters.store.createPet = async () => {
+    const createClaimedPet = world.adapters.store.createClaimedPet.bind(world.adapters.store);
+    world.adapters.store.createClaimedPet = async () => {
       throw new Error("disk on fire");
     };
     const failed = await post("retry-me", { name: "Rex", categoryId: 1 });
     expect(failed.status).toBe(500);
     expect(world.internalErrors.splice(0)).toEqual([expect.objectContaining({ message: "disk on fire" })]);
-    world.adapters.store.createPet = createPet;
+    world.adapters.store.createClaimedPet = createClaimedPet;
     const retried = await post("retry-me", { name: "Rex", categoryId: 1 });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../_support/free-port.js";
 import { postgresClient } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
+import { waitFor } from "../_support/wait-for.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const BIN = join(ROOT, "node_modules/.bin");
@@ -66,13 +67,14 @@ async function start(snippet: ReturnType<typeof serverSnippets>[number], env: No
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
   // The snippets print nothing when they listen: ready when a request is answered (at most 30 s).
-  const deadline = Date.now() + 30_000;
-  while ((await anonymousRequest(port).catch(() => undefined)) === undefined) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`snippet ${snippet.index} (${snippet.runtime}) did not answer:\n${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const exited = () => new Error(`snippet ${snippet.index} (${snippet.runtime}) exited (${child.exitCode}):\n${stderr}`);
+  const answers = async () => {
+    if (child.exitCode !== null) throw exited();
+    return (await anonymousRequest(port).catch(() => undefined)) !== undefined;
+  };
+  await waitFor(answers, 30_000, { every: 100, what: () => `snippet ${snippet.index} (${snippet.runtime}) to answer:\n${stderr}` });
   // Answered by this snippet, not by another process that took the port meanwhile.
-  if (child.exitCode !== null) throw new Error(`snippet ${snippet.index} (${snippet.runtime}) exited (${child.exitCode}):\n${stderr}`);
+  if (child.exitCode !== null) throw exited();
   return { port, stderr: () => stderr };
 }
 

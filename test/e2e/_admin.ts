@@ -1,4 +1,4 @@
-import { libsqlAdminTokens, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdminTokens, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { migratePostgres, postgresAdminTokens } from "@petstore/adapters/postgres";
 import { issueAdminToken } from "@petstore/core";
@@ -17,7 +17,7 @@ export async function adminToken(db: string): Promise<string> {
   }
   const connection = await connectLibsql({ url: db });
   try {
-    await migrate(connection);
+    await migrateLibsql(connection);
     return (await issueAdminToken(libsqlAdminTokens(connection), { label: "test" })).token;
   } finally {
     connection.close();

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { BINARY } from "./_binary.js";
 export { freePort, onFreePort } from "../_support/free-port.js";
+export { waitFor } from "../_support/wait-for.js";
 
 /** Every process the suites started and that may still run: killed when the test process ends. */
 const running = new Set<ChildProcess>();
@@ -113,13 +114,4 @@ export function startServer(command: string[], options: { cwd?: string; env?: No
       }
     });
   });
-}
-
-/** Polls `condition` every 20 ms; throws when it is still false after `ms`. */
-export async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

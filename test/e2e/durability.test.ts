@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDatabaseUrl } from "./_processes.js";
+import { binaryServe, cleanUp, createKey, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -29,7 +29,7 @@ describe("killing the binary with SIGKILL", () => {
         }
       }
     });
-    while (acknowledged.size < 200) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => acknowledged.size >= 200, 20_000);
     killed = true;
     expect(await stopProcess(server.child, "SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
     await Promise.all(writers);

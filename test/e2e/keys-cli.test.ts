@@ -1,10 +1,10 @@
-import { existsSync, readdirSync } from "node:fs";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, startServer, tempDatabaseUrl } from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, startServer, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 /**
  * Issue 29 §3, CLI parity, from outside: the compiled `petstore` changes a key in the
@@ -27,12 +27,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
-function libfaketime(): string {
-  for (const path of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(path)) return path;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
-
 /** The binary's command line, failing the test with its stderr when it does not exit 0; `--json` output parsed. */
 async function petstore(args: string[]): Promise<any> {
   const result = await cli(args);
@@ -42,16 +36,19 @@ async function petstore(args: string[]): Promise<any> {
 
 /** Requests until `done(answer)`, at most every `everyMs`, for at most `ms`; resolves with the answers and how long it took. */
 async function requestUntil(request: () => Promise<Response>, done: (response: Response, body: { code?: string }) => boolean, ms: number, everyMs = 0) {
-  const started = Date.now();
   const answers: { status: number; code: string | undefined }[] = [];
-  for (;;) {
-    const response = await request();
-    const body = (await response.json()) as { code?: string };
-    answers.push({ status: response.status, code: body.code });
-    if (done(response, body)) return { response, answers, elapsedMs: Date.now() - started };
-    if (Date.now() - started > ms) throw new Error(`not done within ${ms} ms: ${JSON.stringify(answers.slice(-5))}`);
-    if (everyMs > 0) await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
+  let response!: Response;
+  const elapsedMs = await waitFor(
+    async () => {
+      response = await request();
+      const body = (await response.json()) as { code?: string };
+      answers.push({ status: response.status, code: body.code });
+      return done(response, body);
+    },
+    ms,
+    { every: everyMs, what: () => `an answer where ${String(done)}; the last ones ${JSON.stringify(answers.slice(-5))}` },
+  );
+  return { response, answers, elapsedMs };
 }
 
 describe.each([

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
@@ -31,17 +32,6 @@ async function query(base: string, promql: string): Promise<Sample[]> {
 /** The query's samples as { labels-of-interest: value }, for comparing with what was sent. */
 async function totals(base: string, promql: string, label: string): Promise<Record<string, number>> {
   return Object.fromEntries((await query(base, promql)).map((sample) => [sample.metric[label] ?? "", Number(sample.value[1])]));
-}
-
-/** Polls until `read` returns `expected` (deep-equal), at most `ms`; returns the last value read. */
-async function eventually<T>(read: () => Promise<T>, expected: T, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: T = await read();
-  while (JSON.stringify(last) !== JSON.stringify(expected) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    last = await read();
-  }
-  return last;
 }
 
 describe("Prometheus scraping the binary's metrics listener", () => {
@@ -75,9 +65,7 @@ describe("Prometheus scraping the binary's metrics listener", () => {
       );
       prometheus.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
       const exited = new Promise<never>((_, reject) => prometheus!.once("exit", () => reject(new Error(`prometheus exited:\n${log.join("")}`))));
-      const ready = waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000).catch(() => {
-        throw new Error(`prometheus did not start:\n${log.join("")}`);
-      });
+      const ready = waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000, { what: () => `prometheus to start:\n${log.join("")}` });
       await Promise.race([ready, exited]);
       return `http://127.0.0.1:${port}`;
     });
@@ -89,7 +77,13 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 401, 401]);
 
     const byStatus = 'sum by (status) (petstore_http_requests_total{job="petstore",route="/v1/pets",method="GET"})';
-    expect(await eventually(() => totals(base, byStatus, "status"), { "200": 5, "401": 2, "429": 3 }, 20_000)).toEqual({ "200": 5, "401": 2, "429": 3 });
+    // Prometheus scrapes every second: until a scrape after the last request, it counts fewer.
+    const sent = { "200": 5, "401": 2, "429": 3 };
+    let counted = {};
+    await waitFor(async () => isDeepStrictEqual((counted = await totals(base, byStatus, "status")), sent), 20_000, {
+      every: 250,
+      what: () => `Prometheus to count ${JSON.stringify(sent)}, last ${JSON.stringify(counted)}`,
+    });
     expect(await totals(base, 'petstore_rate_limit_refusals_total{job="petstore"}', "plan")).toEqual({ free: 3 });
     expect(await totals(base, 'petstore_unauthorized_total{job="petstore"}', "job")).toEqual({ petstore: 2 });
     expect(await totals(base, 'sum by (route) (petstore_http_request_duration_seconds_count{job="petstore"})', "route")).toEqual({ "/v1/pets": 10, other: 1 });

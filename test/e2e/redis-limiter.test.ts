@@ -54,13 +54,8 @@ async function redisBack(): Promise<void> {
 /** GETs until one is answered 200 (the server reconnected by itself); at most `ms`. */
 async function until200(api: ReturnType<typeof client>, ms = 15_000): Promise<Response> {
   let last: Response | undefined;
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    last = await api("/v1/pets");
-    if (last.status === 200) return last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no 200 within ${ms} ms; last ${last?.status}`);
+  await waitFor(async () => (last = await api("/v1/pets")).status === 200, ms, { every: 100, what: () => `a 200 (last ${last?.status})` });
+  return last!;
 }
 
 describe("petstore serve --limiter redis://", () => {

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { generateApiKey } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onFreePort } from "../_support/free-port.js";
+import { waitFor } from "../_support/wait-for.js";
 import { bundleWorker } from "./_bundle.js";
 
 const WORKERD = resolve(import.meta.dirname, "../../node_modules/.bin/workerd");
@@ -44,16 +45,15 @@ describe("the worker-module example in workerd", () => {
       child = spawn(WORKERD, ["serve", "config.capnp", "--verbose"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
       child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       const url = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        try {
-          await fetch(`${url}/v1/openapi.json`);
-          return url;
-        } catch {
-          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`workerd did not answer within 20 s:\n${stderr}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
+      const answers = async () => {
+        if (child.exitCode !== null) throw new Error(`workerd exited (${child.exitCode}):\n${stderr}`);
+        return fetch(`${url}/v1/openapi.json`).then(
+          () => true,
+          () => false,
+        );
+      };
+      await waitFor(answers, 20_000, { every: 100, what: () => `workerd to answer:\n${stderr}` });
+      return url;
     });
   }, 60_000);
   afterAll(() => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client, listAllPets } from "../e2e/_http.js";
-import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDir } from "../e2e/_processes.js";
+import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDir, waitFor } from "../e2e/_processes.js";
 
 /**
  * Storage faults under a running binary: for each, no acknowledged write is lost, the API
@@ -51,16 +51,15 @@ async function inSqlite3Session(path: string, first: string, last: string, body:
 
 /** Resolves once another process holds the database's write lock (a BEGIN IMMEDIATE of ours fails at once); at most 10 s. */
 async function writeLockTaken(path: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  const weCanWrite = () => {
     try {
       execFileSync("sqlite3", [path, "BEGIN IMMEDIATE; ROLLBACK;"], { stdio: "pipe", timeout: 5_000 });
+      return true;
     } catch {
-      return;
+      return false;
     }
-    if (Date.now() > deadline) throw new Error("the other process never took the write lock");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  };
+  await waitFor(() => !weCanWrite(), 10_000, { what: "the other process to take the write lock" });
 }
 
 const sqlite3 = (path: string, sql: string) => execFileSync("sqlite3", [path, sql], { encoding: "utf8", timeout: 10_000 }).trim();
@@ -92,13 +91,14 @@ async function serving(path: string) {
   const healthz = () => fetch(new URL("/healthz", server.url));
   /** Polls /healthz (bounded) until it answers `status`; returns that answer's body. */
   async function healthUntil(status: number, ms = 10_000): Promise<{ status: string; reason?: string }> {
-    const deadline = Date.now() + ms;
-    for (;;) {
+    let last = { status: 0, body: "" };
+    const answers = async () => {
       const response = await healthz();
-      if (response.status === status) return (await response.json()) as { status: string; reason?: string };
-      if (Date.now() > deadline) throw new Error(`/healthz still ${response.status}: ${await response.text()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      last = { status: response.status, body: await response.text() };
+      return last.status === status;
+    };
+    await waitFor(answers, ms, { every: 100, what: () => `/healthz to answer ${status}, still ${last.status}: ${last.body}` });
+    return JSON.parse(last.body) as { status: string; reason?: string };
   }
   /** SIGKILL, start again on the same file: every acknowledged pet must be there. */
   async function killAndCheck(): Promise<void> {

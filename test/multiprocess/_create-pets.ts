@@ -5,9 +5,10 @@
  */
 import { existsSync } from "node:fs";
 import { createClient } from "@libsql/client";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore } from "@petstore/core";
+import { waitFor } from "../_support/wait-for.js";
 
 const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE, PLAIN_CLIENT } = process.env;
 if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
@@ -15,14 +16,11 @@ if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Er
 // PLAIN_CLIENT: as a remote URL gets it, a plain client without the local fast path.
 const plain = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : undefined;
 const db = plain ? { client: plain, close: () => plain.close() } : await connectLibsql({ url: DB_URL });
-await migrate(db);
+await migrateLibsql(db);
 process.stdout.write("ready\n");
 
-const deadline = Date.now() + 30_000;
-while (!existsSync(START_FILE)) {
-  if (Date.now() > deadline) throw new Error("the start file never appeared");
-  await new Promise((resolve) => setTimeout(resolve, 2));
-}
+// Checked every 2 ms, so that the processes fire as nearly at once as they can.
+await waitFor(() => existsSync(START_FILE), 30_000, { every: 2, what: "the start file" });
 
 // A real clock, shifted so that every process counts within the same minute window however
 // late in a minute the test happens to start.

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { DEFAULT_BAN, issueApiKey } from "@petstore/core";
 import { describe, expect, it } from "vitest";
@@ -61,7 +61,7 @@ describe.each([
       const timer = setTimeout(() => children.forEach((child) => child.kill("SIGKILL")), 50_000);
       try {
         const db = await connectLibsql({ url });
-        await migrate(db);
+        await migrateLibsql(db);
         const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
 
         // 15 s into the current minute: the burst stays inside one minute window.

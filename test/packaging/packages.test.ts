@@ -271,8 +271,8 @@ async function stopWithDescendants(child: ChildProcess): Promise<void> {
 /**
  * `@petstore/core/testing` beside the test runner a project already has: its optional peer
  * dependency on vitest once made npm crash in a vitest 3 project ("Cannot read properties of
- * null"). Installed with vitest 3, vitest 4 and none; where there is a runner, the memory
- * adapters pass the four contract suites.
+ * null"). Installed with vitest 3, vitest 4 and none; where there is a runner (and fast-check,
+ * the suites' other optional peer), the memory adapters pass the four contract suites.
  */
 describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install of the tarballs beside %s", (runner) => {
   it("succeeds, and the contract suites run on that vitest", async () => {
@@ -281,7 +281,7 @@ describe.concurrent.each([["vitest@3"], ["vitest@4"], [undefined]])("an install 
       writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "runner-project", private: true, type: "module" }));
       const env = { ...process.env, ...npmQuietly };
       // First the project's own runner, as it was before our packages came.
-      if (runner !== undefined) await run("npm", ["install", "-D", runner], { cwd: dir, env, timeout: 180_000 });
+      if (runner !== undefined) await run("npm", ["install", "-D", runner, `fast-check@${versionOf("fast-check")}`], { cwd: dir, env, timeout: 180_000 });
       const installed = await run("npm", ["install", join(TARBALLS, "petstore-core-1.0.0.tgz"), join(TARBALLS, "petstore-adapters-1.0.0.tgz")], { cwd: dir, env, timeout: 180_000 });
       // Nothing our packages bring is deprecated (itty-router 6.0.0 was).
       expect(installed.stderr.split("\n").filter((line) => /deprecated/i.test(line))).toEqual([]);

@@ -82,7 +82,7 @@ describe("INSTALL.md, followed", () => {
 
   const CHECK = [
     'import { memoryAdapters } from "@petstore/adapters/memory";',
-    'import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";',
+    'import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";',
     'import { connectLibsql } from "@petstore/adapters/libsql/connect";',
     'import { createPetstore, issueApiKey } from "@petstore/core";',
     "const adapters = memoryAdapters();",
@@ -90,7 +90,7 @@ describe("INSTALL.md, followed", () => {
     'const { key } = await issueApiKey(adapters.keys, { plan: "free" });',
     'const answer = await petstore.fetch(new Request("http://app.test/v1/pets", { headers: { authorization: `Bearer ${key}` } }), { clientAddress: "192.0.2.1" });',
     'const db = await connectLibsql({ url: "file:check.db" });',
-    "await migrate(db);",
+    "await migrateLibsql(db);",
     'const stored = await libsqlAdapters(db).store.createPet({ name: "Rex", categoryId: 1 });',
     "db.close();",
     'console.log(JSON.stringify({ status: answer.status, limit: answer.headers.get("x-ratelimit-limit"), libsql: stored.name }));',

@@ -1,20 +1,15 @@
-import { existsSync, readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { adminToken } from "../e2e/_admin.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
-import { cleanUp, type Server, startServer, stopProcess } from "../e2e/_processes.js";
+import { cleanUp, type Server, startServer, stopProcess, waitFor } from "../e2e/_processes.js";
 
 /**
  * Issue 29, done when: three servers on one PostgreSQL, each with its admin listener, their
  * clocks 65 s apart (libfaketime): the life of a key through the admin API of one, seen by all.
  * One test of about a minute: a roll's 60 s overlap runs while the rest is checked.
  */
-
-function libfaketime(): string {
-  for (const path of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(path)) return path;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 const SKEWS = ["-65s", undefined, "+65s"];
 const MINUTE = 60_000;
@@ -58,18 +53,8 @@ const api = (index: number, key: string, path = "/v1/pets?limit=1") => fetch(new
 const onAll = (key: string, path?: string) => Promise.all([0, 1, 2].map((index) => api(index, key, path)));
 const statuses = (responses: Response[]) => responses.map((response) => response.status);
 
-/**
- * Polls `check` every half second until it holds, for at most `ms`; resolves with the time it
- * took. Not more often: each poll is three requests of a key with 60 a minute.
- */
-async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return Math.round(performance.now() - started);
-}
+/** Between two checks of the fleet: each is three requests of a key with 60 a minute. */
+const POLL_MS = 500;
 
 describe("the life of a key on three servers sharing PostgreSQL, their clocks 65 s apart", () => {
   it("creates, upgrades, rolls, expires, bans and lifts through the admin API of one, and all three follow", async () => {
@@ -89,7 +74,10 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     expect(statuses(await onAll(rolled.key))).toEqual([200, 200, 200]);
 
     // The old secret, once every server's key cache has seen the roll: 200, saying until when.
-    const tellsTheRoll = await within(6_000, async () => (await onAll(free.key)).every((response) => response.status === 200 && response.headers.get("sunset") !== null));
+    const tellsTheRoll = await waitFor(async () => (await onAll(free.key)).every((response) => response.status === 200 && response.headers.get("sunset") !== null), 6_000, {
+      every: POLL_MS,
+      what: "the old secret served with Sunset by all three",
+    });
     const old = await onAll(free.key);
     expect(old.map((response) => response.headers.get("sunset"))).toEqual(Array(3).fill(new Date(overlapEnds).toUTCString()));
     expect(old.map((response) => response.headers.get("link"))).toEqual(Array(3).fill('<https://shop.example/keys>; rel="deprecation"'));
@@ -98,7 +86,10 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     // An upgrade from Free to Pro, through the third server's admin API: 300 a minute on all three within 5 s, today's count kept.
     const before = Number((await api(0, rolled.key)).headers.get("x-ratelimit-remaining"));
     await admin(2, "PATCH", `/keys/${free.id}`, { plan: "pro" });
-    const upgradeMs = await within(5_500, async () => (await onAll(rolled.key)).every((response) => response.headers.get("x-ratelimit-limit") === "300"));
+    const upgradeMs = await waitFor(async () => (await onAll(rolled.key)).every((response) => response.headers.get("x-ratelimit-limit") === "300"), 5_500, {
+      every: POLL_MS,
+      what: "Pro's 300 a minute on all three",
+    });
     const remaining = Number((await api(1, rolled.key)).headers.get("x-ratelimit-remaining"));
     // Free's minute had `before` left of 60; Pro's has the same requests counted, of 300.
     expect(remaining).toBeLessThanOrEqual(300 - (60 - before) - 1);
@@ -106,7 +97,7 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     // A key that expires in 3 s by the database's clock: refused by all three from then on.
     const expiring = await admin(0, "POST", "/keys", { plan: "free", label: "Trial", expiresAt: new Date(Date.now() + 3_000).toISOString() });
     expect(statuses(await onAll(expiring.key))).toEqual([200, 200, 200]);
-    const expiryMs = await within(8_000, async () => statuses(await onAll(expiring.key)).every((status) => status === 401));
+    const expiryMs = await waitFor(async () => statuses(await onAll(expiring.key)).every((status) => status === 401), 8_000, { every: POLL_MS, what: "the expired key refused by all three" });
 
     // The ban lifted once the minute turned: admitted at once by all three.
     const nextMinute = Math.floor(bannedAt / MINUTE) * MINUTE + MINUTE;

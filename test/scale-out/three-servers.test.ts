@@ -1,10 +1,10 @@
-import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libfaketime } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
-import { cleanUp, cli, createKey, type Server, startServer, stopProcess } from "../e2e/_processes.js";
+import { cleanUp, cli, createKey, type Server, startServer, stopProcess, waitFor } from "../e2e/_processes.js";
 
 /**
  * Section 4 of the scale-out issue, on this machine: one PostgreSQL server and three
@@ -13,12 +13,6 @@ import { cleanUp, cli, createKey, type Server, startServer, stopProcess } from "
  * kills, hangs and restarts. What the clocks themselves change (nothing shared) is
  * skewed-clocks.test.ts's.
  */
-
-/** Where Debian's libfaketime is (scripts/test-tools.sh installs `faketime`). */
-function libfaketime(): string {
-  for (const dir of readdirSync("/usr/lib").map((name) => `/usr/lib/${name}/faketime/libfaketime.so.1`)) if (existsSync(dir)) return dir;
-  throw new Error("libfaketime not found: run scripts/test-tools.sh");
-}
 
 const SKEWS_S = [-65, 0, 65];
 /** Every request of this suite gives up after this long: an answer that takes longer counts as a hang. */
@@ -140,25 +134,18 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
       }
     };
     const workers = [0, 1, 2].flatMap((index) => [0, 1, 2, 3].map((n) => worker(index, n)));
-    const waitUntil = async (condition: () => boolean, what: string) => {
-      const deadline = performance.now() + 30_000;
-      while (!condition()) {
-        if (performance.now() > deadline) throw new Error(`not within 30 s: ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
     try {
-      await waitUntil(() => created.length >= 100, "100 creates before the restart");
+      await waitFor(() => created.length >= 100, 30_000, { what: "100 creates before the restart" });
       const pid = pg.pid;
       phase = "down";
       await pg.stop();
-      await waitUntil(() => (statuses.get(503) ?? 0) >= 30, "503s while PostgreSQL is down");
+      await waitFor(() => (statuses.get(503) ?? 0) >= 30, 30_000, { what: "503s while PostgreSQL is down" });
       await pg.start();
       expect(pg.pid).not.toBe(pid);
       phase = "after";
-      await waitUntil(() => recovered.size === 3, "201s again from all three servers");
+      await waitFor(() => recovered.size === 3, 30_000, { what: "201s again from all three servers" });
       const at = created.length;
-      await waitUntil(() => created.length >= at + 100, "100 more creates after the restart");
+      await waitFor(() => created.length >= at + 100, 30_000, { what: "100 more creates after the restart" });
     } finally {
       stopping = true;
       await Promise.all(workers);

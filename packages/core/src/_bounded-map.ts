@@ -1,7 +1,7 @@
 /**
  * A Map that holds at most `limit` entries: setting one more forgets the oldest (the one set
  * longest ago; setting a key again makes it the newest). The pipeline's per-process memories
- * (routes by path, verified keys, reported bans) use it, so none can grow without bound.
+ * (verified keys, pages of pets) use it, so neither can grow without bound.
  */
 export class BoundedMap<K, V> {
   readonly #entries = new Map<K, V>();

@@ -2,29 +2,33 @@ import type { PetstoreOptions } from "./options.js";
 import { resolveOptions } from "./options.js";
 import type { Decision } from "./ports.js";
 import { arrive } from "./pipeline/arrival.js";
-import { authorizeStage } from "./pipeline/authorize.js";
+import { authorize } from "./pipeline/authorize.js";
 import { type Bucket, chooseBucketStage } from "./pipeline/choose-bucket.js";
-import { chooseHandlerStage } from "./pipeline/choose-handler.js";
+import { chooseHandler } from "./pipeline/choose-handler.js";
 import type { ClientInfo } from "./pipeline/client-address.js";
 import { type Failure, failStage } from "./pipeline/fail.js";
+import { answerBeside, isUnder } from "./pipeline/beside.js";
 import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
-import { finishStage } from "./pipeline/finish.js";
+import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { limitStage } from "./pipeline/limit.js";
-import { refuseStage } from "./pipeline/refuse.js";
+import { refuse } from "./pipeline/refuse.js";
+import { reportStage } from "./pipeline/report.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
   /**
-   * A fetch handler; an arrow property, so it can be passed around unbound. A host passes the
-   * `Request` and the client's address; a test may call it as it calls `fetch`, with a URL
-   * and a `RequestInit`.
+   * The fetch handler; an arrow property, so it can be passed around unbound. A host passes the
+   * `Request` and the client's address.
    */
-  fetch: {
-    (request: Request, info?: ClientInfo): Promise<Response>;
-    (url: string | URL, init?: RequestInit): Promise<Response>;
-  };
+  fetch: (request: Request, info?: ClientInfo) => Promise<Response>;
+  /**
+   * `fetch` as `fetch` is called, with a URL and a `RequestInit` (and the client's address):
+   * for tests and scripts (Hono's `app.request`).
+   * @example const response = await petstore.request("http://test/v1/pets", { headers: { Authorization: `Bearer ${key}` } });
+   */
+  request: (url: string | URL, init?: RequestInit, info?: ClientInfo) => Promise<Response>;
 }
 
 /**
@@ -36,43 +40,41 @@ export interface Petstore {
  */
 export function createPetstore(options: PetstoreOptions): Petstore {
   const settings = resolveOptions(options);
+  const { basePath, beside } = settings;
   const findRoute = findRouteStage(settings);
   const identify = identifyStage(settings);
   const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);
-  const refuse = refuseStage(settings);
-  const authorize = authorizeStage(settings);
-  const chooseHandler = chooseHandlerStage(settings);
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
-  const finish = finishStage(settings);
+  const report = reportStage(settings);
 
-  return {
-    fetch: async (input: Request | string | URL, second?: ClientInfo | RequestInit) => {
-      // As fetch is called: a URL and its init make the Request; a host's Request comes with the client's address.
-      // (Any other object is taken for a Request: hosts may hand over their own Request class.)
-      const byUrl = typeof input === "string" || input instanceof URL;
-      const [request, info] = byUrl ? [new Request(input, second as RequestInit | undefined), undefined] : [input, second as ClientInfo | undefined];
-      const arrival = arrive(request, settings.clock()); // its id, path and time
-      let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
-      let response: Response;
+  const fetch = async (request: Request, info?: ClientInfo) => {
+    const arrival = arrive(request, settings.clock()); // its id, path and time
+    let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
+    let response: Response;
+    if (beside && !isUnder(basePath, arrival.pathname)) {
+      response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
+    } else {
       try {
-        const found = findRoute(request, arrival.pathname); // the route serving the path, if any: looked up once
-        match = found instanceof Promise ? await found : found;
+        match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
         identity = await identify(request, arrival.now); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
-        decision = await limit(bucket); //    one atomic hit on it, at the limiter's instant
-        refuse(decision); // 3. 429 when banned or over a limit
-        const caller = authorize(identity, match, decision); // 4. 401 without a valid key, unless the route is public
-        const routed = chooseHandler(match, request.method, arrival.pathname); // 5. 404, or 405 with Allow
-        response = await run(routed, request, caller, arrival, bucket, decision); // 6. the operation: validate, then run
+        decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
+        refuse(decision); // 4. 429 when banned or over a limit
+        const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+        const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
+        response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
       } catch (thrown) {
         failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
         response = failure.response;
       }
       keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
-      return finish(response, { request, arrival, match, identity, bucket, decision, failure }); // HEAD without its body; onResponse
-    },
+    }
+    if (request.method === "HEAD") response = await headResponse(response); // without its body, with its length
+    report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
+    return response;
   };
+  return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
 }

@@ -18,6 +18,7 @@ export type { KeyView } from "./admin/schemas.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./pipeline/client-address.js";
+export type { Beside, BesidePage } from "./pipeline/beside.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./plans.js";
 export type { PlanLimits } from "./plans.js";
 export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
@@ -33,6 +34,7 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
   Actor,
+  Adapters,
   AdminTokenRecord,
   AdminTokens,
   ApiKeyRecord,
@@ -41,6 +43,7 @@ export type {
   AuditEntry,
   BanPolicy,
   BucketState,
+  ClaimedCreate,
   ClaimResult,
   Decision,
   HitInput,
@@ -52,6 +55,7 @@ export type {
   PetStore,
   PlanName,
   RateLimiter,
+  WindowPair,
   WindowSpec,
   WindowState,
 } from "./ports.js";

@@ -185,10 +185,10 @@ describe("input handling", () => {
     );
   });
 
-  it("takes a URL and a RequestInit as fetch does, as a test author calls it", async () => {
-    const created = await petstore.fetch(`${BASE}/pets`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+  it("request takes a URL and a RequestInit as fetch does, as a test author calls it", async () => {
+    const created = await petstore.request(`${BASE}/pets`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
     expect(created.status).toBe(201);
-    const listed = await petstore.fetch(new URL(`${BASE}/pets`), { headers: { Authorization: `Bearer ${key}` } });
+    const listed = await petstore.request(new URL(`${BASE}/pets`), { headers: { Authorization: `Bearer ${key}` } });
     expect(listed.status).toBe(200);
     expect(listed.headers.get("x-ratelimit-limit")).toBeTruthy();
   });

@@ -47,15 +47,15 @@ describe("OpenAPI document", () => {
     await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
   });
 
-  it("lists exactly the paths the router serves, plus /openapi.json", () => {
-    expect(Object.keys(doc.paths).sort()).toEqual([...ROUTES.map((r) => openApiPath(r.path)), "/openapi.json"].sort());
+  it("lists exactly the paths the router serves, /openapi.json among them", () => {
+    expect(Object.keys(doc.paths).sort()).toEqual(ROUTES.map((r) => openApiPath(r.path)).sort());
+    expect(Object.keys(doc.paths)).toContain("/openapi.json");
   });
 
   it("gives each path exactly the methods its route serves", () => {
     for (const route of ROUTES) {
       expect(methodsOf(doc.paths[openApiPath(route.path)]), route.path).toEqual(Object.keys(route.methods).map((m) => m.toLowerCase()).sort());
     }
-    expect(methodsOf(doc.paths["/openapi.json"])).toEqual(["get"]);
   });
 
   it("names the server by the base path the API is mounted at", async () => {
@@ -67,7 +67,7 @@ describe("OpenAPI document", () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.security).toEqual([{ bearer: [] }]);
     expect(doc.paths["/openapi.json"].get.security).toEqual([]);
-    for (const route of ROUTES) {
+    for (const route of ROUTES.filter((r) => !r.public)) {
       for (const method of Object.keys(route.methods)) expect(doc.paths[openApiPath(route.path)][method.toLowerCase()].security).toBeUndefined();
     }
   });
@@ -161,6 +161,7 @@ const failingStore = (error: () => Error): PetStore => ({
   listPets: async () => Promise.reject(error()),
   getPet: async () => Promise.reject(error()),
   createPet: async () => Promise.reject(error()),
+  createClaimedPet: async () => Promise.reject(error()),
   listOrders: async () => Promise.reject(error()),
   createOrder: async () => Promise.reject(error()),
 });

@@ -31,10 +31,10 @@ describe("resolveOptions", () => {
     expect(settings.isTrustedProxy?.("10.1.2.3")).toBe(true);
   });
 
-  it("gives an enterprise key its own numbers, and serves the same limits object for the same record", () => {
+  it("gives an enterprise key its own numbers and its policy header", () => {
     const { limitsOf } = resolveOptions(ports);
     expect(limitsOf(enterprise).windows.map((w) => w.limit)).toEqual([7, 70]);
-    expect(limitsOf(enterprise)).toBe(limitsOf(enterprise));
+    expect(limitsOf(enterprise).policy).toBe('"minute";q=7;w=60, "day";q=70;w=86400');
   });
 
   it("throws on a malformed trustProxy range, so bad configuration fails at start", () => {

@@ -1,15 +1,12 @@
 import { type PetPages, petPages } from "./pet-page-cache.js";
 import type { ErrorCode } from "./errors.js";
+import type { Beside } from "./pipeline/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { trustedProxies } from "./ip-addresses.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
-import type { ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+import type { Adapters, ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
 
-export interface PetstoreOptions {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
+export interface PetstoreOptions extends Adapters {
   /**
    * Where the API is mounted, as the path the requests arrive with: `/v1` (the default),
    * `/api/petstore`, or `""` for the root. A trailing slash is dropped.
@@ -46,6 +43,14 @@ export interface PetstoreOptions {
   rolledKeyLink?: string;
   /** Dates of the deprecated `getPet`; default 1 Jan 2026 and 5 Dec 2030. */
   deprecation?: Partial<DeprecationDates>;
+  /**
+   * What the host serves beside the API, outside its base path (a health check, a reference
+   * page): for a path, the handler of its `GET`, or undefined for none. Those answers go through
+   * the API's edge (the request id, the headers every answer carries, `405` for another method,
+   * `HEAD` without a body, `onResponse`) but are neither rate-limited nor authenticated; any
+   * other path outside the base path is a `404`. Without it, every path goes through the API's stages.
+   */
+  beside?: Beside;
   /** Called with every unexpected error (the client only sees `internal_error`). */
   onError?: (error: unknown, requestId: string) => void;
   /** Called once per answer, before it is returned: for access logs and metrics. */
@@ -57,6 +62,8 @@ export interface ResponseEvent {
   request: Request;
   response: Response;
   requestId: string;
+  /** The request's path, without its query (not percent-decoded). */
+  pathname: string;
   /** The authenticated key's id; absent for anonymous or rejected callers. */
   keyId?: string;
   /** The client's address, when it was needed: the rate-limit bucket of a caller without a valid key. */
@@ -99,6 +106,7 @@ export interface Settings {
   rolledKeyLink: string | undefined;
   bodyTimeoutMs: number;
   deprecation: DeprecationDates;
+  beside: Beside | undefined;
   onError: (error: unknown, requestId: string) => void;
   onResponse: ((event: ResponseEvent) => void) | undefined;
 }
@@ -153,6 +161,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     rolledKeyLink: options.rolledKeyLink,
     bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
+    beside: options.beside,
     onError: options.onError ?? logError,
     onResponse: options.onResponse,
   };

@@ -1,16 +1,18 @@
+import { BoundedMap } from "./_bounded-map.js";
 import type { PageQuery, PetStore } from "./ports.js";
 import type { Pet, PetStatus } from "./schemas.js";
 
-/** Pages of pets kept at once (each query shape is one); past this many, all are dropped. */
+/** Pages of pets kept at once (each query shape is one); past this many, the oldest is forgotten. */
 const PAGES_KEPT = 1_000;
 
 /**
- * Rows of one page. `kept`: the same frozen array is handed out again while the store's pets
- * are unchanged, so whatever is made from it (its JSON) may be kept with it.
+ * Rows of one page. `kept`: the same page is handed out again while the store's pets are
+ * unchanged, so its answer's JSON is made once and kept with it, in `json`.
  */
 export interface Page<T> {
   rows: readonly T[];
   kept: boolean;
+  json?: string;
 }
 
 /** Pages of the pet list, as the list handler asks for them. */
@@ -27,20 +29,16 @@ export interface PetPages {
  */
 export function petPages(store: PetStore): PetPages {
   if (store.petsVersion === undefined) return { list: async (query) => ({ rows: await store.listPets(query), kept: false }) };
-  const versionOf = () => store.petsVersion!();
-  const pages = new Map<string | number, { version: number; page: Page<Pet> }>();
+  const pages = new BoundedMap<string | number, { version: number; page: Page<Pet> }>(PAGES_KEPT);
 
   return {
     async list(query) {
-      const read = versionOf();
-      // A version the store knows at once costs no await: this runs for every list.
-      const version = typeof read === "number" ? read : await read;
+      const version = await store.petsVersion!();
       // The first page, which every client polls, by its size alone: no key to build.
       const key = query.status === undefined && query.afterId === undefined ? query.limit : `${query.status}/${query.afterId}/${query.limit}`;
       const kept = pages.get(key);
       if (kept?.version === version) return kept.page;
       const page = { rows: Object.freeze(await store.listPets(query)), kept: true };
-      if (pages.size >= PAGES_KEPT) pages.clear();
       pages.set(key, { version, page });
       return page;
     },

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, BanPolicy, PlanName, WindowSpec } from "./ports.js";
+import type { ApiKeyRecord, BanPolicy, PlanName, WindowPair } from "./ports.js";
 
 /** Requests per minute and per day of a plan. */
 export interface PlanLimits {
@@ -21,30 +21,23 @@ export const DEFAULT_BAN: BanPolicy = { threshold: 30, seconds: 600 };
 
 /** A caller's windows, and their `RateLimit-Policy` header, which only changes with them. */
 export interface CallerLimits {
-  windows: WindowSpec[];
+  windows: WindowPair;
   policy: string;
 }
 
 /**
- * The minute and day windows of a caller; anonymous callers get the Free plan's. Memoized
- * per key record (core's key cache hands out the same record for seconds at a time), so a
- * caller's limits are one object, whoever asks.
+ * The minute and day windows of a caller; anonymous callers get the Free plan's (made once).
+ * A key's are kept with its bucket (`chooseBucketStage`).
  */
 export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
   const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
     const plan = plans[caller?.plan ?? "free"];
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },
       { name: "day", limit: caller?.perDay ?? plan.perDay, seconds: 86_400 },
     ];
     return { windows, policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(", ") };
   };
   const anonymous = make(undefined);
-  const byRecord = new WeakMap<ApiKeyRecord, CallerLimits>();
-  return (caller) => {
-    if (!caller) return anonymous;
-    let limits = byRecord.get(caller);
-    if (!limits) byRecord.set(caller, (limits = make(caller)));
-    return limits;
-  };
+  return (caller) => (caller ? make(caller) : anonymous);
 }

@@ -11,6 +11,18 @@ import type { NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus } from "./sch
  * `clock` option that replaces the store's, for tests that move time without sleeping.
  */
 
+/**
+ * The four ports an adapter package makes, together: what `createPetstore` needs of storage,
+ * spread into its options.
+ * @example const adapters: Adapters = libsqlAdapters(db);
+ */
+export interface Adapters {
+  store: PetStore;
+  keys: ApiKeys;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
 /** One page request: rows with `id > afterId`, ordered by id, at most `limit` of them. */
 export interface PageQuery<S extends string> {
   limit: number;
@@ -18,13 +30,7 @@ export interface PageQuery<S extends string> {
   status?: S;
 }
 
-/**
- * When a create carries an idempotency claim, the store marks the claim done with the new
- * pet's id in the same atomic write as the insert, so a crash can never leave a pet without
- * its record (a retry would then create a second pet) or a record without its pet. When the
- * claim is no longer held (another request took it over after the lease), the store writes
- * nothing and throws `ApiError("idempotency_key_in_use")`.
- */
+/** The claim on an Idempotency-Key that a create is made under (see `PetStore.createClaimedPet`). */
 export interface IdempotencyClaim {
   /** Whose key space: the API key id. */
   scope: string;
@@ -43,11 +49,18 @@ export interface PetStore {
    * Optional: a number that changes whenever any pet is created, changed or deleted, by
    * whoever shares the store (other processes too). With it core keeps pages of pets while
    * the number stays put, so the list every client polls costs this read
-   * instead of a page. A number at once where the store knows it without I/O.
+   * instead of a page.
    */
-  petsVersion?(): number | Promise<number>;
+  petsVersion?(): Promise<number>;
   getPet(id: number): Promise<Pet | undefined>;
-  createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet>;
+  createPet(pet: NewPet): Promise<Pet>;
+  /**
+   * A create under an idempotency claim: the store marks the claim done with the new pet's id
+   * in the same atomic write as the insert, so a crash can never leave a pet without its record
+   * (a retry would then create a second pet) or a record without its pet. When the claim is no
+   * longer held (another request took it over after the lease) it writes nothing and says so.
+   */
+  createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate>;
   listOrders(query: PageQuery<OrderStatus>): Promise<Order[]>;
   createOrder(order: NewOrder): Promise<Order>;
 }
@@ -60,6 +73,9 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
  * may be claimed again; without it the key would answer 409 for a whole day.
  */
 export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
+
+/** What a create under a claim did: stored the pet, or nothing, the claim being no longer this request's. */
+export type ClaimedCreate = { state: "created"; pet: Pet } | { state: "claim_lost" };
 
 /** What an idempotency claim found. */
 export type ClaimResult =
@@ -93,10 +109,13 @@ export interface BanPolicy {
   seconds: number;
 }
 
+/** A bucket's two windows: the minute's, then the day's (the ban counts refusals within the first). */
+export type WindowPair = readonly [WindowSpec, WindowSpec];
+
 /** One request's hit on a bucket; the limiter decides it at its store's instant. */
 export interface HitInput {
   bucket: string;
-  windows: readonly WindowSpec[];
+  windows: WindowPair;
   ban: BanPolicy;
 }
 
@@ -111,9 +130,10 @@ export interface WindowState {
   exceeded: boolean;
 }
 
-/** One decision over every window of a bucket. */
+/** One decision over both windows of a bucket. */
 export interface Decision {
   allowed: boolean;
+  /** One per window of the hit, in its order. */
   windows: WindowState[];
   /** Set while the bucket is banned; the request was refused for that reason. */
   bannedUntil?: number;

@@ -1,5 +1,6 @@
 import type { Handler } from "./context.js";
 import { createPet } from "./handlers/create-pet.js";
+import { getOpenApi } from "./handlers/get-openapi.js";
 import { getPet } from "./handlers/get-pet.js";
 import { listOrders } from "./handlers/list-orders.js";
 import { listPets } from "./handlers/list-pets.js";
@@ -13,9 +14,10 @@ export interface Route {
   public?: true;
 }
 
-/** The operations of the API, by path. `/openapi.json` is added by the router, for its base path. */
+/** The operations of the API, by path, and the document that describes them. */
 export const ROUTES: readonly Route[] = [
   { path: "/pets", methods: { GET: listPets, POST: createPet } },
   { path: "/pets/:petId", methods: { GET: getPet } },
   { path: "/store/orders", methods: { GET: listOrders } },
+  { path: "/openapi.json", methods: { GET: getOpenApi }, public: true },
 ];

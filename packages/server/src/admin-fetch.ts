@@ -3,8 +3,7 @@
 import pageCss from "./admin-page/page.css" with { type: "text" };
 import pageHtml from "./admin-page/page.html" with { type: "text" };
 import pageJs from "./admin-page/page.js" with { type: "text" };
-import { type Actor, type AdminTokens, ApiError, type ApiKeys, createAdmin, type PlanLimits, type PlanName, type RateLimiter, toErrorResponse, verifyAdminToken } from "@petstore/core";
-import { pathnameOf, requestIdOf, standardHeaders } from "@petstore/core/internal";
+import { type Actor, type AdminTokens, ApiError, type ApiKeys, type BesidePage, createAdmin, type PlanLimits, type PlanName, type RateLimiter, verifyAdminToken, type WindowPair } from "@petstore/core";
 import type { ServerFetch } from "./serve.js";
 
 export interface AdminFetchOptions {
@@ -22,7 +21,7 @@ export interface AdminFetchOptions {
 export const ADMIN_BASE_PATH = "/admin/v1";
 
 /** Failed admin credentials from one address: at most 10 a minute and 100 a day, then refused; 20 refusals in a minute ban it for 15 minutes. */
-const FAILURE_WINDOWS = [
+const FAILURE_WINDOWS: WindowPair = [
   { name: "minute", limit: 10, seconds: 60 },
   { name: "day", limit: 100, seconds: 86_400 },
 ];
@@ -40,10 +39,13 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/** The operator's page, beside the admin API. */
+const pageFile = (text: string, type: string): BesidePage => () => new Response(text, { headers: { "Content-Type": type, "Content-Security-Policy": CONTENT_SECURITY_POLICY } });
 const PAGE_FILES = new Map([
-  ["/", { text: pageHtml, type: "text/html; charset=utf-8" }],
-  ["/page.js", { text: pageJs, type: "text/javascript; charset=utf-8" }],
-  ["/page.css", { text: pageCss, type: "text/css; charset=utf-8" }],
+  ["/", pageFile(pageHtml, "text/html; charset=utf-8")],
+  ["/index.html", pageFile(pageHtml, "text/html; charset=utf-8")],
+  ["/page.js", pageFile(pageJs, "text/javascript; charset=utf-8")],
+  ["/page.css", pageFile(pageCss, "text/css; charset=utf-8")],
 ]);
 
 /**
@@ -84,30 +86,16 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
     keys: options.keys,
     limiter,
     basePath: ADMIN_BASE_PATH,
+    beside: (pathname) => PAGE_FILES.get(pathname),
     authenticate: (request, info) => authenticate(request, info?.clientAddress ?? "unknown"),
     ...(options.plans && { plans: options.plans }),
     ...(options.bodyTimeoutMs !== undefined && { bodyTimeoutMs: options.bodyTimeoutMs }),
   });
 
-  function page(request: Request, pathname: string): Response | undefined {
-    const file = PAGE_FILES.get(pathname === "/index.html" ? "/" : pathname);
-    if (file === undefined) return undefined;
-    const headers = { ...standardHeaders(requestIdOf(request)), "Content-Type": file.type, "Content-Security-Policy": CONTENT_SECURITY_POLICY };
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return toErrorResponse(new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }), headers);
-    }
-    return new Response(request.method === "HEAD" ? null : file.text, { headers });
-  }
-
   return async (request, socketAddress) => {
     const started = performance.now();
-    const pathname = pathnameOf(request.url);
     const address = socketAddress() ?? "unknown";
-    const response =
-      page(request, pathname) ??
-      (pathname === ADMIN_BASE_PATH || pathname.startsWith(`${ADMIN_BASE_PATH}/`)
-        ? await admin.fetch(request, { clientAddress: address })
-        : toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`), standardHeaders(requestIdOf(request))));
+    const response = await admin.fetch(request, { clientAddress: address });
     const actor = actors.get(request);
     log(
       JSON.stringify({
@@ -115,7 +103,7 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
         admin: true,
         requestId: response.headers.get("x-request-id"),
         method: request.method,
-        path: pathname,
+        path: new URL(request.url).pathname,
         status: response.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         client: address,

@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,7 +77,7 @@ describe("petstore command line", () => {
     [["keys", "roll", "key_x", "--overlap", "8d"], "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '8d'", "Usage: petstore keys roll <id> "],
     [["keys", "roll", "key_x", "--overlap", "604801s"], "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '604801s'", "Usage: petstore keys roll <id> "],
     [["keys", "roll", "key_x", "--overlap", "10"], "petstore: --overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '10'", "Usage: petstore keys roll <id> "],
-    [["keys", "unban", "key_x", "--limiter", "http://cache"], "petstore: --limiter must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)", "Usage: petstore keys unban <id> "],
+    [["keys", "unban", "key_x", "--limiter", "http://cache"], "petstore: --limiter must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS) (the URL is not repeated here: it may hold a password)", "Usage: petstore keys unban <id> "],
     [["audit", "--limit", "0"], "petstore: --limit must be a whole number from 1 to 10000, not '0'", "Usage: petstore audit "],
     [["admin-tokens", "create", "--db", ":memory:"], "petstore: --db :memory: would lose the token when this command ends: give the database your server uses", "Usage: petstore admin-tokens create "],
     [["admin-tokens", "revoke"], "petstore: missing <id> for 'petstore admin-tokens revoke'", "Usage: petstore admin-tokens revoke "],
@@ -316,7 +317,7 @@ describe("the life of a key on the command line", () => {
     const { id } = await json(["keys", "create", "--plan", "free", "--per-minute", "2"], db);
     // Requests as a server counts them: two admitted, then refusals past the ban's threshold.
     const storage = await openStorage({ url: db });
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: 2, seconds: 60 },
       { name: "day", limit: 1_000, seconds: 86_400 },
     ];

@@ -1,8 +1,12 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
+import { outcomeWithin } from "./_outcome-within.js";
+import { shownUrl } from "./shown-url.js";
+import { redisClient } from "./redis-client.js";
+import { tlsFailure } from "./tls-failure.js";
 
 /** A rate limiter apart from the database: `--limiter redis://...`; read by `commands/_options.ts`. */
 export interface LimiterConfig {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://...` (TLS). */
+  /** `redis://[user:password@]host[:port][/db]`, `redis+cluster://...` or `redis+sentinel://...` (see `parseLimiterUrl`); `rediss...` for TLS. */
   url: string;
   /** The database index of the URL's path (0..15; none: 0), checked at start. */
   database: number;
@@ -33,9 +37,13 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** While failing open, at most one warning per this many milliseconds (and one when it ends). */
 const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
-/** The URL as it may be shown: without credentials. */
-export function displayLimiter(url: string): string {
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//");
+/**
+ * Why Redis did not answer at start. Over TLS, a server that does not speak it on that port
+ * never answers the handshake (a plain Redis waits for a command): said so.
+ */
+function noAnswer(url: string): string {
+  const within = `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  return /^rediss/.test(url) ? `TLS: ${within} to the TLS handshake (does that port speak TLS?)` : within;
 }
 
 /**
@@ -56,18 +64,12 @@ export async function openLimiter(
    */
   { watchDataLoss = true }: { watchDataLoss?: boolean } = {},
 ): Promise<OpenLimiter> {
-  const shown = displayLimiter(config.url);
-  // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
-  // which Deno refuses unless --allow-env is unrestricted.
-  const { Redis } = await import("ioredis");
-  const redis = new Redis(config.url, {
+  const shown = shownUrl(config.url);
+  // One Redis, a Cluster or the master Sentinel names, as the URL says (see redis-client.ts).
+  const redis = await redisClient(config.url, {
     ...(config.password !== undefined && { password: config.password }),
-    db: config.database,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: (times) => Math.min(times * 100, 1_000),
+    database: config.database,
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
   });
   let connected = false;
   /** Connected once: from then on a lost connection and its return are logged. */
@@ -81,7 +83,7 @@ export async function openLimiter(
   /** What Redis last said went wrong: a failed `connect()` only says "Connection is closed". */
   let lastError: string | undefined;
   redis.on("error", (error: Error) => {
-    lastError = error.message;
+    lastError = tlsFailure(error) ?? error.message;
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
@@ -102,11 +104,14 @@ export async function openLimiter(
     warn("limiter reconnected", { limiter: shown });
     if (watchDataLoss) markerKept(false).catch(() => {});
   });
+  // A Cluster loses and finds its nodes one by one (a master dead, its replica promoted): each said once.
+  const node = ({ options }: { options: { host?: string; port?: number } }) => `${options.host}:${options.port}`;
+  redis.on("-node", (lostNode: { options: { host?: string; port?: number } }) => warn("limiter node lost", { limiter: shown, node: node(lostNode) }));
+  redis.on("+node", (added: { options: { host?: string; port?: number } }) => started && warn("limiter node added", { limiter: shown, node: node(added) }));
   try {
-    await Promise.race([
-      redis.connect(),
-      new Promise((_, reject) => setTimeout(reject, CONNECT_TIMEOUT_MS, new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)).unref?.()),
-    ]);
+    const connecting = redis.connect();
+    if ((await outcomeWithin(connecting, CONNECT_TIMEOUT_MS)) === "timeout") throw new Error(noAnswer(config.url));
+    await connecting;
     await redis.ping();
     // ioredis selects the URL's database on connecting but stays in database 0 when the server
     // refuses it (fewer databases, Redis Cluster): selected again here, a refusal stops the start.

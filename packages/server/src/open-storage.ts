@@ -1,11 +1,15 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrate } from "@petstore/adapters/libsql";
+import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
-import type { AdminTokens, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
+import { postgresConnection } from "./postgres-connection.js";
+import { postgresStartFailure } from "./postgres-start-failure.js";
+import { shownUrl } from "./shown-url.js";
+import { refusedStartupParameter, transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
 export interface DbConfig {
@@ -26,15 +30,9 @@ const POSTGRES_IDLE_TIMEOUT_S = 10;
 /** How long a Postgres query may take before its request gets a 503 (PETSTORE_DB_BUSY_TIMEOUT_MS overrides). */
 const POSTGRES_TIMEOUT_MS = 1_000;
 
-/** The database URL as it may be shown: without credentials or query parameters. */
-export function displayDb(url: string): string {
-  // Up to the last @ of the authority: a password may hold an @ of its own.
-  return url.replace(/\?.*$/, "").replace(/\/\/[^/]*@/, "//");
-}
-
 /** The four ports over one database, a health check, and the way to close it. */
 export interface Storage {
-  adapters: { store: PetStore; keys: ApiKeys; limiter: RateLimiter; idempotency: IdempotencyStore };
+  adapters: Adapters;
   /** The admin listener's credentials (`petstore admin-tokens`), in the same database. */
   adminTokens: AdminTokens;
   /**
@@ -44,6 +42,8 @@ export interface Storage {
   check(): Promise<number>;
   /** The database runs elsewhere (a server), on a clock of its own; not a file or memory of this machine. */
   remote: boolean;
+  /** What the server's `listening` line also says about the database, e.g. a pooler found in front. */
+  notes?: Record<string, string>;
   /**
    * A setting every server on the database must share (`settings` table): the value recorded
    * for `name`, recording `value` when none is (the first server's wins); with `replace`,
@@ -91,10 +91,10 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     throw new Error(openFailure(db.url, error), { cause: error });
   });
   try {
-    await migrate(connection);
+    await migrateLibsql(connection);
   } catch (error) {
     connection.close();
-    throw new Error(`cannot open ${displayDb(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
+    throw new Error(`cannot open ${shownUrl(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),
@@ -113,7 +113,7 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
 /** Why a libSQL database could not be opened, in one line: a local file's missing directory by name, not the driver's code. */
 function openFailure(url: string, error: unknown): string {
   const location = databaseLocation(url);
-  if (location.kind !== "file") return `cannot open ${url.replace(/\?.*$/, "").replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}`;
+  if (location.kind !== "file") return `cannot open ${shownUrl(url)}: ${firstLine(error)}`;
   const directory = dirname(resolve(location.path));
   if (!existsSync(directory)) return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
   return `cannot open database ${resolve(location.path)}: ${storageFailure(url, error)}`;
@@ -157,8 +157,10 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
-  const url = new URL(db.url);
-  const sql = postgres(db.url, {
+  // Several hosts and libpq's parameters, read as postgres-connection.ts says.
+  const connection = postgresConnection(db.url);
+  const url = new URL(connection.firstHost);
+  const options = {
     max: POSTGRES_POOL_SIZE,
     // Seconds: a server that does not accept the connection fails the query (a 503) in time.
     connect_timeout: 5,
@@ -169,16 +171,35 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     // Reconnecting after the server was lost: at most a second apart, so service resumes soon.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
-    // The isolation the statements are written for, whatever the database's default (an
-    // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
-    // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
-    connection: { default_transaction_isolation: "read committed" },
     ...(db.password === undefined ? {} : { password: db.password }),
-    // postgres.js reads a PG* variable for every option not given (Deno asks permission for
-    // each): given here with its defaults; TLS as the URL says (?sslmode=...), else off.
-    ...(url.searchParams.has("sslmode") || url.searchParams.has("ssl") ? {} : { ssl: false }),
-    ...({ sslnegotiation: null, max_pipeline: 100, keep_alive: 60, prepare: true, debug: false, fetch_types: true, publications: "alltables", target_session_attrs: undefined } as object),
-  });
+    ...connection.options,
+  };
+  // The isolation the statements are written for, whatever the database's default (an
+  // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
+  // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
+  // PgBouncer refuses a startup parameter it does not track: behind it, none is sent.
+  let startup: { connection?: Record<string, string> } = { connection: { default_transaction_isolation: "read committed" } };
+  // Migrated, and asked whether a pooler in transaction mode is in front (see
+  // transaction-pooling.ts), on two connections that prepare nothing; the pool then prepares
+  // its statements unless such a pooler would lose them (or the URL says prepare=false).
+  const setupClient = () => postgres(connection.url, { ...options, ...startup, max: 2, prepare: false });
+  let setup = setupClient();
+  let pooled: boolean;
+  try {
+    await migratePostgres({ sql: setup }).catch(async (error: unknown) => {
+      if (!refusedStartupParameter(error)) throw error;
+      void setup.end({ timeout: 5 }).catch(() => {});
+      startup = {};
+      setup = setupClient();
+      await migratePostgres({ sql: setup });
+    });
+    pooled = await transactionPooling(setup);
+  } catch (error) {
+    throw new Error(`cannot open ${shownUrl(db.url)}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`, { cause: error });
+  } finally {
+    void setup.end({ timeout: 5 }).catch(() => {});
+  }
+  const sql = postgres(connection.url, { ...options, ...startup, prepare: options.prepare && !pooled });
   const source: PostgresSource = {
     sql,
     timeoutMs: db.busyTimeoutMs ?? POSTGRES_TIMEOUT_MS,
@@ -186,17 +207,12 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     ...(onAvailabilityChange && { onAvailabilityChange }),
   };
   const close = () => void sql.end({ timeout: 5 }).catch(() => {});
-  try {
-    await migratePostgres(source);
-  } catch (error) {
-    close();
-    throw new Error(`cannot open ${db.url.replace(/\/\/[^/@]*@/, "//")}: ${firstLine(error)}${passwordHint(error, url, db.password)}`, { cause: error });
-  }
   return {
     adapters: postgresAdapters(source),
     adminTokens: postgresAdminTokens(source),
     check: () => checkPostgres(source),
     remote: true,
+    ...(pooled && { notes: { dbPooling: "transaction (statements not prepared)" } }),
     ...settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
       "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",

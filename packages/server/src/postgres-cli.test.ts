@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 import { hostname } from "node:os";
 import type { Decision } from "@petstore/core";
 import { describe, expect, it } from "vitest";
@@ -101,7 +102,8 @@ describe("petstore on a Postgres database", () => {
     const { code, err } = await cli(["serve", "--db", `${database.url}?sslmode=require`, "--port", "0", "--host", "127.0.0.1"]);
     expect(code).toBe(1);
     expect(err).toEqual([
-      `petstore: cannot open ${database.url.replace("postgres@", "")}?sslmode=require: the Postgres server closed the connection before TLS was set up (ECONNRESET): the URL asks for TLS (sslmode=require or stronger); does the server have ssl = on?`,
+      // The server asked at start (PostgreSQL's SSLRequest) whether it speaks TLS: it answered no.
+      `petstore: cannot open ${database.url.replace("postgres@", "")}: TLS: the server at ${new URL(database.url).host} does not accept TLS connections (sslmode=require)`,
     ]);
   });
 
@@ -135,7 +137,7 @@ describe("the life of a key on a Postgres database", () => {
     const storage = await openStorage({ url, password: PASSWORD });
     let banned: Decision | undefined;
     try {
-      const windows = [
+      const windows: WindowPair = [
         { name: "minute", limit: 2, seconds: 60 },
         { name: "day", limit: 10_000, seconds: 86_400 },
       ];

@@ -1,5 +1,4 @@
-import { ApiError, type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent, toErrorResponse } from "@petstore/core";
-import { headResponse, pathnameOf, requestIdOf, standardHeaders } from "@petstore/core/internal";
+import { type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent } from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";
@@ -18,33 +17,12 @@ export interface ServerFetchOptions {
   metrics?: ServerMetrics;
 }
 
-/**
- * `/healthz`, `/docs` and the 404 for paths outside the API, with core's edge: the request id,
- * the headers every answer carries, the Error body, and `HEAD` without a body.
- */
-async function answerOutside(
-  request: Request,
-  pathname: string,
-  health: Health,
-  reference: (pathname: string) => Response | undefined,
-): Promise<Response> {
-  const headers = standardHeaders(requestIdOf(request));
-  const page = reference(pathname);
-  let response: Response;
-  if (pathname !== "/healthz" && page === undefined) {
-    response = toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`), headers);
-  } else if (request.method !== "GET" && request.method !== "HEAD") {
-    response = toErrorResponse(new ApiError("method_not_allowed", `${request.method} is not allowed on this path`, undefined, { Allow: "GET, HEAD" }), headers);
-  } else if (page !== undefined) {
-    response = page;
-    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-  } else {
-    const problem = await health.problem();
-    const notice = problem === undefined ? await health.notice() : undefined;
-    const [status, body] = problem === undefined ? [200, { status: "ok", ...(notice && { notice }) }] : [503, { status: "unavailable", reason: problem }];
-    response = new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json", ...(problem && { "Retry-After": "1" }) } });
-  }
-  return request.method === "HEAD" ? headResponse(response) : response;
+/** `GET /healthz`: 200 when the API can serve reads and writes now, else 503 with the reason. */
+async function healthAnswer(health: Health): Promise<Response> {
+  const problem = await health.problem();
+  if (problem !== undefined) return Response.json({ status: "unavailable", reason: problem }, { status: 503, headers: { "Retry-After": "1" } });
+  const notice = await health.notice();
+  return Response.json({ status: "ok", ...(notice && { notice }) });
 }
 
 /** A key pasted into a path by mistake (`/v1/pets/psk_...`) never reaches the log. */
@@ -73,12 +51,12 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
   const { basePath, health, log, metrics } = options;
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
-  const logAnswer = (request: Request, pathname: string, event: Omit<ResponseEvent, "request">) => {
+  const logAnswer = (event: ResponseEvent) => {
     const line: Record<string, string | number | boolean> = {
       time: time(),
       requestId: event.requestId,
-      method: request.method,
-      path: withoutKeys(pathname),
+      method: event.request.method,
+      path: withoutKeys(event.pathname),
       // nginx's 499 "client closed request": the client left mid-request; no server error happened.
       status: event.aborted ? 499 : event.response.status,
       durationMs: Math.round(event.durationMs * 100) / 100,
@@ -88,7 +66,7 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
     if (event.clientAddress !== undefined) line.client = event.clientAddress;
     log(JSON.stringify(line));
-    if (metrics) metrics.observe({ ...event, method: request.method, route: routeLabel(pathname, event.route) });
+    if (metrics) metrics.observe({ ...event, method: event.request.method, route: routeLabel(event.pathname, event.route) });
   };
   /** A bounded label: the API's route patterns, the server's own paths, or `other` (never the raw path). */
   const routeLabel = (pathname: string, route: string | undefined) => {
@@ -96,29 +74,17 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     if (pathname === "/healthz") return "/healthz";
     return pathname === "/docs" || pathname.startsWith("/docs/") ? "/docs" : "other";
   };
-  // The API's answers are logged from its own hook, which knows the key's id and the request id.
+  // Every answer, the API's and those beside it, comes from core's pipeline and is logged from its hook.
   const petstore = createPetstore({
     ...options.api,
     basePath,
+    beside: (pathname) => (pathname === "/healthz" ? () => healthAnswer(health) : reference(pathname)),
     onResponse: (event) => {
-      if (event.response.status === 503) health.storageFailed();
-      logAnswer(event.request, pathnameOf(event.request.url), event);
+      if (event.errorCode === "service_unavailable") health.storageFailed(); // the API's own 503, not /healthz's
+      logAnswer(event);
     },
   });
-  async function outside(request: Request, pathname: string, socketAddress: () => string | undefined): Promise<Response> {
-    const started = performance.now();
-    const response = await answerOutside(request, pathname, health, reference);
-    const requestId = response.headers.get("x-request-id")!;
-    const clientAddress = socketAddress();
-    logAnswer(request, pathname, { response, requestId, durationMs: performance.now() - started, ...(clientAddress === undefined ? {} : { clientAddress }) });
-    return response;
-  }
-  // Not async: the API's answer is passed on as it is, without another promise around it.
-  return (request, socketAddress) => {
-    const pathname = pathnameOf(request.url);
-    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) return petstore.fetch(request, new LazyClientInfo(socketAddress));
-    return outside(request, pathname, socketAddress);
-  };
+  return (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress));
 }
 
 /** The socket's address, looked up only if read: Bun's lookup costs, and only anonymous callers need it. */

@@ -2,7 +2,7 @@
 // "moduleResolution" bundler, node16 and node10: the public API as a consumer writes it.
 import { type D1Database, d1Adapters } from "@petstore/adapters/d1";
 import { type DurableObjectNamespace, durableObjectLimiter } from "@petstore/adapters/durable-objects";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryLimiter } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey, StorageUnavailableError } from "@petstore/core";
@@ -45,7 +45,7 @@ export const edgePetstore = (env: { DB: D1Database; LIMITER: DurableObjectNamesp
   createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
 
 const db = await connectLibsql({ url: "file:consumer.db" });
-await migrate(db);
+await migrateLibsql(db);
 createPetstore(libsqlAdapters(db));
 db.close();
 

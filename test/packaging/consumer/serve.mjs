@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import process from "node:process";
 import { getRequestListener } from "@hono/node-server";
-import { libsqlAdapters, migrate } from "@petstore/adapters/libsql";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { createPetstore, issueApiKey } from "@petstore/core";
@@ -51,7 +51,7 @@ async function exercise(adapters) {
 }
 
 const db = await connectLibsql({ url: `file:${runtime}-${mount.replace(":", "-")}.db` });
-await migrate(db);
+await migrateLibsql(db);
 const result = { runtime, mount, memory: await exercise(memoryAdapters()), libsql: await exercise(libsqlAdapters(db)) };
 db.close();
 console.log(JSON.stringify(result));

@@ -15,7 +15,7 @@ function toRecord(row: Row): AdminTokenRecord {
 export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => number): AdminTokens {
   const { arg } = sql;
   async function get(id: string): Promise<AdminTokenRecord | undefined> {
-    const { rows } = await db.readLatest({ sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    const { rows } = await db.read({ sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
     return rows[0] && toRecord(rows[0]);
   }
   return {
@@ -34,7 +34,7 @@ export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => nu
     },
     get,
     async list() {
-      return (await db.readLatest(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, id`)).rows.map(toRecord);
+      return (await db.read(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, id`)).rows.map(toRecord);
     },
     async revoke(id) {
       const [revoked] = await db.write([

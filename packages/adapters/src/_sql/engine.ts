@@ -9,7 +9,18 @@ export type Value = string | number | null;
  * (`:name` in SQLite, given without the colon). `oneRow`: it returns at most one row, which a
  * local database then reads the cheaper way.
  */
-export type Statement = string | { sql: string; args?: Value[] | Record<string, Value>; oneRow?: boolean };
+export type Statement =
+  | string
+  | {
+      sql: string;
+      args?: Value[] | Record<string, Value>;
+      oneRow?: boolean;
+      /**
+       * false: a text made for one occasion (a multi-row INSERT of as many rows as arrived),
+       * which an engine that prepares its statements (Postgres) does not prepare. Default true.
+       */
+      prepare?: boolean;
+    };
 /** A row by column name. */
 export type Row = Record<string, unknown>;
 export interface Result {
@@ -37,33 +48,34 @@ export interface WriteOptions {
 }
 
 /**
- * How the SQL adapters reach their database. Failures that mean "storage cannot be used now"
- * reject with `StorageUnavailableError` (a 503); a wrong statement rejects with the driver's error.
+ * How the SQL adapters reach their database: three verbs. Failures that mean "storage cannot
+ * be used now" reject with `StorageUnavailableError` (a 503); a wrong statement rejects with
+ * the driver's error.
  */
 export interface SqlEngine {
   /** True when statements run in this process (a local file or `:memory:`): a small read costs microseconds, not a round trip. */
   readonly inProcess: boolean;
-  /** A read (or a write that needs no transaction of its own). */
-  execute(statement: Statement): Promise<Result>;
   /**
-   * A read whose rows reflect every write acknowledged before the call, by this process or
-   * another. Calls with the same statement may share one read while that holds (a local engine
-   * shares one within a turn of the event loop until its next write batch begins), so a small
-   * read that every request asks for costs one read per turn.
+   * A read to answer from: its rows reflect every write acknowledged before the call, by this
+   * process or another, and are on disk when it resolves. (A local file may make a commit
+   * visible before its fsync is done; an answer built from such rows could show a client what
+   * a power cut takes back: a pet listed, then gone, its id handed out again. So a local
+   * engine resolves after the next fsync; elsewhere a commit is durable once visible.)
    */
-  readLatest(statement: Statement): Promise<Result>;
+  read(statement: Statement): Promise<Result>;
+  /**
+   * A read that only tells whether something changed (a version number): like `read`, but
+   * it may show a commit not on disk yet, so it resolves without waiting for an fsync. Never
+   * build an answer from its rows. Calls with the same statement may share one read while it
+   * reflects every acknowledged write (a local engine shares one within a turn of the event
+   * loop until its next write batch begins), so what every request asks costs one read per turn.
+   */
+  readVersion(statement: Statement): Promise<Result>;
   /**
    * Commits the unit's statements atomically (in one transaction) and resolves, with one result
    * per statement, once they are durable.
    */
   write(unit: Unit, options?: WriteOptions): Promise<Result[]>;
-  /**
-   * Settles once everything committed before the call, by any process, is on disk. A local
-   * file may make a commit visible before its fsync is done: an answer built from rows a
-   * client could not get back after a power cut (a pet listed, then gone, its id handed out
-   * again) waits for this first. At once where commits are durable when visible.
-   */
-  durable(): Promise<void>;
   /**
    * A failure no request meets, in a few words (a local file whose checkpoints fail while its
    * WAL grows, or that was removed while only counts were written); undefined when there is
@@ -84,3 +96,18 @@ export function statementsOf(unit: Unit): readonly Statement[] {
  */
 export const afterThisTurn: (callback: () => void) => void =
   (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
+
+/**
+ * Named parameters as numbered ones: each `:name` in `sql` (a `::cast` is no name) becomes
+ * `placeholder(n, name)`, `n` numbered from 1 in order of first use; `names` says which value
+ * goes in which place. For engines that bind by number only (D1, Postgres), and statements
+ * written with names for the reader but bound faster by number (the limiter's).
+ */
+export function numbered(sql: string, placeholder: (position: number, name: string) => string): { sql: string; names: string[] } {
+  const names: string[] = [];
+  const text = sql.replace(/(?<![:\w]):([a-zA-Z_]\w*)/g, (_, name: string) => {
+    const index = names.includes(name) ? names.indexOf(name) : names.push(name) - 1;
+    return placeholder(index + 1, name);
+  });
+  return { sql: text, names };
+}

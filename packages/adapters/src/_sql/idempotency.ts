@@ -38,7 +38,7 @@ export function sqlIdempotency(db: SqlEngine, statements: IdempotencyStatements,
     for (;;) {
       const [taken] = await db.write(sweeping ? [take, statements.sweep(now, SWEEP_BATCH)] : [take]);
       if (taken!.rows.length > 0) return { state: "claimed" };
-      const record = (await db.execute(statements.find(claim))).rows[0];
+      const record = (await db.read(statements.find(claim))).rows[0];
       // Gone: released between the two statements, so it is free to take now.
       if (!record) continue;
       if (record.fingerprint !== claim.fingerprint) return { state: "mismatch" };

@@ -113,7 +113,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   }
 
   async function get(id: string): Promise<ApiKeyRecord | undefined> {
-    const { rows } = await db.readLatest({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    const { rows } = await db.read({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
     return rows[0] && toRecord(rows[0]);
   }
 
@@ -145,7 +145,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async findByHash(hash) {
       // The previous secret only during its overlap, and no expired key: by the store's clock.
-      const { rows } = await db.execute({
+      const { rows } = await db.read({
         sql: `SELECT ${COLUMNS} FROM api_keys
           WHERE (hash = ${arg(1, "text")} OR (previous_hash = ${arg(1, "text")} AND rolled_until > ${nowAt(2)}))
             AND (expires_at IS NULL OR expires_at > ${nowAt(2)})`,
@@ -156,9 +156,9 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     get,
     async list(page) {
-      if (!page) return (await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
+      if (!page) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
       const after = page.afterId === undefined ? "" : `WHERE ${sql.order} > (SELECT ${sql.order} FROM api_keys WHERE id = ${arg(2, "text")})`;
-      const { rows } = await db.execute({
+      const { rows } = await db.read({
         sql: `SELECT ${COLUMNS} FROM api_keys ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
         args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
       });
@@ -220,7 +220,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       const args: Value[] = [limit];
       if (beforeId !== undefined) where.push(`id < ${arg(args.push(beforeId), "bigint")}`);
       if (keyId !== undefined) where.push(`key_id = ${arg(args.push(keyId), "text")}`);
-      const { rows } = await db.readLatest({
+      const { rows } = await db.read({
         sql: `SELECT ${AUDIT_COLUMNS} FROM key_audit ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${arg(1, "integer")}`,
         args,
       });

@@ -1,5 +1,5 @@
 import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
-import type { Row, SqlEngine, Statement } from "./engine.js";
+import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
 
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
@@ -20,25 +20,56 @@ export interface HitArgs {
   banMs: number;
 }
 
-/** The order in which a hit statement binds its arguments (see `hitText`, `hitValues`). */
-const HIT_PARAMETERS: readonly (keyof HitArgs)[] = ["bucket", "now", "hits", "length0", "length1", "limit0", "limit1", "threshold", "banMs"];
-
 /**
- * A hit statement written with named parameters for the reader (`:now`), as the engine binds
- * it: each name replaced by `placeholder(its position from 1, name)`; a `::` cast is no name.
+ * What a dialect writes of the limiter (see `LimiterStatements`): its hit statement, with the
+ * named parameters of `HitArgs` for the reader (`:now`); its store's clock in SQL (see
+ * store-clock.ts); and how it writes a numbered parameter (`?1`, `$1::bigint`): every engine
+ * binds by number, and faster (the `libsql` package takes longer to bind ten values by name
+ * than to run the hit). The other statements are plain SQL, the same in both dialects.
  */
-export function hitText(named: string, placeholder: (position: number, name: keyof HitArgs) => string): string {
-  return named.replace(/(?<!:):([a-zA-Z]\w*)/g, (_, name: string) => {
-    const index = HIT_PARAMETERS.indexOf(name as keyof HitArgs);
-    if (index < 0) throw new Error(`hit statement: unknown parameter :${name}`);
-    return placeholder(index + 1, name as keyof HitArgs);
-  });
+export interface LimiterDialect {
+  placeholder(position: number, name: string): string;
+  now: string;
+  hit: string;
 }
 
-/** The arguments of a hit statement made by `hitText`, in their positions. */
-export const hitValues = (args: HitArgs) => HIT_PARAMETERS.map((name) => args[name]);
+/** The statements of a dialect, each bound by number. */
+export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
+  function bound<A>(named: string, oneRow: boolean): (values: A) => Statement {
+    const { sql, names } = numbered(named, dialect.placeholder);
+    const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
+    return oneRow ? (values) => ({ sql, args: argsOf(values), oneRow: true }) : (values) => ({ sql, args: argsOf(values) });
+  }
+  const now = `coalesce(:now, ${dialect.now})`;
+  const sweep = bound<{ now: number | null; batch: number }>(
+    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch)`,
+    false,
+  );
+  // The bucket as a hit finds it (each window moved forward to the current one, never back), counting nothing.
+  const peek = bound<PeekArgs>(
+    `SELECT k.now AS decided_at,
+  CASE WHEN r.window0_start >= k.start0 THEN r.window0_start ELSE k.start0 END AS window0_start,
+  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
+  CASE WHEN r.window1_start >= k.start1 THEN r.window1_start ELSE k.start1 END AS window1_start,
+  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
+  coalesce(r.banned_until, 0) AS banned_until
+FROM (SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1 FROM (SELECT ${now} AS now) AS t) AS k
+LEFT JOIN rate_limits AS r ON r.bucket = :bucket`,
+    true,
+  );
+  const unban = bound<{ bucket: string; now: number | null }>(
+    `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = :bucket AND banned_until > ${now} RETURNING bucket`,
+    false,
+  );
+  return {
+    hit: bound<HitArgs>(dialect.hit, true),
+    sweep: (now, batch) => sweep({ now, batch }),
+    peek,
+    unban: (bucket, now) => unban({ bucket, now }),
+  };
+}
 
-/** An engine's SQL for the limiter's two statements. */
+/** The limiter's statements, as an engine runs them. */
 export interface LimiterStatements {
   /**
    * The whole decision for `args.hits` hits on one bucket, as ONE atomic statement (an
@@ -119,7 +150,7 @@ export interface SqlLimiter {
  * engine makes the statement (one turn of the event loop: a busy key's concurrent requests)
  * are decided together by it at one instant, in their order of arrival (see `groupedWrites`).
  * Expired buckets are deleted by every 1000th statement (no timers), by the same clock. Takes
- * exactly two windows (core passes the minute window, then the day window); the ban counts
+ * the two windows of a `WindowPair` (the minute's, then the day's); the ban counts
  * refusals within the first.
  */
 export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: string): SqlLimiter {
@@ -151,7 +182,6 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: s
   return {
     hit(input) {
       const { bucket, windows, ban, now } = input;
-      if (windows.length !== 2) return Promise.reject(new TypeError(`${name} takes exactly two windows, got ${windows.length}`));
       // Hits share a statement only when it decides the same windows, limits and ban at the same instant.
       const key = `${bucket}\n${now}\n${windows[0]!.seconds}\n${windows[1]!.seconds}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
       return join(key, input);
@@ -159,7 +189,7 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: s
     async peek({ bucket, windows, now }) {
       const lengths = windows.map((w) => w.seconds * 1000);
       // The latest committed row: an operator looking at a key sees what the last hit left.
-      const { rows } = await db.readLatest(statements.peek({ bucket, now, length0: lengths[0]!, length1: lengths[1]! }));
+      const { rows } = await db.read(statements.peek({ bucket, now, length0: lengths[0]!, length1: lengths[1]! }));
       const row = rows[0]!;
       const starts = [Number(row.window0_start), Number(row.window1_start)];
       const counts = [Number(row.window0_count), Number(row.window1_count)];

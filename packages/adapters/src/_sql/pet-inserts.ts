@@ -19,7 +19,8 @@ export function petInserts(db: SqlEngine, insertText: (rows: number) => string):
   const texts = Array.from({ length: MAX_PETS_PER_INSERT + 1 }, (_, rows) => (rows === 0 ? "" : insertText(rows)));
   const join = groupedWrites<Value[], Pet>(db, {
     max: MAX_PETS_PER_INSERT,
-    make: (rows) => [{ sql: texts[rows.length]!, args: rows.flat() }],
+    // Not prepared: up to 64 texts, one per count, each of which a burst would prepare on every connection.
+    make: (rows) => [{ sql: texts[rows.length]!, args: rows.flat(), prepare: false }],
     // RETURNING promises no order; the ids do: the rows were inserted in order of arrival.
     answer: ([inserted]) => inserted!.rows.map(toPet).sort((a, b) => a.id - b.id),
   });

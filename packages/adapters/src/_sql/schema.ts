@@ -5,6 +5,18 @@
 /** The columns the statements use, by table. */
 export type RequiredColumns = Readonly<Record<string, readonly string[]>>;
 
+/** The columns the SQL adapters' statements use in both dialects, by table (each adds its own). */
+export const SQL_COLUMNS = {
+  pets: ["id", "name", "category_id", "status"],
+  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
+  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
+  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
+  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
+  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
+  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
+  health_probe: ["id", "checked_at"],
+} as const satisfies RequiredColumns;
+
 /**
  * Why the schema cannot serve the statements ("the database lacks pets.status"), given the
  * `table.column` names it has; undefined when it has every one.

@@ -1,5 +1,5 @@
 import { StorageUnavailableError } from "@petstore/core";
-import { type Result, type Row, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
+import { numbered, type Result, type Row, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
 import { storageError } from "../libsql/_storage-errors.js";
 
 /**
@@ -45,13 +45,14 @@ function positional(statement: Statement): { sql: string; args: Value[] } {
   if (typeof statement === "string") return { sql: statement, args: [] };
   const { sql, args = [] } = statement;
   if (Array.isArray(args)) return { sql, args };
-  const names: string[] = [];
-  const text = sql.replace(/(?<![:\w]):([a-zA-Z_]\w*)/g, (_, name: string) => {
-    if (!(name in args)) throw new Error(`statement: no value for :${name}`);
-    const index = names.includes(name) ? names.indexOf(name) : names.push(name) - 1;
-    return `?${index + 1}`;
-  });
-  return { sql: text, args: names.map((name) => args[name]!) };
+  const { sql: text, names } = numbered(sql, (position) => `?${position}`);
+  return {
+    sql: text,
+    args: names.map((name) => {
+      if (!(name in args)) throw new Error(`statement: no value for :${name}`);
+      return args[name]!;
+    }),
+  };
 }
 
 const toResult = (result: D1Result): Result => ({ rows: result.results as Row[], rowsAffected: result.meta.changes });
@@ -74,14 +75,13 @@ export function d1Engine(db: D1Database): SqlEngine {
     const { sql, args } = positional(statement);
     return db.prepare(sql).bind(...args);
   };
-  const execute: SqlEngine["execute"] = (statement) => guard(async () => toResult(await prepare(statement).all()));
+  const execute: SqlEngine["read"] = (statement) => guard(async () => toResult(await prepare(statement).all()));
   return {
     inProcess: false,
-    execute,
+    read: execute,
     // A binding used without D1's Sessions API sends every query to the primary, which has
     // every acknowledged write.
-    readLatest: execute,
+    readVersion: execute,
     write: (unit) => guard(async () => (await db.batch(statementsOf(unit).map(prepare))).map(toResult)),
-    durable: () => Promise.resolve(),
   };
 }

@@ -1,9 +1,9 @@
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters, ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
 import { libsqlConnection } from "../libsql/_source.js";
 import { libsqlIdempotency } from "../libsql/idempotency.js";
 import { libsqlKeys } from "../libsql/keys.js";
 import { libsqlLimiter } from "../libsql/limiter.js";
-import { migrate } from "../libsql/migrations.js";
+import { migrateLibsql } from "../libsql/migrations.js";
 import { libsqlStore } from "../libsql/store.js";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 import { type D1Database, d1Engine } from "./_engine.js";
@@ -21,7 +21,7 @@ const onD1 = (db: D1Database) => libsqlConnection(d1Engine(db), () => {});
  * with its row in `schema_migrations`. Safe when several isolates start at once.
  * @example await migrateD1(env.DB);
  */
-export const migrateD1 = (db: D1Database): Promise<void> => migrate(onD1(db));
+export const migrateD1 = (db: D1Database): Promise<void> => migrateLibsql(onD1(db));
 
 /** Pets and orders in D1 (run `migrateD1` first); a create with an idempotency claim completes it in the insert's batch. */
 export const d1Store = (db: D1Database): PetStore => libsqlStore(onD1(db));
@@ -46,12 +46,7 @@ export const d1Limiter = (db: D1Database, options: StoreClockOptions = {}): Rate
  * await migrateD1(env.DB); // once, e.g. on the first request
  * const petstore = createPetstore({ ...d1Adapters(env.DB) });
  */
-export function d1Adapters(db: D1Database, options: StoreClockOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-} {
+export function d1Adapters(db: D1Database, options: StoreClockOptions = {}): Adapters {
   const source = onD1(db);
   return {
     store: libsqlStore(source),

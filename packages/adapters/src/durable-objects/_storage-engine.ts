@@ -32,9 +32,8 @@ export function storageEngine(state: DurableObjectState): SqlEngine {
   const execute = async (statement: Statement) => run(statement);
   return {
     inProcess: true,
-    execute,
-    readLatest: execute,
+    read: execute,
+    readVersion: execute,
     write: async (unit) => storage.transactionSync(() => statementsOf(unit).map(run)),
-    durable: () => Promise.resolve(),
   };
 }

@@ -1,15 +1,14 @@
-import { StorageUnavailableError } from "@petstore/core";
+import { type HitInput, StorageUnavailableError } from "@petstore/core";
 import { describe, expect, it } from "vitest";
 import { durableObjectLimiter } from "./index.js";
 
-const input = {
+const input: HitInput = {
   bucket: "key:key_a",
   windows: [
     { name: "minute", limit: 60, seconds: 60 },
     { name: "day", limit: 1000, seconds: 86_400 },
   ],
   ban: { threshold: 30, seconds: 600 },
-  now: Date.UTC(2030, 0, 15, 12),
 };
 
 describe("durableObjectLimiter", () => {

@@ -2,6 +2,7 @@ import type { Decision, HitInput } from "@petstore/core";
 import NativeDatabase from "libsql";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { DurableObjectState } from "./_storage-engine.js";
+import { LIBSQL_COLUMNS } from "../libsql/migrations.js";
 import { PetstoreRateLimiter } from "./petstore-rate-limiter.js";
 
 /**
@@ -32,7 +33,8 @@ function objectState() {
       },
     },
   };
-  return { state, alarms, tables };
+  const columns = (table: string) => (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all([]) as { name: string }[]).map((row) => row.name);
+  return { state, alarms, tables, columns, db };
 }
 
 /** A test's clock (sent with each hit), two days behind the runtime's: the object must keep them apart. */
@@ -90,5 +92,24 @@ describe("PetstoreRateLimiter", () => {
     await hit(new PetstoreRateLimiter(state));
     await hit(new PetstoreRateLimiter(state));
     expect((await hit(new PetstoreRateLimiter(state))).allowed).toBe(false);
+  });
+
+  it("holds the libSQL schema's rate_limits table, made by the libSQL migrations themselves", async () => {
+    const { state, columns } = objectState();
+    await hit(new PetstoreRateLimiter(state));
+    expect(columns("rate_limits").sort()).toEqual([...LIBSQL_COLUMNS.rate_limits!].sort());
+  });
+
+  it("brings the table of an object an earlier release made up to date, keeping its counts", async () => {
+    const { state, columns, db } = objectState();
+    // The table as releases before decided_at made it (libSQL migrations 1 and 3), with no versions kept.
+    db.exec(`CREATE TABLE rate_limits (bucket TEXT PRIMARY KEY, window0_start INTEGER NOT NULL, window0_count INTEGER NOT NULL,
+      window1_start INTEGER NOT NULL, window1_count INTEGER NOT NULL, refusals INTEGER NOT NULL, banned_until INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL, admitted INTEGER NOT NULL DEFAULT 0, refused INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`);
+    const minute = Math.floor(NOW / 60_000) * 60_000;
+    db.exec(`INSERT INTO rate_limits VALUES ('key:key_a', ${minute}, 2, ${MIDNIGHT - 86_400_000}, 2, 0, 0, ${MIDNIGHT}, 0, 0)`);
+    const decision = await hit(new PetstoreRateLimiter(state));
+    expect(decision.allowed).toBe(false); // its two hits of this minute were kept
+    expect(columns("rate_limits")).toContain("decided_at");
   });
 });

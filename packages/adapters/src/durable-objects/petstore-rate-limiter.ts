@@ -1,25 +1,8 @@
 import type { Decision } from "@petstore/core";
 import { type SqlLimiter, sqlLimiter, type TimedHit } from "../_sql/limiter.js";
 import { SQLITE_LIMITER_STATEMENTS } from "../libsql/limiter.js";
+import { RATE_LIMITS_MIGRATIONS } from "../libsql/migrations.js";
 import { type DurableObjectState, storageEngine } from "./_storage-engine.js";
-
-/**
- * The libSQL schema's `rate_limits` table (libsql/migrations.ts, versions 1, 3 and 5), which
- * the shared hit statement reads and writes; an object holds the one row of its bucket.
- */
-const SCHEMA = `CREATE TABLE IF NOT EXISTS rate_limits (
-  bucket TEXT PRIMARY KEY,
-  window0_start INTEGER NOT NULL,
-  window0_count INTEGER NOT NULL,
-  window1_start INTEGER NOT NULL,
-  window1_count INTEGER NOT NULL,
-  refusals INTEGER NOT NULL,
-  banned_until INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
-  admitted INTEGER NOT NULL DEFAULT 0,
-  refused INTEGER NOT NULL DEFAULT 0,
-  decided_at INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID`;
 
 const MINUTE = 60_000;
 
@@ -39,7 +22,7 @@ const overAt = (decision: Decision) => Math.max(decision.bannedUntil ?? 0, ...de
 export class PetstoreRateLimiter {
   readonly #ctx: DurableObjectState;
   readonly #limiter: SqlLimiter;
-  /** Whether the table exists: not after `deleteAll`, until the next hit. */
+  /** Whether the table is migrated: not after `deleteAll`, until the next hit. */
   #ready = false;
   /** The alarm this instance last set (runtime clock); 0 after a restart: the next hit sets it again. */
   #alarmAt = 0;
@@ -56,7 +39,7 @@ export class PetstoreRateLimiter {
    */
   async fetch(request: Request): Promise<Response> {
     const { now = null, ...input } = (await request.json()) as Omit<TimedHit, "now"> & { now?: number };
-    this.#createTable();
+    this.#migrateLibsql();
     const { pathname } = new URL(request.url);
     if (pathname === "/peek") return Response.json(await this.#limiter.peek({ ...input, now }));
     if (pathname === "/unban") return Response.json({ unbanned: await this.#limiter.unban(input.bucket, now) });
@@ -72,15 +55,32 @@ export class PetstoreRateLimiter {
     return Response.json(decision);
   }
 
-  #createTable(): void {
+  /**
+   * The libSQL migrations of `rate_limits`, each applied once, recorded in the object's own
+   * `rate_limits_schema`: the table is the libSQL one, never a copy of it that could drift.
+   */
+  #migrateLibsql(): void {
     if (this.#ready) return;
     const { sql } = this.#ctx.storage;
-    sql.exec(SCHEMA);
-    // An object whose table an earlier version made has no `decided_at` yet (libSQL migration 5).
-    if (!sql.exec("SELECT name FROM pragma_table_info('rate_limits')").toArray().some((column) => column.name === "decided_at")) {
-      sql.exec("ALTER TABLE rate_limits ADD COLUMN decided_at INTEGER NOT NULL DEFAULT 0");
+    sql.exec("CREATE TABLE IF NOT EXISTS rate_limits_schema (version INTEGER PRIMARY KEY)");
+    let applied = Number(sql.exec("SELECT coalesce(max(version), 0) AS version FROM rate_limits_schema").toArray()[0]!.version);
+    if (applied === 0) applied = this.#versionWithoutRecord();
+    for (const { version, statements } of RATE_LIMITS_MIGRATIONS) {
+      if (version <= applied) continue;
+      for (const statement of statements) sql.exec(statement);
+      sql.exec("INSERT INTO rate_limits_schema (version) VALUES (?)", version);
     }
     this.#ready = true;
+  }
+
+  /**
+   * An object an earlier release made kept no versions: its table had the shape of migration
+   * 3 (`admitted`, `refused`) or, with `decided_at`, of migration 5. None: a new object.
+   */
+  #versionWithoutRecord(): number {
+    const columns = this.#ctx.storage.sql.exec("SELECT name FROM pragma_table_info('rate_limits')").toArray().map((column) => column.name);
+    if (columns.length === 0) return 0;
+    return columns.includes("decided_at") ? 5 : 3;
   }
 
   /**

@@ -25,13 +25,12 @@ export function clientEngine(client: Client): SqlEngine {
       throw storageError(error);
     }
   }
-  const execute: SqlEngine["execute"] = (statement) => guard(() => client.execute(statement));
+  const execute: SqlEngine["read"] = (statement) => guard(() => client.execute(statement));
   return {
     inProcess: false,
-    execute,
+    read: execute,
     // Every read is a new one: the server has every acknowledged write.
-    readLatest: execute,
+    readVersion: execute,
     write: (unit) => guard(() => client.batch([...statementsOf(unit)], "write")),
-    durable: () => Promise.resolve(),
   };
 }

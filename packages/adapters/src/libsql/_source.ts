@@ -23,7 +23,7 @@ const engines = new WeakMap<LibsqlConnection, SqlEngine>();
 /** A connection over `engine`, closed by `close`: what `connectLibsql` (and a test of an engine) hands the adapters. */
 export function libsqlConnection(engine: SqlEngine, close: () => void): LibsqlConnection {
   const connection: LibsqlConnection = {
-    execute: async (sql, args = []) => (await engine.execute({ sql, args })).rows,
+    execute: async (sql, args = []) => (await engine.read({ sql, args })).rows,
     close,
   };
   engines.set(connection, engine);

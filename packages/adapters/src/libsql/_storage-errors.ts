@@ -1,4 +1,4 @@
-import { StorageUnavailableError } from "@petstore/core";
+import { storageErrors } from "../_storage-errors.js";
 
 /**
  * Error codes of `@libsql/client` and the `libsql` package that mean "the database cannot be
@@ -40,28 +40,15 @@ export function sqliteCode(error: unknown): string {
   return String((error as { code?: unknown } | undefined)?.code);
 }
 
-/**
- * Why storage cannot be used right now, in a few words, when `error` means that rather than
- * "this statement is wrong"; undefined otherwise.
- */
-function unavailableReason(error: unknown): string | undefined {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (cause instanceof StorageUnavailableError) return cause.message;
-    // `connectLibsql`'s deadline on a remote answer ran out mid-response.
-    if (cause.name === "TimeoutError") return "the libSQL server did not answer in time";
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code !== "string") continue;
-    // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT...) share their base code's meaning.
-    const base = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
-    if (UNAVAILABLE_CODES.has(base)) return REASONS[base] ?? `the database is unavailable (${code})`;
-    if (NETWORK_CODES.has(code)) return `the libSQL server is unreachable (${code})`;
-  }
+/** The adapters' failure for a libSQL error (see `storageErrors`). */
+export const storageError = storageErrors((cause) => {
+  // `connectLibsql`'s deadline on a remote answer ran out mid-response.
+  if (cause.name === "TimeoutError") return "the libSQL server did not answer in time";
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code !== "string") return undefined;
+  // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT...) share their base code's meaning.
+  const base = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
+  if (UNAVAILABLE_CODES.has(base)) return REASONS[base] ?? `the database is unavailable (${code})`;
+  if (NETWORK_CODES.has(code)) return `the libSQL server is unreachable (${code})`;
   return undefined;
-}
-
-/** `error` as the adapters throw it: a `StorageUnavailableError` (a 503) when storage cannot be used now, else as it is. */
-export function storageError(error: unknown): unknown {
-  if (error instanceof StorageUnavailableError) return error;
-  const reason = unavailableReason(error);
-  return reason === undefined ? error : new StorageUnavailableError(reason, { cause: error });
-}
+});

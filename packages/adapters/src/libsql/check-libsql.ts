@@ -31,13 +31,12 @@ export async function checkLibsql(source: LibsqlSource): Promise<number> {
     // Nothing to keep across a power cut: skip the fsync, as the limiter's counts do.
     { survives: "process-crash" },
   );
-  // And the disk takes what was committed: a failed or hanging fsync fails the check too.
-  await engine.durable();
+  // And the statements find what they need: a column dropped by hand fails every request. The
+  // read resolves once the disk took what was committed: a failed or hanging fsync fails the check too.
+  const missing = schemaProblem(LIBSQL_COLUMNS, (await engine.read(COLUMNS_SQL)).rows.map((row) => String(row.name)));
   // And nothing fails beside the requests: checkpoints that no longer reach the database file.
   const problem = engine.problem?.();
   if (problem !== undefined) throw new StorageUnavailableError(problem);
-  // And the statements find what they need: a column dropped by hand fails every request.
-  const missing = schemaProblem(LIBSQL_COLUMNS, (await engine.execute(COLUMNS_SQL)).rows.map((row) => String(row.name)));
   if (missing !== undefined) throw new Error(missing);
   return Number(probe!.rows[0]!.checked_at);
 }

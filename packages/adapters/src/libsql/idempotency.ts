@@ -32,7 +32,7 @@ const STATEMENTS: IdempotencyStatements = {
 };
 
 /**
- * Idempotency records in a libSQL database (run `migrate` first), shared by every process on
+ * Idempotency records in a libSQL database (run `migrateLibsql` first), shared by every process on
  * it. `claim` is one upsert that takes the key only when no live record holds it, so of two
  * concurrent claims exactly one wins; `libsqlStore` completes the claim in its insert's
  * transaction. Records age by the database's clock (`options.clock`'s in tests).

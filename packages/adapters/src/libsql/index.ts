@@ -1,4 +1,4 @@
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters } from "@petstore/core";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 import type { LibsqlSource } from "./_source.js";
 import { libsqlIdempotency } from "./idempotency.js";
@@ -15,7 +15,7 @@ export { checkLibsql } from "./check-libsql.js";
 export { libsqlIdempotency } from "./idempotency.js";
 export { libsqlAdminTokens, libsqlKeys } from "./keys.js";
 export { libsqlLimiter } from "./limiter.js";
-export { migrate } from "./migrations.js";
+export { migrateLibsql } from "./migrations.js";
 export { libsqlStore } from "./store.js";
 
 /**
@@ -24,15 +24,10 @@ export { libsqlStore } from "./store.js";
  * Windows, bans and records' ages follow the database's clock (`options.clock`'s in tests).
  * @example
  * const db = await connectLibsql({ url: "file:petstore.db" }); // or { client } of any @libsql/client
- * await migrate(db);
+ * await migrateLibsql(db);
  * const petstore = createPetstore({ ...libsqlAdapters(db) });
  */
-export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-} {
+export function libsqlAdapters(source: LibsqlSource, options: StoreClockOptions = {}): Adapters {
   return {
     store: libsqlStore(source),
     keys: libsqlKeys(source, options),

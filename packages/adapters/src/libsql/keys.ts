@@ -5,7 +5,7 @@ import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 /**
- * API key records and their audit trail in a libSQL database (run `migrate` first), shared by
+ * API key records and their audit trail in a libSQL database (run `migrateLibsql` first), shared by
  * every process on it; rolls and expiries by the database's clock (`options.clock`'s in tests).
  * Core caches verified keys for at most 5 s, so a change here reaches every process within that.
  */
@@ -24,7 +24,7 @@ export const SQLITE_DIALECT: KeysDialect = {
   isDuplicate: (error) => String((error as { code?: unknown }).code).startsWith("SQLITE_CONSTRAINT"),
 };
 
-/** Admin tokens in a libSQL database (run `migrate` first), shared by every server on it. */
+/** Admin tokens in a libSQL database (run `migrateLibsql` first), shared by every server on it. */
 export function libsqlAdminTokens(source: LibsqlSource, options: StoreClockOptions = {}): AdminTokens {
   return sqlAdminTokens(engineOf(source), SQLITE_DIALECT, options.clock);
 }

@@ -1,7 +1,7 @@
 import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
-import { libsqlAdminTokens, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrate } from "./index.js";
+import { libsqlAdminTokens, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrateLibsql } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 /**
@@ -13,7 +13,7 @@ const databases = {
   "plain client": () => tempDatabase({ plain: true }),
   memory: async () => {
     const db = await connectLibsql({ url: ":memory:" });
-    await migrate(db);
+    await migrateLibsql(db);
     return { db, close: async () => db.close() };
   },
 };

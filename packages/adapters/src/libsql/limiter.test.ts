@@ -1,82 +1,15 @@
-import type { BanPolicy, WindowSpec } from "@petstore/core";
-import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryLimiter } from "../memory/index.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
+import { at, clock, DAY, MINUTE, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import type { LibsqlConnection } from "./_source.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 import { libsqlLimiter } from "./limiter.js";
-import { migrate } from "./migrations.js";
-
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
-const MINUTE = 60_000;
-const DAY = 86_400_000;
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
-  { name: "minute", limit: perMinute, seconds: 60 },
-  { name: "day", limit: perDay, seconds: 86_400 },
-];
-const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
-/** The limiters' clock, which `at` sets before a hit. */
-let now = T0;
-const clock = () => now;
-const at = <L>(time: number, limiter: L): L => {
-  now = time;
-  return limiter;
-};
+import { migrateLibsql } from "./migrations.js";
 
 async function memoryDatabase(): Promise<LibsqlConnection> {
   const db = await connectLibsql({ url: ":memory:" });
-  await migrate(db);
+  await migrateLibsql(db);
   return db;
-}
-
-const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
-/** Mostly hits within one window, sometimes a jump over a window or a ban. */
-const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
-
-interface Limits {
-  perMinute: number;
-  perShort: number;
-  threshold: number;
-  banSeconds: number;
-}
-
-function limitsArbitrary(maxPerMinute: number, maxPerShort: number, maxThreshold: number, minBanSeconds: number): fc.Arbitrary<Limits> {
-  return fc.record({
-    perMinute: fc.integer({ min: 0, max: maxPerMinute }),
-    perShort: fc.integer({ min: 0, max: maxPerShort }),
-    threshold: fc.integer({ min: 0, max: maxThreshold }),
-    banSeconds: fc.integer({ min: minBanSeconds, max: 200 }),
-  });
-}
-
-/**
- * A fresh libSQL limiter, fed each burst's hits at once (they may share a statement), decides
- * exactly as the memory limiter fed the same hits one by one.
- */
-async function decidesAsMemory(limits: Limits, bursts: { buckets: string[]; advanceMs: number }[]): Promise<void> {
-  // A 5-minute second window, so that it too resets within a run.
-  const windows: WindowSpec[] = [
-    { name: "minute", limit: limits.perMinute, seconds: 60 },
-    { name: "five-minutes", limit: limits.perShort, seconds: 300 },
-  ];
-  const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-  const database = await memoryDatabase();
-  try {
-    const sql = libsqlLimiter(database, { clock });
-    const memory = memoryLimiter({ clock });
-    now = T0 + 17;
-    for (const { buckets, advanceMs } of bursts) {
-      now += advanceMs;
-      const inputs = buckets.map((bucket) => ({ bucket, windows, ban }));
-      const together = await Promise.all(inputs.map((input) => sql.hit(input)));
-      const oneByOne = [];
-      for (const input of inputs) oneByOne.push(await memory.hit(input));
-      expect(together).toStrictEqual(oneByOne);
-    }
-  } finally {
-    database.close();
-  }
 }
 
 describe("libsqlLimiter", () => {
@@ -85,22 +18,6 @@ describe("libsqlLimiter", () => {
     client = await memoryDatabase();
   });
   afterEach(() => client.close());
-
-  it("decides every sequence of hits exactly as the memory limiter does", async () => {
-    const hit = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
-    await fc.assert(
-      fc.asyncProperty(limitsArbitrary(5, 12, 4, 1), fc.array(hit, { minLength: 1, maxLength: 60 }), decidesAsMemory),
-      { numRuns: 150 },
-    );
-  });
-
-  it("decides hits fired at once, which share one statement, exactly as the memory limiter decides them one by one", async () => {
-    const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 40 }), advanceMs: ADVANCE });
-    await fc.assert(
-      fc.asyncProperty(limitsArbitrary(12, 30, 6, 0), fc.array(burst, { minLength: 1, maxLength: 12 }), decidesAsMemory),
-      { numRuns: 150 },
-    );
-  });
 
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const windows = windowsOf(1_000, 10_000);
@@ -139,13 +56,6 @@ describe("libsqlLimiter", () => {
     } finally {
       await database.close();
     }
-  });
-
-  it("refuses anything but exactly two windows", async () => {
-    const limiter = libsqlLimiter(client, { clock });
-    await expect(at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(5, 100).slice(0, 1), ban: NO_BAN })).rejects.toThrow(
-      /exactly two windows/,
-    );
   });
 
   it("deletes expired buckets on every 1000th statement (here one per hit) and keeps live and banned ones", async () => {

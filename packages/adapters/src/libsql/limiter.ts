@@ -1,5 +1,5 @@
 import type { RateLimiter } from "@petstore/core";
-import { hitText, hitValues, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { type LimiterStatements, limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -78,44 +78,22 @@ ON CONFLICT (bucket) DO UPDATE SET
   decided_at = excluded.decided_at
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
-/**
- * Named in the text for the reader, bound by number (`:now` becomes `?2`): the `libsql` package
- * takes longer to bind ten values by name than to run the statement.
- */
-const HIT_SQL = hitText(HIT_SQL_NAMED, (position) => `?${position}`);
-
-const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce(?, ${SQLITE_NOW}) LIMIT ?)`;
-
-/** The bucket at ?2 (else the database's clock) in windows of ?3 and ?4 ms, counting nothing (see `LimiterStatements.peek`). */
-const PEEK_SQL = `
-SELECT k.now AS decided_at,
-  max(coalesce(r.window0_start, 0), k.start0) AS window0_start,
-  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
-  max(coalesce(r.window1_start, 0), k.start1) AS window1_start,
-  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
-  coalesce(r.banned_until, 0) AS banned_until
-FROM (SELECT now, now - now % ?3 AS start0, now - now % ?4 AS start1 FROM (SELECT coalesce(?2, ${SQLITE_NOW}) AS now)) AS k
-LEFT JOIN rate_limits AS r ON r.bucket = ?1`;
-
-const UNBAN_SQL = `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = ?1 AND banned_until > coalesce(?2, ${SQLITE_NOW}) RETURNING bucket`;
-
 /** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
-export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = {
-  hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
-  sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
-  peek: ({ bucket, now, length0, length1 }) => ({ sql: PEEK_SQL, args: [bucket, now, length0, length1], oneRow: true }),
-  unban: (bucket, now) => ({ sql: UNBAN_SQL, args: [bucket, now] }),
-};
+export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = limiterStatements({
+  placeholder: (position) => `?${position}`,
+  now: SQLITE_NOW,
+  hit: HIT_SQL_NAMED,
+});
 
 /**
- * Fixed-window counters in a libSQL database (run `migrate` first), exact when many processes
+ * Fixed-window counters in a libSQL database (run `migrateLibsql` first), exact when many processes
  * share it: each decision is one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` that decides
  * every window all-or-nothing, at the database's clock (a remote server's own; this machine's
  * for a local file), or `options.clock`'s (tests). On a local engine the hits on one bucket
  * that arrive before the next write batch begins (one turn of the event loop: a busy key's
  * concurrent requests) are decided by one statement, in their order of arrival. Expired
- * buckets are deleted by every 1000th statement (no timers). Takes exactly two windows (core
- * passes the minute window, then the day window); the ban counts refusals within the first.
+ * buckets are deleted by every 1000th statement (no timers). The ban counts refusals within
+ * the first window (the minute's).
  */
 export function libsqlLimiter(source: LibsqlSource, options: StoreClockOptions = {}): RateLimiter {
   return timedBy(sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter"), options.clock);

@@ -2,19 +2,19 @@ import NativeDatabase from "libsql";
 import { describe, expect, it } from "vitest";
 import type { LibsqlConnection } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
-import { libsqlStore, migrate } from "./index.js";
+import { libsqlStore, migrateLibsql } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 const versions = async (db: LibsqlConnection) => (await db.execute("SELECT version FROM schema_migrations ORDER BY version")).map((row) => row.version);
 
-describe("migrate", () => {
+describe("migrateLibsql", () => {
   it("records each version once and changes nothing when run again", async () => {
     const database = await tempDatabase();
     try {
       const store = libsqlStore(database.db);
       await store.createPet({ name: "Rex", categoryId: 1 });
-      await migrate(database.db);
-      await migrate(database.db);
+      await migrateLibsql(database.db);
+      await migrateLibsql(database.db);
       expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
@@ -30,7 +30,7 @@ describe("migrate", () => {
     writer.exec("BEGIN IMMEDIATE");
     const client = await connectLibsql({ url: database.url, busyTimeoutMs: 50 });
     try {
-      await migrate(client);
+      await migrateLibsql(client);
       expect(await versions(client)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     } finally {
       client.close();
@@ -47,7 +47,7 @@ describe("migrate", () => {
       const url = database.url.replace(/petstore\.db$/, "fresh.db");
       const clients = await Promise.all(Array.from({ length: 4 }, () => connectLibsql({ url })));
       try {
-        await Promise.all(clients.map((client) => migrate(client)));
+        await Promise.all(clients.map((client) => migrateLibsql(client)));
         expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
         const created = await libsqlStore(clients[1]!).createPet({ name: "Rex", categoryId: 1 });
         expect(created.id).toBe(1);

@@ -1,4 +1,4 @@
-import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
+import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -148,18 +148,18 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
   },
 ];
 
+/**
+ * The migrations' statements that make and change `rate_limits`, by version: what a Durable
+ * Object applies to its own SQLite storage (durable-objects/petstore-rate-limiter.ts), which
+ * holds that table alone and decides with the same statement.
+ */
+export const RATE_LIMITS_MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = MIGRATIONS.map(({ version, statements }) => ({
+  version,
+  statements: statements.filter((statement) => /\brate_limits\b/.test(statement)),
+})).filter(({ statements }) => statements.length > 0);
+
 /** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
-export const LIBSQL_COLUMNS: RequiredColumns = {
-  pets: ["id", "name", "category_id", "status"],
-  pets_version: ["id", "version"],
-  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
-  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
-  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
-  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
-  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
-  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
-  health_probe: ["id", "checked_at"],
-};
+export const LIBSQL_COLUMNS: RequiredColumns = { ...SQL_COLUMNS, pets_version: ["id", "version"] };
 
 /**
  * Applies pending migrations, each in one write transaction together with its row in
@@ -167,13 +167,13 @@ export const LIBSQL_COLUMNS: RequiredColumns = {
  * version wins; the others' attempt fails on that row's primary key and is rolled back. A
  * database already up to date is only read: a restart takes no write lock and waits for no fsync.
  * A database with a version this release does not know (a newer one migrated it) is refused.
- * @example await migrate(await connectLibsql({ url: "file:petstore.db" })); // or migrate({ client })
+ * @example await migrateLibsql(await connectLibsql({ url: "file:petstore.db" })); // or migrateLibsql({ client })
  */
-export async function migrate(source: LibsqlSource): Promise<void> {
+export async function migrateLibsql(source: LibsqlSource): Promise<void> {
   const db = engineOf(source);
   const appliedVersions = async () =>
-    new Set((await db.execute("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
-  const tracked = await db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+    new Set((await db.read("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
+  const tracked = await db.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
   if (tracked.rows.length === 0) {
     await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
   }

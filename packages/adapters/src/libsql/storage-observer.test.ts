@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { libsqlAdapters, migrate } from "./index.js";
+import { libsqlAdapters, migrateLibsql } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 describe("connectLibsql's observer", () => {
@@ -20,7 +20,7 @@ describe("connectLibsql's observer", () => {
       observer: { onBatch: (batch) => batches.push(batch), onFsync: (ms) => fsyncs.push(ms) },
     });
     try {
-      await migrate(client);
+      await migrateLibsql(client);
       const { store } = libsqlAdapters(client);
       batches.length = 0;
       // Five creates started in one turn of the event loop: one batch of one multi-row INSERT.

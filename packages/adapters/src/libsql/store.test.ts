@@ -1,5 +1,5 @@
 import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus, type PetStore } from "@petstore/core";
-import { petPages } from "@petstore/core/internal";
+import { petPages } from "@petstore/core/testing";
 import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
 import { libsqlConnection } from "./_source.js";
@@ -137,12 +137,12 @@ describe("libsqlStore", () => {
     const claim = claimOf("a".repeat(64));
     await idempotency.claim(claim);
     // The CHECK constraint refuses this status, so the transaction rolls back.
-    await expect(store.createPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim)).rejects.toThrow();
+    await expect(store.createClaimedPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim)).rejects.toThrow();
     expect(await idempotency.claim(claim)).toEqual({ state: "in_progress" });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
   });
 
-  it("creates no pet under a claim that another request took over after the lease, answering idempotency_key_in_use", async () => {
+  it("creates no pet under a claim that another request took over after the lease, and says so", async () => {
     const store = libsqlStore(database().db);
     let now = T0;
     const idempotency = libsqlIdempotency(database().db, { clock: () => now });
@@ -152,10 +152,10 @@ describe("libsqlStore", () => {
     now = T0 + IDEMPOTENCY_LEASE_MS;
     expect(await idempotency.claim(taker)).toEqual({ state: "claimed" });
 
-    const refused = store.createPet({ name: "Late", categoryId: 1 }, stale);
-    await expect(refused).rejects.toBeInstanceOf(ApiError);
-    await expect(refused).rejects.toMatchObject({ code: "idempotency_key_in_use" });
-    const pet = await store.createPet({ name: "On time", categoryId: 1 }, taker);
+    expect(await store.createClaimedPet({ name: "Late", categoryId: 1 }, stale)).toEqual({ state: "claim_lost" });
+    const onTime = await store.createClaimedPet({ name: "On time", categoryId: 1 }, taker);
+    if (onTime.state !== "created") throw new Error("not created");
+    const { pet } = onTime;
     expect(await store.listPets({ limit: 10 })).toEqual([pet]);
     now = T0 + IDEMPOTENCY_LEASE_MS + 1;
     expect(await idempotency.claim(taker)).toEqual({ state: "completed", petId: pet.id });

@@ -1,12 +1,4 @@
-import {
-  ApiError,
-  type IdempotencyClaim,
-  type NewOrder,
-  type NewPet,
-  type PageQuery,
-  type Pet,
-  type PetStore,
-} from "@petstore/core";
+import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, Pet, PetStore } from "@petstore/core";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
@@ -25,7 +17,7 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 }
 
 /**
- * Pets and orders in a libSQL database (run `migrate` first). Ids come from `AUTOINCREMENT`:
+ * Pets and orders in a libSQL database (run `migrateLibsql` first). Ids come from `AUTOINCREMENT`:
  * unique and never reused, also across processes sharing the database. A create with an
  * idempotency claim completes the claim in the same transaction as the insert.
  * @example const store = libsqlStore(await connectLibsql({ url: "file:petstore.db" }));
@@ -33,13 +25,12 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 export function libsqlStore(source: LibsqlSource): PetStore {
   const db = engineOf(source);
   /** Moves with every change to pets, by any process (see migrations.ts). */
-  const petsVersion = async () => Number((await db.readLatest({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
+  const petsVersion = async () => Number((await db.readVersion({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
 
   const insertPet = petInserts(db, insertPets);
 
-  async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
+  async function createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet(values);
     // Both statements run in one write transaction and share one condition: the claim is still
     // held (unfinished, same body). So the pet and its record commit together or not at all,
     // and a claim taken over after its lease ran out can never yield a second pet.
@@ -55,10 +46,7 @@ export function libsqlStore(source: LibsqlSource): PetStore {
       { sql: `UPDATE idempotency_keys SET pet_id = last_insert_rowid() WHERE ${held}`, args: claimArgs },
     ]);
     const row = inserted?.rows[0];
-    if (!row) {
-      throw new ApiError("idempotency_key_in_use", "The claim on this Idempotency-Key expired before the pet was stored; retry later");
-    }
-    return toPet(row);
+    return row ? { state: "created", pet: toPet(row) } : { state: "claim_lost" };
   }
 
   return {
@@ -66,20 +54,17 @@ export function libsqlStore(source: LibsqlSource): PetStore {
     // a second one. In process, the list every client polls costs this small read instead.
     ...(db.inProcess ? { petsVersion } : {}),
     async listPets(query) {
-      const { rows } = await db.execute(pageStatement("pets", PET_COLUMNS, query));
-      // Answered only once on disk (see SqlEngine.durable).
-      await db.durable();
+      const { rows } = await db.read(pageStatement("pets", PET_COLUMNS, query));
       return rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
-      await db.durable();
+      const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
-    createPet,
+    createPet: (pet) => insertPet([pet.name, pet.categoryId, pet.status ?? null]),
+    createClaimedPet,
     async listOrders(query) {
-      const { rows } = await db.execute(pageStatement("orders", ORDER_COLUMNS, query));
-      await db.durable();
+      const { rows } = await db.read(pageStatement("orders", ORDER_COLUMNS, query));
       return rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {

@@ -9,9 +9,9 @@ interface Entry {
 const SWEEP_EVERY = 1024;
 
 /**
- * The records of `memoryIdempotency`, and what `memoryStore` completes them through: a class
- * only so that the store can tell a memory idempotency store from another by `instanceof`;
- * the package exports the factory, not this.
+ * The records of `memoryIdempotency`, and what `memoryStore` completes them through (`holds`,
+ * `complete`): its type, private fields and all, is what `memoryStore` takes, so no other
+ * idempotency store can be handed to it.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
@@ -69,6 +69,6 @@ export interface MemoryIdempotencyOptions {
  * Idempotency records in a Map, dropped after 24 h by a sweep that runs every 1024 claims
  * (no timers). Hand it to a `memoryStore` (`memoryAdapters` does) so that creates complete its claims.
  */
-export function memoryIdempotency(options: MemoryIdempotencyOptions = {}): IdempotencyStore {
+export function memoryIdempotency(options: MemoryIdempotencyOptions = {}): MemoryIdempotencyStore {
   return new MemoryIdempotencyStore(options.clock ?? Date.now);
 }

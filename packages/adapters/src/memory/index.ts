@@ -1,6 +1,6 @@
 import { memoryIdempotency } from "./idempotency.js";
 import { memoryKeys } from "./keys.js";
-import type { ApiKeys, IdempotencyStore, PetStore } from "@petstore/core";
+import type { Adapters } from "@petstore/core";
 import { type MemoryLimiter, memoryLimiter, type MemoryLimiterOptions } from "./limiter.js";
 import { memoryStore, type MemoryStoreOptions } from "./store.js";
 
@@ -18,13 +18,7 @@ export { memoryStore, type MemoryStoreOptions } from "./store.js";
  * `createPetstore` it is the server's clock too; a test moves time in one place.
  * @example const petstore = createPetstore({ ...memoryAdapters({ clock: () => now }) });
  */
-export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: MemoryLimiter;
-  idempotency: IdempotencyStore;
-  clock?: () => number;
-} {
+export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {}): Adapters & { limiter: MemoryLimiter; clock?: () => number } {
   const idempotency = memoryIdempotency({ clock: options.clock });
   return {
     store: memoryStore({ ...options, idempotency }),

@@ -1,4 +1,4 @@
-import type { BanPolicy, WindowSpec } from "@petstore/core";
+import type { BanPolicy, WindowPair } from "@petstore/core";
 import { describe, expect, it } from "vitest";
 import { memoryLimiter } from "./limiter.js";
 
@@ -6,7 +6,7 @@ const MINUTE = 60_000;
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const NEXT_MIDNIGHT = Date.UTC(2030, 0, 16);
 const BAN: BanPolicy = { threshold: 3, seconds: 600 };
-const windows: WindowSpec[] = [
+const windows: WindowPair = [
   { name: "minute", limit: 1, seconds: 60 },
   { name: "day", limit: 100, seconds: 86_400 },
 ];

@@ -1,11 +1,11 @@
-import { ApiError, type IdempotencyClaim, type IdempotencyStore, type NewOrder, type NewPet, type Order, type PageQuery, type Pet, type PetStore } from "@petstore/core";
-import { MemoryIdempotencyStore } from "./idempotency.js";
+import type { NewOrder, NewPet, Order, PageQuery, Pet, PetStore } from "@petstore/core";
+import type { MemoryIdempotencyStore } from "./idempotency.js";
 
 export interface MemoryStoreOptions {
   /** Rows to start with; they get ids 1, 2, 3... in order. */
   seed?: { pets?: NewPet[]; orders?: NewOrder[] };
-  /** The `memoryIdempotency()` whose claims this store completes (see `memoryAdapters`). */
-  idempotency?: IdempotencyStore;
+  /** The `memoryIdempotency()` whose claims this store completes (see `memoryAdapters`): that one only. */
+  idempotency?: MemoryIdempotencyStore;
 }
 
 /** Rows with `id > afterId` (ids are ascending), filtered, at most `limit`. */
@@ -33,9 +33,6 @@ function page<T extends { id: number; status?: string | undefined }>(rows: T[], 
  */
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   const claims = options.idempotency;
-  if (claims !== undefined && !(claims instanceof MemoryIdempotencyStore)) {
-    throw new TypeError("memoryStore completes the claims of a memoryIdempotency() only");
-  }
   const pets: Pet[] = [];
   const orders: Order[] = [];
   /** Moves with every change to pets: core keeps pages of pets while it stays put. */
@@ -59,18 +56,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
 
   return {
     listPets: async (query) => page(pets, query),
-    petsVersion: () => petsVersion,
+    petsVersion: async () => petsVersion,
     getPet: async (id) => pets[id - 1],
-    createPet: async (input, claim?: IdempotencyClaim) => {
-      if (claim && !claims) throw new TypeError("memoryStore needs the idempotency store that made this claim");
+    createPet: async (input) => insertPet(input),
+    createClaimedPet: async (input, claim) => {
+      if (!claims) throw new TypeError("memoryStore needs the memoryIdempotency() that made this claim: memoryStore({ idempotency })");
       // As in libSQL: a claim taken over after its lease ran out must not yield a second pet.
-      if (claim && !claims!.holds(claim)) {
-        throw new ApiError("idempotency_key_in_use", "This Idempotency-Key was taken over by a newer request; retry later");
-      }
+      if (!claims.holds(claim)) return { state: "claim_lost" };
       const pet = insertPet(input);
       // Same synchronous step as the insert: nothing can observe one without the other.
-      if (claim) claims!.complete(claim, pet.id);
-      return pet;
+      claims.complete(claim, pet.id);
+      return { state: "created", pet };
     },
     listOrders: async (query) => page(orders, query),
     createOrder: async (input) => insertOrder(input),

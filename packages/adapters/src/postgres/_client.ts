@@ -2,8 +2,12 @@ import type { Row, Value } from "../_sql/engine.js";
 
 /** Statements on a client or in one of its transactions: `$1`, `$2`... bound from `parameters`. */
 export interface PostgresQueries {
-  /** The rows, with `count`: the rows a statement changed or returned. */
-  unsafe(query: string, parameters?: Value[]): PromiseLike<ArrayLike<Row> & { count?: number | null }>;
+  /**
+   * The rows, with `count`: the rows a statement changed or returned. `options.prepare`:
+   * postgres.js's, a named prepared statement (parsed and planned once per connection) unless
+   * the client was made with `prepare: false`; other clients may ignore it.
+   */
+  unsafe(query: string, parameters?: Value[], options?: { prepare?: boolean }): PromiseLike<ArrayLike<Row> & { count?: number | null }>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { StorageUnavailableError } from "@petstore/core";
+import { withinDeadline } from "../_deadline.js";
 import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
 import type { PostgresQueries, PostgresSource } from "./_client.js";
 import { sqlState, storageError } from "./_storage-errors.js";
@@ -6,11 +7,18 @@ import { sqlState, storageError } from "./_storage-errors.js";
 const DEFAULT_TIMEOUT_MS = 1_000;
 const DEFAULT_MAX_QUEUED = 1_000;
 
-/** One statement on a client or a transaction, as the adapters read results. */
+/**
+ * One statement on a client or a transaction, as the adapters read results. Prepared (named,
+ * parsed and planned once per connection) unless it says `prepare: false` (a text made for one
+ * occasion: a multi-row INSERT, one text per count, which a burst of 600 creates prepared on
+ * every connection, past its 1 s bound), or the client was made with `prepare: false` (as
+ * behind a pooler in transaction mode). postgres.js's `unsafe` prepares nothing unless asked,
+ * and then plans every statement anew: about 5 ms for the limiter's, on every GET.
+ */
 async function run(queries: PostgresQueries, statement: Statement): Promise<Result> {
-  const [text, args] = typeof statement === "string" ? [statement, []] : [statement.sql, statement.args ?? []];
+  const [text, args, prepare] = typeof statement === "string" ? [statement, [], true] : [statement.sql, statement.args ?? [], statement.prepare !== false];
   if (!Array.isArray(args)) throw new TypeError("Postgres statements take positional arguments ($1, $2...)");
-  const rows = await queries.unsafe(text, args as Value[]);
+  const rows = await queries.unsafe(text, args as Value[], { prepare });
   return { rows: Array.from(rows), rowsAffected: rows.count ?? 0 };
 }
 
@@ -86,26 +94,18 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
       return Promise.reject(failure);
     }
     const done = Promise.resolve(running).finally(() => queued--);
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const late = new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
-        settled(late);
-        reject(late);
-      }, timeoutMs);
-      done.then(
-        (value) => {
-          clearTimeout(timer);
-          settled(undefined);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const failure = storageError(error);
-          settled(failure);
-          reject(failure);
-        },
-      );
-    });
+    const late = () => new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
+    return withinDeadline(done, timeoutMs, late).then(
+      (value) => {
+        settled(undefined);
+        return value;
+      },
+      (error: unknown) => {
+        const failure = storageError(error);
+        settled(failure);
+        throw failure;
+      },
+    );
   }
 
   /** The statements as one READ COMMITTED transaction, whatever the database's default isolation. */
@@ -121,9 +121,9 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
     bounded(() => retried(() => run(sql, statement), () => inTransaction([statement]).then(([result]) => result!), Date.now() + timeoutMs));
   return {
     inProcess: false,
-    execute,
+    read: execute,
     // Every read is a new one: the server has every acknowledged write.
-    readLatest: execute,
+    readVersion: execute,
     write: (unit) =>
       new Promise<Result[]>((resolve, reject) => {
         afterThisTurn(() => {
@@ -140,7 +140,6 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
           bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
         });
       }),
-    durable: () => Promise.resolve(),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ApiKeys, IdempotencyStore, PetStore, RateLimiter } from "@petstore/core";
+import type { Adapters } from "@petstore/core";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { postgresIdempotency } from "./idempotency.js";
@@ -27,12 +27,7 @@ export { postgresStore } from "./store.js";
  * await migratePostgres({ sql });
  * const petstore = createPetstore({ ...postgresAdapters({ sql }) });
  */
-export function postgresAdapters(source: PostgresSource, options: StoreClockOptions = {}): {
-  store: PetStore;
-  keys: ApiKeys;
-  limiter: RateLimiter;
-  idempotency: IdempotencyStore;
-} {
+export function postgresAdapters(source: PostgresSource, options: StoreClockOptions = {}): Adapters {
   return {
     store: postgresStore(source),
     keys: postgresKeys(source, options),

@@ -1,33 +1,8 @@
-import type { BanPolicy, WindowSpec } from "@petstore/core";
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { at, clock, MINUTE, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
-import { memoryLimiter } from "../memory/index.js";
 import type { PostgresClient } from "./_client.js";
 import { postgresLimiter } from "./limiter.js";
-
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
-const MINUTE = 60_000;
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
-  { name: "minute", limit: perMinute, seconds: 60 },
-  { name: "day", limit: perDay, seconds: 86_400 },
-];
-const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
-/** The limiters' clock, which `at` sets before a hit. */
-let now = T0;
-const clock = () => now;
-const at = <L>(time: number, limiter: L): L => {
-  now = time;
-  return limiter;
-};
-const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
-const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
-const LIMITS = fc.record({
-  perMinute: fc.integer({ min: 0, max: 12 }),
-  perShort: fc.integer({ min: 0, max: 30 }),
-  threshold: fc.integer({ min: 0, max: 6 }),
-  banSeconds: fc.integer({ min: 0, max: 200 }),
-});
 
 const database = usePostgresDatabase();
 
@@ -47,39 +22,6 @@ function counting(sql: PostgresClient): { client: PostgresClient; sent: () => nu
 }
 
 describe("postgresLimiter", () => {
-  it("decides hits fired at once (one statement per bucket) and in sequence exactly as the memory limiter decides them one by one", async () => {
-    const { source, close } = await database.fresh();
-    try {
-      let run = 0;
-      const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
-      await fc.assert(
-        fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 10 }), async (limits, bursts) => {
-          // Buckets of their own for each run, on one schema.
-          run++;
-          const windows: WindowSpec[] = [
-            { name: "minute", limit: limits.perMinute, seconds: 60 },
-            { name: "five-minutes", limit: limits.perShort, seconds: 300 },
-          ];
-          const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-          const sql = postgresLimiter(source, { clock });
-          const memory = memoryLimiter({ clock });
-          now = T0 + 17;
-          for (const { buckets, advanceMs } of bursts) {
-            now += advanceMs;
-            const inputs = buckets.map((bucket) => ({ bucket: `${run}:${bucket}`, windows, ban }));
-            const together = await Promise.all(inputs.map((input) => sql.hit(input)));
-            const oneByOne = [];
-            for (const input of inputs) oneByOne.push(await memory.hit(input));
-            expect(together).toStrictEqual(oneByOne);
-          }
-        }),
-        { numRuns: 60 },
-      );
-    } finally {
-      await close();
-    }
-  });
-
   it("decides the hits on one bucket that arrive in one turn with one statement", async () => {
     const { source, close } = await database.fresh();
     try {

@@ -1,5 +1,5 @@
 import type { RateLimiter } from "@petstore/core";
-import { hitText, hitValues, type LimiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
 import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
@@ -74,30 +74,14 @@ ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
 )})
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
-/** Bound by number with their types (`:now` becomes `$2::bigint`). */
-const HIT_SQL = hitText(HIT_SQL_NAMED, (position, name) => `$${position}::${name === "bucket" ? "text" : "bigint"}`);
+/** Bound by number with their types (`:now` becomes `$1::bigint`). */
+const TYPES: Record<string, string> = { bucket: "text", batch: "integer" };
 
-const SWEEP_SQL = `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= coalesce($1::bigint, ${POSTGRES_NOW}) LIMIT $2::integer)`;
-
-/** The bucket at $2 (else the server's clock) in windows of $3 and $4 ms, counting nothing (see `LimiterStatements.peek`). */
-const PEEK_SQL = `
-SELECT k.now AS decided_at,
-  greatest(coalesce(r.window0_start, 0), k.start0) AS window0_start,
-  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
-  greatest(coalesce(r.window1_start, 0), k.start1) AS window1_start,
-  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
-  coalesce(r.banned_until, 0) AS banned_until
-FROM (SELECT now, now - now % $3::bigint AS start0, now - now % $4::bigint AS start1 FROM (SELECT coalesce($2::bigint, ${POSTGRES_NOW}) AS now) AS t) AS k
-LEFT JOIN rate_limits AS r ON r.bucket = $1::text`;
-
-const UNBAN_SQL = `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = $1::text AND banned_until > coalesce($2::bigint, ${POSTGRES_NOW}) RETURNING bucket`;
-
-const STATEMENTS: LimiterStatements = {
-  hit: (args) => ({ sql: HIT_SQL, args: hitValues(args), oneRow: true }),
-  sweep: (before, batch) => ({ sql: SWEEP_SQL, args: [before, batch] }),
-  peek: ({ bucket, now, length0, length1 }) => ({ sql: PEEK_SQL, args: [bucket, now, length0, length1], oneRow: true }),
-  unban: (bucket, now) => ({ sql: UNBAN_SQL, args: [bucket, now] }),
-};
+const STATEMENTS = limiterStatements({
+  placeholder: (position, name) => `$${position}::${TYPES[name] ?? "bigint"}`,
+  now: POSTGRES_NOW,
+  hit: HIT_SQL_NAMED,
+});
 
 /**
  * Fixed-window counters in Postgres (run `migratePostgres` first), exact when many processes
@@ -105,7 +89,7 @@ const STATEMENTS: LimiterStatements = {
  * that decides both windows, refusals and the ban exactly as the libSQL and memory limiters
  * do, at the PostgreSQL server's clock (or `options.clock`'s, in tests). The hits on one
  * bucket of one turn of the event loop are decided by one statement (one round trip). Expired
- * buckets are deleted by every 1000th statement, by the same clock. Takes exactly two windows.
+ * buckets are deleted by every 1000th statement, by the same clock.
  * @example const limiter = postgresLimiter({ sql });
  */
 export function postgresLimiter(source: PostgresSource, options: StoreClockOptions = {}): RateLimiter {

@@ -1,4 +1,4 @@
-import { newerSchemaError, type RequiredColumns } from "../_sql/schema.js";
+import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -123,16 +123,8 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */
-export const POSTGRES_COLUMNS: RequiredColumns = {
-  pets: ["id", "name", "category_id", "status"],
-  orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
-  api_keys: ["position", "id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
-  key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
-  admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
-  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
-  idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
-  health_probe: ["id", "checked_at"],
-};
+// `position`: the order keys are listed in (see keys.ts).
+export const POSTGRES_COLUMNS: RequiredColumns = { ...SQL_COLUMNS, api_keys: ["position", ...SQL_COLUMNS.api_keys] };
 
 /**
  * Applies pending migrations in one transaction with their rows in `schema_migrations`, under

@@ -1,3 +1,4 @@
+import type { WindowPair } from "@petstore/core";
 import { type IdempotencyClaim, StorageUnavailableError } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Isolation, usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
@@ -25,7 +26,7 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
     const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
     try {
       const limiters = [source, ...others].map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
-      const windows = [
+      const windows: WindowPair = [
         { name: "minute", limit: 60, seconds: 60 },
         { name: "day", limit: 1_000, seconds: 86_400 },
       ];
@@ -78,7 +79,8 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
           const each = sources[i % sources.length]!;
           const result = await postgresIdempotency(each).claim(claim);
           if (result.state !== "claimed") return result.state;
-          return (await postgresStore(each).createPet({ name: "Rex", categoryId: 1 }, claim)).id;
+          const done = await postgresStore(each).createClaimedPet({ name: "Rex", categoryId: 1 }, claim);
+          return done.state === "created" ? done.pet.id : done.state;
         }),
       );
       const created = attempts.filter((attempt) => typeof attempt === "number");
@@ -125,7 +127,7 @@ describe("Postgres adapters when the server fails", () => {
       await server.stop();
       await expect(store.createPet({ name: "Fido", categoryId: 1 })).rejects.toBeInstanceOf(StorageUnavailableError);
       await expect(checkPostgres(source)).rejects.toBeInstanceOf(StorageUnavailableError);
-      const windows = [
+      const windows: WindowPair = [
         { name: "minute", limit: 5, seconds: 60 },
         { name: "day", limit: 50, seconds: 86_400 },
       ];

@@ -1,12 +1,4 @@
-import {
-  ApiError,
-  type IdempotencyClaim,
-  type NewOrder,
-  type NewPet,
-  type PageQuery,
-  type Pet,
-  type PetStore,
-} from "@petstore/core";
+import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, Pet, PetStore } from "@petstore/core";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import type { PostgresSource } from "./_client.js";
@@ -77,28 +69,25 @@ export function postgresStore(source: PostgresSource): PetStore {
 
   const insertPet = petInserts(db, insertPets);
 
-  async function createPet(pet: NewPet, claim?: IdempotencyClaim): Promise<Pet> {
+  async function createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    if (!claim) return insertPet(values);
     const [inserted] = await db.write([{ sql: INSERT_CLAIMED_PET, args: [...values, claim.scope, claim.key, claim.fingerprint], oneRow: true }]);
     const row = inserted?.rows[0];
-    if (!row) {
-      throw new ApiError("idempotency_key_in_use", "The claim on this Idempotency-Key expired before the pet was stored; retry later");
-    }
-    return toPet(row);
+    return row ? { state: "created", pet: toPet(row) } : { state: "claim_lost" };
   }
 
   return {
     async listPets(query) {
-      return (await db.execute(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
+      return (await db.read(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.execute({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, args: [id], oneRow: true });
+      const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, args: [id], oneRow: true });
       return rows[0] && toPet(rows[0]);
     },
-    createPet,
+    createPet: (pet) => insertPet([pet.name, pet.categoryId, pet.status ?? null]),
+    createClaimedPet,
     async listOrders(query) {
-      return (await db.execute(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
+      return (await db.read(pageStatement("orders", ORDER_COLUMNS, query))).rows.map(toOrder);
     },
     async createOrder(order: NewOrder) {
       const [inserted] = await db.write([

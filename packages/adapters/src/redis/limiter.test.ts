@@ -1,25 +1,9 @@
-import { type BanPolicy, StorageUnavailableError, type WindowSpec } from "@petstore/core";
-import fc from "fast-check";
+import { StorageUnavailableError } from "@petstore/core";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, clock, MINUTE, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import { type RedisServer, startRedis } from "../../../../test/_support/redis-server.js";
-import { memoryLimiter } from "../memory/index.js";
 import { type RedisSend, redisLimiter } from "./index.js";
-
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
-const MINUTE = 60_000;
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
-  { name: "minute", limit: perMinute, seconds: 60 },
-  { name: "day", limit: perDay, seconds: 86_400 },
-];
-const NO_BAN: BanPolicy = { threshold: 1_000, seconds: 600 };
-/** The limiters' clock, which `at` sets before a hit. */
-let now = T0;
-const clock = () => now;
-const at = <L>(time: number, limiter: L): L => {
-  now = time;
-  return limiter;
-};
 
 let server: RedisServer;
 let redis: Redis;
@@ -49,42 +33,7 @@ afterAll(async () => {
 /** Resolves when ioredis has connected again (after a restart). */
 const ready = () => (redis.status === "ready" ? Promise.resolve() : new Promise((resolve) => redis.once("ready", resolve)));
 
-const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
-const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
-const LIMITS = fc.record({
-  perMinute: fc.integer({ min: 0, max: 12 }),
-  perShort: fc.integer({ min: 0, max: 30 }),
-  threshold: fc.integer({ min: 0, max: 6 }),
-  banSeconds: fc.integer({ min: 0, max: 200 }),
-});
-
 describe("redisLimiter", () => {
-  it("decides bursts of hits fired at once exactly as the memory limiter decides them one by one", async () => {
-    const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 20 }), advanceMs: ADVANCE });
-    await fc.assert(
-      fc.asyncProperty(LIMITS, fc.array(burst, { minLength: 1, maxLength: 12 }), async (limits, bursts) => {
-        // A 5-minute second window, so that it too resets within a run.
-        const windows: WindowSpec[] = [
-          { name: "minute", limit: limits.perMinute, seconds: 60 },
-          { name: "five-minutes", limit: limits.perShort, seconds: 300 },
-        ];
-        const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-        const limiter = redisLimiter({ send, prefix: freshPrefix(), clock });
-        const memory = memoryLimiter({ clock });
-        now = T0 + 17;
-        for (const { buckets, advanceMs } of bursts) {
-          now += advanceMs;
-          const inputs = buckets.map((bucket) => ({ bucket, windows, ban }));
-          const together = await Promise.all(inputs.map((input) => limiter.hit(input)));
-          const oneByOne = [];
-          for (const input of inputs) oneByOne.push(await memory.hit(input));
-          expect(together).toStrictEqual(oneByOne);
-        }
-      }),
-      { numRuns: 100 },
-    );
-  });
-
   it("admits exactly the limit of hits fired at once over three connections, as three processes would", async () => {
     const others = [new Redis(server.url), new Redis(server.url)];
     try {

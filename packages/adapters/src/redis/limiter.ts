@@ -1,4 +1,5 @@
 import { type BucketState, type Decision, type HitInput, type RateLimiter, StorageUnavailableError, type WindowState } from "@petstore/core";
+import { withinDeadline } from "../_deadline.js";
 
 /**
  * Sends one Redis command (`["EVALSHA", sha, "1", key, ...]`) and resolves with its reply, or
@@ -190,21 +191,17 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
 
   /** `work` within the timeout; every failure becomes a `StorageUnavailableError`. */
   function bounded<T>(what: string, work: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`)), timeoutMs);
-      (timer as { unref?: () => void }).unref?.();
-      work().then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const reason = error instanceof Error ? error.message : String(error);
-          reject(new StorageUnavailableError(`Redis failed ${what}: ${reason}`, { cause: error }));
-        },
-      );
-    });
+    const failed = (error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new StorageUnavailableError(`Redis failed ${what}: ${reason}`, { cause: error });
+    };
+    let answer: Promise<T>;
+    try {
+      answer = work().catch(failed);
+    } catch (error) {
+      answer = Promise.reject(error).catch(failed);
+    }
+    return withinDeadline(answer, timeoutMs, () => new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`));
   }
 
   async function run(key: string, args: string[]): Promise<unknown> {

@@ -2,6 +2,7 @@ import { ApiError, toApiError, toErrorResponse } from "../errors.js";
 import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
 import type { Actor, ApiKeys, PlanName, RateLimiter } from "../ports.js";
 import { standardHeaders } from "../pipeline/answer-headers.js";
+import { answerBeside, type Beside, isUnder } from "../pipeline/beside.js";
 import type { ClientInfo } from "../pipeline/client-address.js";
 import { headResponse } from "../pipeline/head-response.js";
 import { pathnameOf } from "../pipeline/pathname.js";
@@ -27,6 +28,8 @@ export interface AdminOptions {
   clock?: () => number;
   /** Longest a request body may take to arrive. Default 30 s. */
   bodyTimeoutMs?: number;
+  /** What the host serves beside the admin API, outside its base path (an operator's page), as `createPetstore`'s `beside`. */
+  beside?: Beside;
   /** Called with every unexpected error (the client only sees `internal_error`). */
   onError?: (error: unknown, requestId: string) => void;
 }
@@ -70,11 +73,11 @@ export function createAdmin(options: AdminOptions): Admin {
     clock: options.clock ?? Date.now,
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
   };
+  const { beside } = options;
   const onError = options.onError ?? ((error: unknown, requestId: string) => console.error(JSON.stringify({ level: "error", requestId, message: String(error) })));
   let document: string | undefined;
 
-  async function answer(request: Request, info: ClientInfo | undefined, headers: Record<string, string>): Promise<Response> {
-    const pathname = pathnameOf(request.url);
+  async function answer(request: Request, pathname: string, info: ClientInfo | undefined, headers: Record<string, string>): Promise<Response> {
     const inside = pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
     const route = inside === undefined ? undefined : ROUTES.find(({ pattern }) => pattern.test(inside));
     if (!route) throw new ApiError("not_found", `No resource at ${pathname}`);
@@ -95,10 +98,11 @@ export function createAdmin(options: AdminOptions): Admin {
   return {
     fetch: async (request, info) => {
       const requestId = requestIdOf(request);
+      const pathname = pathnameOf(request.url);
       const headers = { ...standardHeaders(requestId), "Content-Type": "application/json" };
       let response: Response;
       try {
-        response = await answer(request, info, headers);
+        response = beside && !isUnder(basePath, pathname) ? await answerBeside(beside, request, requestId, pathname) : await answer(request, pathname, info, headers);
       } catch (thrown) {
         const error = toApiError(thrown);
         if (error.code === "internal_error") onError(thrown, requestId);

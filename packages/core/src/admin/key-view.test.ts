@@ -1,6 +1,6 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import type { ApiKeyRecord } from "../ports.js";
+import type { ApiKeyRecord, WindowPair } from "../ports.js";
 import { keyView } from "./key-view.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
@@ -9,7 +9,7 @@ const record: ApiKeyRecord = { id: "key_view", hash: "0".repeat(64), plan: "pro"
 describe("keyView", () => {
   it("reads usage and the ban from the limiter's windows of the key, counting nothing", async () => {
     const { limiter } = memoryAdapters({ clock: () => T0 });
-    const windows = [
+    const windows: WindowPair = [
       { name: "minute", limit: 300, seconds: 60 },
       { name: "day", limit: 50, seconds: 86_400 },
     ];

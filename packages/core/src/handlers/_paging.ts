@@ -106,14 +106,10 @@ export async function respondWithPage<T extends { id: number }, S extends string
   return serialized(ctx, body, 200, { Link: `<${ctx.basePath}${path}?${next}>; rel="next"` });
 }
 
-/** The JSON of kept pages (see `petPages`), by their rows and page size: they never change. */
-const pageJsons = new WeakMap<readonly object[], { limit: number; json: string }>();
-
-/** The JSON of the first `limit` rows; computed once per kept page. */
-function pageJson({ rows, kept }: Page<object>, limit: number): string {
-  const made = kept ? pageJsons.get(rows) : undefined;
-  if (made?.limit === limit) return made.json;
-  const json = JSON.stringify(rows.length > limit ? rows.slice(0, limit) : rows);
-  if (kept) pageJsons.set(rows, { limit, json });
+/** The JSON of the first `limit` rows; made once for a kept page (its query, so its limit, never changes). */
+function pageJson(page: Page<object>, limit: number): string {
+  if (page.json !== undefined) return page.json;
+  const json = JSON.stringify(page.rows.length > limit ? page.rows.slice(0, limit) : page.rows);
+  if (page.kept) page.json = json;
   return json;
 }

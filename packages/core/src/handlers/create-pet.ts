@@ -84,7 +84,10 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
     }
     case "claimed":
       try {
-        return created(ctx, await ctx.store.createPet(body, claim), false);
+        const done = await ctx.store.createClaimedPet(body, claim);
+        // Another request took the claim over after its lease ran out: it may be storing the pet now.
+        if (done.state === "claim_lost") throw new ApiError("idempotency_key_in_use", "This Idempotency-Key was taken over by a newer request; retry later");
+        return created(ctx, done.pet, false);
       } catch (error) {
         await ctx.idempotency.release(claim).catch(() => {});
         throw error;

@@ -21,7 +21,7 @@ function countingPet(id: number, reads: { count: number }): Pet {
 /** A context whose store lists `listPetsRows()`; with `version`, through core's page cache. */
 function contextWith(listPetsRows: () => Pet[], version?: () => number): Context {
   const inner: PetStore = { ...memoryAdapters().store, listPets: async () => listPetsRows() };
-  if (version) inner.petsVersion = version;
+  if (version) inner.petsVersion = async () => version();
   else delete inner.petsVersion;
   return { store: inner, petPages: petPages(inner), idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT }, headers: { "Content-Type": "application/json" }, bodyTimeoutMs: 30_000 };
 }

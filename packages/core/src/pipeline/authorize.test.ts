@@ -1,19 +1,16 @@
-import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { resolveOptions } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
-import { authorizeStage } from "./authorize.js";
+import { authorize } from "./authorize.js";
 import type { RouteMatch } from "./find-route.js";
 
 const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 const pets: RouteMatch = { route: { path: "/pets", methods: {} }, params: {} };
 const document: RouteMatch = { route: { path: "/openapi.json", methods: {}, public: true }, params: {} };
-const authorize = authorizeStage(resolveOptions(memoryAdapters()));
 /** The limiter's decision at `now`: its instant is the one expiries and rolls are checked at. */
 const at = (now: number): Decision => ({ allowed: true, windows: [], now });
 const unauthorized = (challenge: string) => expect.objectContaining({ status: 401, code: "unauthorized", headers: { "WWW-Authenticate": challenge } });
 
-describe("authorizeStage", () => {
+describe("authorize", () => {
   it("lets a caller with a valid key through to any path, known or not", () => {
     expect(authorize({ caller, keyCache: "hit" }, pets, at(0))).toBe(caller);
     expect(authorize({ caller, keyCache: "miss" }, undefined, at(0))).toBe(caller);

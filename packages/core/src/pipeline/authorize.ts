@@ -1,5 +1,4 @@
 import { ApiError } from "../errors.js";
-import type { Settings } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
 import type { RouteMatch } from "./find-route.js";
 import type { Identity } from "./identify.js";
@@ -18,17 +17,15 @@ function refusalOf(identity: Identity, now: number): ApiError | undefined {
 }
 
 /**
- * Stage 4, authorize: the caller's key record, or `401 unauthorized` with a Bearer challenge.
+ * Stage 5, authorize: the caller's key record, or `401 unauthorized` with a Bearer challenge.
  * A key past its expiry, and an old secret past its roll's overlap, are refused at the
  * limiter's instant (its store's clock, as every server has it), even while the key cache
  * still holds them. A public route (`/openapi.json`) needs no key: without a usable one it
  * returns undefined.
  */
-export function authorizeStage(_settings: Settings): (identity: Identity, match: RouteMatch | undefined, decision: Decision) => ApiKeyRecord | undefined {
-  return (identity, match, decision) => {
-    const refusal = refusalOf(identity, decision.now);
-    if (refusal === undefined) return identity.caller;
-    if (match?.route.public) return undefined;
-    throw refusal;
-  };
+export function authorize(identity: Identity, match: RouteMatch | undefined, decision: Decision): ApiKeyRecord | undefined {
+  const refusal = refusalOf(identity, decision.now);
+  if (refusal === undefined) return identity.caller;
+  if (match?.route.public) return undefined;
+  throw refusal;
 }

@@ -29,8 +29,9 @@ const MISSING_CLIENT_ADDRESS =
  */
 export function chooseBucketStage(settings: Pick<Settings, "limitsOf" | "isTrustedProxy">): (request: Request, info: ClientInfo | undefined, identity: Identity) => Bucket {
   const { limitsOf, isTrustedProxy } = settings;
-  // A key's bucket, kept per key record (the key cache hands out the same record for seconds
-  // at a time): one object and one name string, whose hash the limiter's Map then knows.
+  // A key's bucket and limits, kept per key record (the key cache hands out the same record for
+  // seconds at a time): one object and one name string, whose hash the limiter's Map then knows.
+  // Made anew per request instead, a GET took about 4% more CPU in process (issue 31).
   const keyBuckets = new WeakMap<ApiKeyRecord, Bucket>();
   let warned = false;
   return (request, info, { caller }) => {

@@ -1,6 +1,5 @@
 import type { Handler } from "../context.js";
 import { ApiError } from "../errors.js";
-import type { Settings } from "../options.js";
 import type { Route } from "../routes.js";
 import type { RouteMatch } from "./find-route.js";
 
@@ -18,17 +17,15 @@ export function allowedMethods(route: Route): string {
 }
 
 /**
- * Stage 5, choose the handler: the one of the request's method on its route; `404 not_found`
+ * Stage 6, choose the handler: the one of the request's method on its route; `404 not_found`
  * when no route serves the path, `405 method_not_allowed` with `Allow` when the route has no
  * handler for the method. `HEAD` is served by the `GET` handler.
  */
-export function chooseHandlerStage(_settings: Settings): (match: RouteMatch | undefined, method: string, pathname: string) => Routed {
-  return (match, method, pathname) => {
-    if (!match) throw new ApiError("not_found", `No resource at ${pathname}`);
-    const key = method === "HEAD" ? "GET" : method;
-    // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
-    const handler = Object.hasOwn(match.route.methods, key) ? match.route.methods[key as "GET" | "POST"] : undefined;
-    if (!handler) throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, { Allow: allowedMethods(match.route) });
-    return { handler, params: match.params };
-  };
+export function chooseHandler(match: RouteMatch | undefined, method: string, pathname: string): Routed {
+  if (!match) throw new ApiError("not_found", `No resource at ${pathname}`);
+  const key = method === "HEAD" ? "GET" : method;
+  // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
+  const handler = Object.hasOwn(match.route.methods, key) ? match.route.methods[key as "GET" | "POST"] : undefined;
+  if (!handler) throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, { Allow: allowedMethods(match.route) });
+  return { handler, params: match.params };
 }

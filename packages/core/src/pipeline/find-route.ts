@@ -1,51 +1,30 @@
-import { Router } from "itty-router";
-import { BoundedMap } from "../_bounded-map.js";
-import type { Handler } from "../context.js";
-import { serialized } from "../handlers/_respond.js";
-import { openApiDocument } from "../openapi.js";
+import { IttyRouter } from "itty-router";
 import type { Settings } from "../options.js";
 import { type Route, ROUTES } from "../routes.js";
 
 /** A route and the path parameters found in a path. */
 export interface RouteMatch {
   route: Route;
-  /** Shared by every request of the same path: frozen. */
   params: Readonly<Record<string, string>>;
-}
-
-/** Paths whose match is remembered; past this many, the oldest is forgotten. */
-const PATHS_KEPT = 1_000;
-
-/** The OpenAPI document of the API under `basePath`, served without a key (still counted). */
-function openApiRoute(basePath: string): RouteMatch {
-  // Made when first asked for rather than by createPetstore: about 2 ms of a server's start.
-  let body: string | undefined;
-  const serve: Handler = async (_request, ctx) => serialized(ctx, (body ??= JSON.stringify(openApiDocument({ basePath }))));
-  return { route: { path: "/openapi.json", methods: { GET: serve }, public: true }, params: Object.freeze({}) };
 }
 
 /**
  * Before the stages, find the route: the route of `ROUTES` (the table) serving a request's
- * path under `basePath`, or `/openapi.json` exactly; looked up once, whatever the answer will
- * be (the last stage reports it). itty-router matches the patterns: a `Router` with the base,
- * asked with the request itself. The answer for a path is remembered (for the latest 1,000
- * paths), so it is a promise only the first time a path is seen: asking itty-router parses a
- * URL and tries each pattern, about a tenth of a GET's time in the server, for an answer that
- * depends on the path alone.
+ * path under `basePath`; looked up once, whatever the answer will be (the last stage reports
+ * it). itty-router turns the table's patterns into regular expressions, with the base; they
+ * are matched here, against the path alone (its `fetch` would parse the URL and its query
+ * again, and answer a promise, for an answer that depends on the path alone).
  */
-export function findRouteStage(settings: Pick<Settings, "basePath">): (request: Request, pathname: string) => RouteMatch | undefined | Promise<RouteMatch | undefined> {
-  const openApiPath = `${settings.basePath}/openapi.json`;
-  const openApi = openApiRoute(settings.basePath);
-  const router = Router({ base: settings.basePath });
-  // Every route takes every method here: `chooseHandler` picks the handler by method.
-  for (const route of ROUTES) router.all(route.path, ({ params }) => ({ route, params: Object.freeze({ ...params }) }));
-  const matches = new BoundedMap<string, RouteMatch | undefined>(PATHS_KEPT);
-  return (request, pathname) => {
-    if (pathname === openApiPath) return openApi;
-    if (matches.has(pathname)) return matches.get(pathname);
-    return router.fetch(request).then((found: RouteMatch | undefined) => {
-      matches.set(pathname, found);
-      return found;
-    });
+export function findRouteStage(settings: Pick<Settings, "basePath">): (pathname: string) => RouteMatch | undefined {
+  const router = IttyRouter({ base: settings.basePath });
+  for (const route of ROUTES) router.all(route.path);
+  // router.routes holds the table's patterns in its order: [method, pattern, handlers, path].
+  const patterns = router.routes.map(([, pattern], i) => ({ pattern, route: ROUTES[i]! }));
+  return (pathname) => {
+    for (const { pattern, route } of patterns) {
+      const found = pattern.exec(pathname);
+      if (found) return { route, params: { ...found.groups } };
+    }
+    return undefined;
   };
 }

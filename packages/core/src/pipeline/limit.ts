@@ -3,7 +3,7 @@ import type { Decision } from "../ports.js";
 import type { Bucket } from "./choose-bucket.js";
 
 /**
- * Stage 2, limit: the request counts against its bucket, in one atomic hit of the limiter,
+ * Stage 3, limit: the request counts against its bucket, in one atomic hit of the limiter,
  * decided at the limiter's instant (its store's clock), not this server's.
  */
 export function limitStage(settings: Pick<Settings, "limiter" | "ban">): (bucket: Bucket) => Promise<Decision> {

@@ -1,12 +1,9 @@
-import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { resolveOptions } from "../options.js";
 import type { Decision } from "../ports.js";
-import { refuseStage } from "./refuse.js";
+import { refuse } from "./refuse.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const MINUTE_END = Date.UTC(2030, 0, 15, 12, 1);
-const refuse = refuseStage(resolveOptions(memoryAdapters()));
 
 const decision = (allowed: boolean, bannedUntil?: number): Decision => ({
   allowed,
@@ -15,7 +12,7 @@ const decision = (allowed: boolean, bannedUntil?: number): Decision => ({
   now: T0,
 });
 
-describe("refuseStage", () => {
+describe("refuse", () => {
   it("lets an admitted request through", () => {
     expect(() => refuse(decision(true))).not.toThrow();
   });

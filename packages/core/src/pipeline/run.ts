@@ -7,7 +7,7 @@ import type { Bucket } from "./choose-bucket.js";
 import type { Routed } from "./choose-handler.js";
 
 /**
- * Stage 6, run: the handler with its context (the stores, the path parameters, the caller, the
+ * Stage 7, run: the handler with its context (the stores, the path parameters, the caller, the
  * request's time and the answer's headers). Validation is the handler's first step. The
  * request's time is the instant the limiter decided at (its store's clock), so a deadline
  * such as the sunset passes at the same instant on every server.

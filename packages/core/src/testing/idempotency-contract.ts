@@ -16,7 +16,7 @@ const otherBody = { fingerprint: "b".repeat(64) };
 
 /**
  * The `IdempotencyStore` contract, run with the store that completes its claims: one atomic
- * `claim`, completion by `createPet(pet, claim)`, `release`, the 24 h TTL and the lease.
+ * `claim`, completion by `createClaimedPet(pet, claim)`, `release`, the 24 h TTL and the lease.
  * Records age by the clock `make` is given.
  * @example idempotencyContract("memory", async (clock) => memoryAdapters({ clock }));
  */
@@ -24,6 +24,13 @@ export function idempotencyContract(name: string, make: MakeStore): void {
   /** The test's clock, which each claim sets to its instant. */
   let testNow = T0;
   describeWithFixture(`IdempotencyStore contract: ${name}`, () => make(() => testNow), (fixture) => {
+
+    /** A create under the claim, which must be stored. */
+    const createUnder = async (c: IdempotencyClaim) => {
+      const done = await fixture.store.createClaimedPet(rex, c);
+      if (done.state !== "created") throw new Error(`the create under the claim answered ${done.state}`);
+      return done.pet;
+    };
 
     const claim = (c: IdempotencyClaim, now: number) => {
       testNow = now;
@@ -46,14 +53,14 @@ export function idempotencyContract(name: string, make: MakeStore): void {
 
     it("answers completed with the pet id once createPet committed under the claim", async () => {
       await claim(claimOf(), T0);
-      const pet = await fixture.store.createPet(rex, claimOf());
+      const pet = await createUnder(claimOf());
       expect(await fixture.store.getPet(pet.id)).toEqual(pet);
       expect(await claim(claimOf(), T0 + 2_000)).toEqual({ state: "completed", petId: pet.id });
     });
 
     it("answers mismatch to a different body after the claim completed", async () => {
       await claim(claimOf(), T0);
-      await fixture.store.createPet(rex, claimOf());
+      await createUnder(claimOf());
       expect(await claim(claimOf(otherBody), T0 + 2_000)).toEqual({ state: "mismatch" });
     });
 
@@ -61,14 +68,14 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       const other = claimOf({ key: "order-other" });
       await claim(claimOf(), T0);
       await claim(other, T0);
-      const pet = await fixture.store.createPet(rex, claimOf());
+      const pet = await createUnder(claimOf());
       expect(await claim(claimOf(), T0 + 1)).toEqual({ state: "completed", petId: pet.id });
       expect(await claim(other, T0 + 1)).toEqual({ state: "in_progress" });
     });
 
     it("keeps the keys of different scopes apart", async () => {
       await claim(claimOf(), T0);
-      await fixture.store.createPet(rex, claimOf());
+      await createUnder(claimOf());
       expect(await claim(claimOf({ scope: "key_caller2" }), T0 + 1)).toEqual({ state: "claimed" });
       expect(await claim(claimOf({ scope: "key_caller2", ...otherBody }), T0 + 2)).toEqual({ state: "mismatch" });
     });
@@ -81,7 +88,7 @@ export function idempotencyContract(name: string, make: MakeStore): void {
 
     it("keeps a completed record when it is released, so a committed pet is never created twice", async () => {
       await claim(claimOf(), T0);
-      const pet = await fixture.store.createPet(rex, claimOf());
+      const pet = await createUnder(claimOf());
       await fixture.idempotency.release(claimOf());
       expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "completed", petId: pet.id });
     });
@@ -93,23 +100,23 @@ export function idempotencyContract(name: string, make: MakeStore): void {
 
     it("keeps a completed record until IDEMPOTENCY_TTL_MS after the claim", async () => {
       await claim(claimOf(), T0);
-      const pet = await fixture.store.createPet(rex, claimOf());
+      const pet = await createUnder(claimOf());
       expect(await claim(claimOf(), T0 + IDEMPOTENCY_TTL_MS - 1)).toEqual({ state: "completed", petId: pet.id });
       expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_TTL_MS - 1)).toEqual({ state: "mismatch" });
     });
 
     it("treats a completed record older than IDEMPOTENCY_TTL_MS as absent, whatever the body", async () => {
       await claim(claimOf(), T0);
-      await fixture.store.createPet(rex, claimOf());
+      await createUnder(claimOf());
       const later = T0 + IDEMPOTENCY_TTL_MS + 1;
       expect(await claim(claimOf(otherBody), later)).toEqual({ state: "claimed" });
-      const pet = await fixture.store.createPet(rex, claimOf(otherBody));
+      const pet = await createUnder(claimOf(otherBody));
       expect(await claim(claimOf(otherBody), later + 1)).toEqual({ state: "completed", petId: pet.id });
     });
 
     it("keeps a completed record past the lease: the lease only ends unfinished claims", async () => {
       await claim(claimOf(), T0);
-      const pet = await fixture.store.createPet(rex, claimOf());
+      const pet = await createUnder(claimOf());
       expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "completed", petId: pet.id });
     });
 
@@ -124,9 +131,9 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       await claim(claimOf(), T0);
       expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
       // The first request wakes up after its lease ended: its create must not land.
-      await expect(fixture.store.createPet(rex, claimOf())).rejects.toThrow();
+      expect(await fixture.store.createClaimedPet(rex, claimOf())).toEqual({ state: "claim_lost" });
       expect(await fixture.store.listPets({ limit: 10 })).toEqual([]);
-      const pet = await fixture.store.createPet(rex, claimOf(otherBody));
+      const pet = await createUnder(claimOf(otherBody));
       expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "completed", petId: pet.id });
     });
 
@@ -161,8 +168,9 @@ export function idempotencyContract(name: string, make: MakeStore): void {
     it("keeps a record by the store's clock: a claim made now is in progress, then completed", async () => {
       expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "claimed" });
       expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "in_progress" });
-      const pet = await fixture.store.createPet(rex, claimOf());
-      expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "completed", petId: pet.id });
+      const created = await fixture.store.createClaimedPet(rex, claimOf());
+      expect(created).toMatchObject({ state: "created" });
+      expect(await fixture.idempotency.claim(claimOf())).toEqual({ state: "completed", petId: (created as { pet: { id: number } }).pet.id });
     });
   });
 }

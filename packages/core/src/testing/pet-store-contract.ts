@@ -52,7 +52,7 @@ export function petStoreContract(name: string, make: MakeStore): void {
       expect(afterCreate).not.toBe(before);
       const claim = { scope: "key_v", key: "v-1", fingerprint: "f".repeat(64) };
       expect(await fixture.idempotency.claim(claim)).toEqual({ state: "claimed" });
-      await fixture.store.createPet(rex, claim);
+      expect(await fixture.store.createClaimedPet(rex, claim)).toMatchObject({ state: "created" });
       expect(await versionOf()).not.toBe(afterCreate);
     });
 

@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
-import type { BanPolicy, Decision, RateLimiter, WindowSpec } from "../ports.js";
+import { limiterRules } from "./_limiter-rules.js";
+import type { BanPolicy, Decision, HitInput, RateLimiter, WindowPair } from "../ports.js";
 
 /** A fresh limiter with no buckets. */
 export interface LimiterFixture extends Closable {
@@ -15,13 +17,54 @@ const BAN: BanPolicy = { threshold: 3, seconds: 600 };
 /** For tests of counting alone: refusals never add up to a ban. */
 const NO_BAN: BanPolicy = { threshold: 1_000_000, seconds: 600 };
 
-const windowsOf = (perMinute: number, perDay: number): WindowSpec[] => [
+const windowsOf = (perMinute: number, perDay: number): WindowPair => [
   { name: "minute", limit: perMinute, seconds: 60 },
   { name: "day", limit: perDay, seconds: 86_400 },
 ];
 
 const minute = (d: Decision) => d.windows[0]!;
 const day = (d: Decision) => d.windows[1]!;
+
+const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
+/** Mostly hits within one window, sometimes a jump over a window or a ban. */
+const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
+
+interface Limits {
+  perMinute: number;
+  perFiveMinutes: number;
+  threshold: number;
+  banSeconds: number;
+}
+
+function limitsUpTo(perMinute: number, perFiveMinutes: number, threshold: number, minBanSeconds: number): fc.Arbitrary<Limits> {
+  return fc.record({
+    perMinute: fc.integer({ min: 0, max: perMinute }),
+    perFiveMinutes: fc.integer({ min: 0, max: perFiveMinutes }),
+    threshold: fc.integer({ min: 0, max: threshold }),
+    banSeconds: fc.integer({ min: minBanSeconds, max: 200 }),
+  });
+}
+
+/** Hits fired at once (`buckets`, in the order sent), `advanceMs` after the previous ones. */
+interface Burst {
+  buckets: string[];
+  advanceMs: number;
+}
+
+/** Each decision beside its hit's bucket, sorted by bucket and then by what was decided. */
+function byBucket(inputs: readonly HitInput[], decisions: readonly Decision[]): [string, Decision][] {
+  const key = ([bucket, d]: [string, Decision]) => [bucket, d.allowed, d.bannedUntil ?? 0, d.banStarted ?? false, ...d.windows.flatMap((w) => [w.remaining, w.resetAt, w.exceeded])].join("|");
+  return decisions.map((decision, i): [string, Decision] => [inputs[i]!.bucket, decision]).sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/** How `rateLimiterContract` runs its property tests. */
+export interface RateLimiterContractOptions {
+  /**
+   * How many random sequences of hits each property test tries (fast-check's `numRuns`).
+   * Default 100; fewer where every hit is a round trip to another process.
+   */
+  runs?: number;
+}
 
 /**
  * Makes a fresh limiter deciding by `clock` (Unix ms), or by its store's own clock when
@@ -32,10 +75,12 @@ export type MakeLimiter = (clock: (() => number) | undefined) => Promise<Limiter
 /**
  * The `RateLimiter` contract: epoch-aligned fixed windows, admitted requests counted in every
  * window, refusals consuming nothing, the ban (begun once), independent buckets, no
- * over-admission under concurrency, and decisions at the store's own clock when none is given.
+ * over-admission under concurrency, and decisions at the store's own clock when none is given;
+ * then random sequences of hits (fast-check), one by one and fired at once, each decision
+ * exactly the one the rate limit's rules make (a plain model of them, in this package).
  * @example rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
  */
-export function rateLimiterContract(name: string, make: MakeLimiter): void {
+export function rateLimiterContract(name: string, make: MakeLimiter, options: RateLimiterContractOptions = {}): void {
   /** The test's clock, which each hit sets to its instant. */
   let testNow = T0;
   describeWithFixture(`RateLimiter contract: ${name}`, () => make(() => testNow), (fixture) => {
@@ -301,6 +346,43 @@ export function rateLimiterContract(name: string, make: MakeLimiter): void {
       expect(next.allowed).toBe(false);
       expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
     });
+
+    // Random hits against the rules as plain code (./_limiter-rules.ts), decision for decision.
+    let run = 0;
+    /**
+     * One run's bursts, on buckets of its own (the runs share the fixture), each fired at once
+     * and decided by the rules one by one. Hits fired together have no order (a limiter across
+     * a network may receive them in any): each bucket must get the rules' decisions, whichever
+     * of its identical hits gets which.
+     */
+    const decidesByTheRules = async (limits: Limits, bursts: Burst[]) => {
+      run++;
+      // A 5-minute second window, so that it too resets within a run.
+      const windows: WindowPair = [
+        { name: "minute", limit: limits.perMinute, seconds: 60 },
+        { name: "five-minutes", limit: limits.perFiveMinutes, seconds: 300 },
+      ];
+      const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+      const rules = limiterRules();
+      testNow = T0 + 17;
+      for (const { buckets, advanceMs } of bursts) {
+        testNow += advanceMs;
+        const inputs = buckets.map((bucket) => ({ bucket: `${bucket}#${run}`, windows, ban }));
+        const decided = await Promise.all(inputs.map((input) => fixture.limiter.hit(input)));
+        expect(byBucket(inputs, decided)).toStrictEqual(byBucket(inputs, inputs.map((input) => rules(input, testNow))));
+      }
+    };
+    const runs = options.runs ?? 100;
+
+    it("decides every sequence of hits exactly as the rules do", async () => {
+      const one = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
+      await fc.assert(fc.asyncProperty(limitsUpTo(5, 12, 4, 1), fc.array(one, { minLength: 1, maxLength: 60 }), decidesByTheRules), { numRuns: runs });
+    }, 120_000);
+
+    it("decides hits fired at once exactly as the rules decide them one by one", async () => {
+      const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
+      await fc.assert(fc.asyncProperty(limitsUpTo(12, 30, 6, 0), fc.array(burst, { minLength: 1, maxLength: 12 }), decidesByTheRules), { numRuns: runs });
+    }, 120_000);
   });
 
   describeWithFixture(`RateLimiter contract: ${name}, on its store's own clock`, () => make(undefined), (fixture) => {

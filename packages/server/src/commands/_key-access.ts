@@ -22,7 +22,8 @@ export interface KeyAccess {
 export const DB_AND_LIMITER_HELP = `  --db URL        file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB;
                   PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). A file that does not exist is refused
   --limiter URL   the Redis the servers keep the rate limits in, when they run with --limiter:
-                  redis://HOST[:PORT][/DB] or rediss:// (env PETSTORE_LIMITER; password in
+                  redis://HOST[:PORT][/DB], redis+cluster://..., redis+sentinel://...
+                  or rediss... (as serve --help says; env PETSTORE_LIMITER; password in
                   PETSTORE_LIMITER_PASSWORD). Without it usage and bans are read from the
                   database, unless its servers recorded that they count in Redis`;
 

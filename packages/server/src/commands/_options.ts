@@ -1,7 +1,10 @@
 import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
+import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
-import { type DbConfig, displayDb, POSTGRES_URL } from "../open-storage.js";
+import { firstHostOf } from "../postgres-connection.js";
+import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
+import { shownUrl } from "../shown-url.js";
 import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Env } from "./_command.js";
@@ -26,10 +29,12 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (!DB_URL.test(db.value)) {
     // A bare path is the usual slip: name the URL it meant.
     const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${displayDb(db.value)}'${meant}`);
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${shownUrl(db.value)}'${meant}`);
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
-  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(db.value)) {
+  // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
+  const parsable = POSTGRES_URL.test(db.value) ? firstHostOf(db.value) : db.value;
+  if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(parsable)) {
     // With credentials in it the value is not repeated: where a password ends cannot be known.
     const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
     throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
@@ -92,14 +97,13 @@ export function integerSetting(text: string, source: string, min: number, max: n
  * parameter (a token) never.
  */
 export function pastableDb(url: string): string {
-  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return displayDb(url);
+  if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return shownUrl(url);
   const parsed = new URL(url);
   parsed.password = "";
   for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
   return parsed.toString();
 }
 
-const LIMITER_URL = /^rediss?:\/\/[^\s]+$/;
 /**
  * The highest Redis database index `--limiter` takes: Redis has 16 (0..15) unless its
  * `databases` setting says otherwise, and Redis Cluster has only 0. A typo (`/99`, `/abc`)
@@ -140,10 +144,19 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
     if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
-  if (!LIMITER_URL.test(url) || !URL.canParse(url)) throw new UsageError(`${source} must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)`);
+  let target: LimiterTarget;
+  try {
+    target = parseLimiterUrl(url);
+  } catch (error) {
+    throw new UsageError(`${source} ${(error as Error).message} (the URL is not repeated here: it may hold a password)`);
+  }
+  if (target.kind === "sentinel" && target.db > MAX_REDIS_DATABASE) {
+    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis+sentinel://HOST:PORT,.../MASTER/DB), not '${target.db}'`);
+  }
   const config: LimiterConfig = {
     url,
-    database: redisDatabase(url, source),
+    // A cluster has only database 0 (limiter-url.ts refuses another).
+    database: target.kind === "single" ? redisDatabase(url, source) : target.kind === "sentinel" ? target.db : 0,
     timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
     failOpen,
   };

@@ -5,7 +5,7 @@ import type { ParsedArgs } from "../parse-args.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
 import { exists, localPath } from "./_database-file.js";
-import { displayDb } from "../open-storage.js";
+import { shownUrl } from "../shown-url.js";
 import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor, dbConfig } from "./_options.js";
@@ -38,7 +38,7 @@ function destination(db: DbConfig): { database: string; created: boolean } {
     );
   }
   const path = localPath(db.url);
-  return path === undefined ? { database: displayDb(db.url), created: false } : { database: path, created: !exists(path) };
+  return path === undefined ? { database: shownUrl(db.url), created: false } : { database: path, created: !exists(path) };
 }
 
 /** The new key's view, its usage from the database's limiter unless its servers recorded that they count in Redis. */

@@ -130,7 +130,31 @@ describe("petstore serve's bootstrap key", () => {
   });
 
   it.each([
-    ["a limiter URL that is not redis://", { PETSTORE_LIMITER: "http://user:s3cret@cache:6379" }, "petstore: PETSTORE_LIMITER must be redis://HOST[:PORT][/DB] or rediss://... (the URL is not repeated here: it may hold a password)"],
+    [
+      "a limiter URL that is not redis://",
+      { PETSTORE_LIMITER: "http://user:s3cret@cache:6379" },
+      "petstore: PETSTORE_LIMITER must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS) (the URL is not repeated here: it may hold a password)",
+    ],
+    [
+      "several hosts in a redis:// URL",
+      { PETSTORE_LIMITER: "redis://user:s3cret@a:6379,b:6379" },
+      "petstore: PETSTORE_LIMITER must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS) (the URL is not repeated here: it may hold a password)",
+    ],
+    [
+      "a sentinel URL without the master's name",
+      { PETSTORE_LIMITER: "redis+sentinel://:s3cret@a:26379,b:26379" },
+      "petstore: PETSTORE_LIMITER redis+sentinel:// needs the master's name as its path: redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER[/DB] (the URL is not repeated here: it may hold a password)",
+    ],
+    [
+      "a cluster URL with a database",
+      { PETSTORE_LIMITER: "redis+cluster://:s3cret@a:7000,b:7001/3" },
+      "petstore: PETSTORE_LIMITER a Redis Cluster has only database 0: redis+cluster://HOST:PORT,HOST:PORT,... (the URL is not repeated here: it may hold a password)",
+    ],
+    [
+      "a cluster node without a valid port",
+      { PETSTORE_LIMITER: "redis+cluster://:s3cret@a:7000,b:70000" },
+      "petstore: PETSTORE_LIMITER 'b:70000' is not HOST[:PORT] (the URL is not repeated here: it may hold a password)",
+    ],
     ["PETSTORE_LIMITER_FAIL_OPEN that is not 0 or 1", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_FAIL_OPEN: "yes" }, "petstore: PETSTORE_LIMITER_FAIL_OPEN must be 0 or 1, not 'yes'"],
     ["fail-open without a limiter", { PETSTORE_LIMITER_FAIL_OPEN: "1" }, "petstore: --limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)"],
     ["a zero limiter timeout", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_TIMEOUT_MS: "0" }, "petstore: PETSTORE_LIMITER_TIMEOUT_MS must be a whole number from 1 to 60000, not '0'"],

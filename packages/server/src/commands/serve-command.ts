@@ -1,8 +1,9 @@
 import { BUILD_INFO, VERSION } from "../version.js";
 import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
-import { displayLimiter, openLimiter } from "../open-limiter.js";
-import { displayDb, openStorage, storageFailure } from "../open-storage.js";
+import { openLimiter } from "../open-limiter.js";
+import { openStorage, storageFailure } from "../open-storage.js";
+import { shownUrl } from "../shown-url.js";
 import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
@@ -27,7 +28,7 @@ export const serveCommand: Command = {
     flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", "admin-listen": "value", "rolled-key-link": "value", dev: "switch" },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis://HOST] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
+  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -38,14 +39,24 @@ the database and exits 0.
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
   --db URL             file:PATH (default file:petstore.db), :memory:, libsql://HOST,
                        http(s)://HOST or postgres://USER@HOST/DATABASE (env PETSTORE_DB; token
-                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL)
+                       in PETSTORE_DB_AUTH_TOKEN, a Postgres password in PGPASSWORD or the URL).
+                       A primary and its standbys: postgres://USER@H1:P1,H2:P2/DATABASE?
+                       target_session_attrs=read-write (the servers follow a promoted standby).
+                       TLS: ?sslmode=verify-full&sslrootcert=CA_FILE (libpq's parameters)
                        PETSTORE_DB_BUSY_TIMEOUT_MS=N: how long a request waits for another
                        process's write lock, or a server's answer, before a 503 (default 5000 for
                        libSQL, 1000 for Postgres)
-  --limiter URL        keep the rate limits in Redis instead of the database:
-                       redis://HOST[:PORT][/DB], DB 0..15, or rediss:// (env PETSTORE_LIMITER; password in
-                       PETSTORE_LIMITER_PASSWORD). A request waits for Redis at most
-                       PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
+  --limiter URL        keep the rate limits in Redis instead of the database (env
+                       PETSTORE_LIMITER; password in PETSTORE_LIMITER_PASSWORD or the URL):
+                         redis://HOST[:PORT][/DB]                       one Redis (DB 0..15)
+                         redis+cluster://HOST:PORT,HOST:PORT,...        a Redis Cluster (any
+                                                                        of its nodes)
+                         redis+sentinel://HOST:PORT,HOST:PORT,.../NAME[/DB]
+                                                                        the master that these
+                                                                        sentinels call NAME
+                       rediss://, rediss+cluster://, rediss+sentinel:// for TLS (a private CA:
+                       env NODE_EXTRA_CA_CERTS=CA_FILE, trusted for PostgreSQL too). A request waits
+                       for Redis at most PETSTORE_LIMITER_TIMEOUT_MS (default 1000), then gets a 503
   --change-limiter     the database records where its servers keep the rate limits (in the
                        database, or in Redis with --limiter), and a server started the other
                        way refuses to start, since the two would split every key's limits:
@@ -103,7 +114,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${displayDb(config.db.url)}: ${storageFailure(config.db.url, error)}`);
+        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db.url, error)}`);
       });
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
@@ -121,8 +132,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
       const clocks = clockOffsets(
         [
-          ...(storage.remote ? [{ store: "database", shown: displayDb(config.db.url), now: storage.check }] : []),
-          ...(redis ? [{ store: "limiter", shown: displayLimiter(config.limiter!.url), now: redis.limiter.check }] : []),
+          ...(storage.remote ? [{ store: "database", shown: shownUrl(config.db.url), now: storage.check }] : []),
+          ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
         ],
         { log: (level, event, fields) => io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })), ...(metrics && { onOffset: metrics.clockOffset }) },
       );
@@ -139,9 +150,9 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
-      const limiter = config.limiter && { limiter: displayLimiter(config.limiter.url), failOpen: config.limiter.failOpen };
-      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: displayDb(config.db.url), ...limiter, version: VERSION });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, displayDb(config.db.url));
+      const limiter = config.limiter && { limiter: shownUrl(config.limiter.url), failOpen: config.limiter.failOpen };
+      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: shownUrl(config.db.url), ...storage.notes, ...limiter, version: VERSION });
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, shownUrl(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;

@@ -1,4 +1,3 @@
-import { pathnameOf } from "@petstore/core/internal";
 import type { ServerFetch } from "../serve.js";
 import type { ServerMetrics } from "./server-metrics.js";
 
@@ -11,7 +10,7 @@ const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
  */
 export function metricsFetch(metrics: ServerMetrics): ServerFetch {
   return async (request) => {
-    if (pathnameOf(request.url) !== "/metrics") return new Response("Not found: the metrics are at /metrics\n", { status: 404 });
+    if (new URL(request.url).pathname !== "/metrics") return new Response("Not found: the metrics are at /metrics\n", { status: 404 });
     if (request.method !== "GET" && request.method !== "HEAD") {
       return new Response("Method not allowed\n", { status: 405, headers: { Allow: "GET, HEAD" } });
     }

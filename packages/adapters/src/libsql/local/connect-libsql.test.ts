@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { createPetstore, StorageUnavailableError } from "@petstore/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDatabase } from "../../../../../test/_support/libsql-database.js";
-import { libsqlAdapters, libsqlKeys, libsqlStore, migrate } from "../index.js";
+import { libsqlAdapters, libsqlKeys, libsqlStore, migrateLibsql } from "../index.js";
 import { connectLibsql, databaseLocation } from "./connect-libsql.js";
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers. */
@@ -55,7 +55,7 @@ describe("connectLibsql", () => {
     const path = `${database.dir}/with space.db`;
     for (const url of [`file:${path}`, `file://${path.replaceAll(" ", "%20")}`, `file:${path.replaceAll(" ", "%20")}`]) {
       const db = await connectLibsql({ url });
-      await migrate(db);
+      await migrateLibsql(db);
       db.close();
     }
     expect((await tempDatabaseRows(path)).length).toBeGreaterThan(0);
@@ -65,7 +65,7 @@ describe("connectLibsql", () => {
     const db = await connectLibsql({ url: ":memory:" });
     cleanups.push(() => db.close());
     expect((await db.execute("SELECT 1 + 1 AS two"))[0]!.two).toBe(2);
-    await migrate(db);
+    await migrateLibsql(db);
     const store = libsqlStore(db);
     await store.createPet({ name: "Rex", categoryId: 1 });
     expect((await db.execute("SELECT name FROM pets")).map((row) => row.name)).toEqual(["Rex"]);
@@ -78,7 +78,7 @@ describe("connectLibsql", () => {
     cleanups.push(database.close);
     for (const url of [":memory:", database.url]) {
       const client = await connectLibsql({ url });
-      await migrate(client);
+      await migrateLibsql(client);
       const store = libsqlStore(client);
       await store.createPet({ name: "Rex", categoryId: 1 });
       client.close();

@@ -56,7 +56,7 @@ export function databaseLocation(url: string): DatabaseLocation {
  * on the edge, hand the adapters a `Client` of `@libsql/client/web` instead. The caller closes it.
  * @example
  * const db = await connectLibsql({ url: "file:petstore.db" });
- * await migrate(db);
+ * await migrateLibsql(db);
  * const petstore = createPetstore(libsqlAdapters(db));
  */
 export async function connectLibsql(options: ConnectLibsqlOptions): Promise<LibsqlConnection> {

@@ -9,44 +9,15 @@ import { fileIdentity } from "./_file-identity.js";
 import { WalOpenError } from "./_wal-sync.js";
 import { libsqlConnection } from "../_source.js";
 import { checkLibsql } from "../check-libsql.js";
+import type { Result } from "../../_sql/engine.js";
 import { localEngine } from "./local-engine.js";
 
-/** The connection, recording the SQL of every statement it prepares ("prepare ..."), runs and executes. */
-function recording(connection: NativeDatabase.Database, ran: string[]): NativeDatabase.Database {
-  return new Proxy(connection, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (property === "exec") {
-        return (sql: string) => {
-          ran.push(sql);
-          return target.exec(sql);
-        };
-      }
-      if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
-      return (sql: string) => {
-        ran.push(`prepare ${sql}`);
-        const statement = target.prepare(sql);
-        return new Proxy(statement, {
-          get(inner, name) {
-            const member: unknown = Reflect.get(inner, name, inner);
-            if (typeof member !== "function") return member;
-            return (...args: unknown[]) => {
-              if (name === "run" || name === "get" || name === "all") ran.push(sql);
-              return member.apply(inner, args);
-            };
-          },
-        });
-      };
-    },
-  });
-}
-
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const insert = (name: string) => ({ sql: "INSERT INTO items (name) VALUES (?) RETURNING id", args: [name], oneRow: true });
 
 describe("localEngine", () => {
   let dir: string;
   let path: string;
-  let ran: string[];
   const opened: NativeDatabase.Database[] = [];
   const open = (timeout = 5_000) => {
     const connection = new NativeDatabase(path, { timeout });
@@ -58,7 +29,6 @@ describe("localEngine", () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "petstore-local-"));
     path = join(dir, "test.db");
-    ran = [];
     const setup = open();
     setup.exec("PRAGMA journal_mode = WAL");
     setup.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)");
@@ -69,7 +39,8 @@ describe("localEngine", () => {
   });
 
   it("commits concurrent writes in one transaction, and answers each only once another connection can read it", async () => {
-    const db = localEngine(() => recording(open(), ran));
+    const batches: { units: number }[] = [];
+    const db = localEngine(() => open(), { observer: { onBatch: ({ units }) => batches.push({ units }) } });
     const seenAtAnswer = await Promise.all(
       ["a", "b", "c", "d"].map(async (name) => {
         const [result] = await db.write([insert(name)]);
@@ -78,26 +49,56 @@ describe("localEngine", () => {
       }),
     );
     expect(seenAtAnswer).toEqual([true, true, true, true]);
-    expect(ran.filter((sql) => sql === "COMMIT")).toHaveLength(1);
+    expect(batches).toEqual([{ units: 4 }]);
     expect(names()).toEqual(["a", "b", "c", "d"]);
   });
 
-  it("shares one latest read among the callers of a turn, and reads again once a write of this process was answered", async () => {
-    const db = localEngine(() => recording(open(), ran));
+  describe("readVersion", () => {
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
-    const reads = () => ran.filter((sql) => sql === count.sql).length;
-    const first = await Promise.all([db.readLatest(count), db.readLatest(count)]);
-    expect(first.map(({ rows }) => rows[0]!.n)).toEqual([0, 0]);
-    expect(reads()).toBe(1);
-    // Same turn as the answer of the write: the shared read would miss it, so it is not shared.
-    const afterWrite = await db.write([insert("a")]).then(() => db.readLatest(count));
-    expect(afterWrite.rows[0]!.n).toBe(1);
-    expect(reads()).toBe(2);
-    // Another connection's commit, then a later turn: read again.
-    open().prepare("INSERT INTO items (name) VALUES ('b')").run([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect((await db.readLatest(count)).rows[0]!.n).toBe(2);
-    expect(reads()).toBe(3);
+    const n = async (read: Promise<Result>) => (await read).rows[0]!.n;
+    const insertElsewhere = (name: string) => open().prepare("INSERT INTO items (name) VALUES (?)").run([name]);
+
+    it("shares one read among the calls of one turn: another connection's commit between them is not seen", async () => {
+      const db = localEngine(() => open());
+      const first = db.readVersion(count);
+      insertElsewhere("elsewhere");
+      const second = db.readVersion(count);
+      expect([await n(first), await n(second)]).toEqual([0, 0]);
+    });
+
+    it("shares no read with another statement, nor with the same one given other arguments", async () => {
+      const db = localEngine(() => open());
+      await db.write([insert("a")]);
+      const named = (name: string) => ({ sql: "SELECT count(*) AS n FROM items WHERE name = ?", args: [name], oneRow: true });
+      expect(await Promise.all([n(db.readVersion(named("a"))), n(db.readVersion(named("b"))), n(db.readVersion(count))])).toEqual([1, 0, 1]);
+    });
+
+    it("shares no read past the turn: another connection's commit is seen in the next", async () => {
+      const db = localEngine(() => open());
+      expect(await n(db.readVersion(count))).toBe(0);
+      insertElsewhere("elsewhere");
+      await nextTurn();
+      expect(await n(db.readVersion(count))).toBe(1);
+    });
+
+    it("shares no read past a write batch: a write answered after a shared read began is seen by the next call, in the same turn", async () => {
+      const db = localEngine(() => open());
+      const write = db.write([insert("a")]);
+      // Begun before the batch, in the turn the write's answer comes in.
+      const before = db.readVersion(count);
+      await write;
+      expect(await n(db.readVersion(count))).toBe(1);
+      expect(await n(before)).toBe(0);
+    });
+
+    it("shares no read past a write batch of counts alone either", async () => {
+      const db = localEngine(() => open());
+      const write = db.write([insert("a")], { survives: "process-crash" });
+      const before = db.readVersion(count);
+      await write;
+      expect(await n(db.readVersion(count))).toBe(1);
+      expect(await n(before)).toBe(0);
+    });
   });
 
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
@@ -119,23 +120,24 @@ describe("localEngine", () => {
 
   it("commits without an fsync only a batch of process-crash writes, and still fsyncs once a second", async () => {
     let now = 10_000;
-    const db = localEngine(() => recording(open(), ran), { clock: () => now });
-    const synchronous = () => ran.filter((sql) => sql.startsWith("PRAGMA synchronous")).at(-1);
+    const db = localEngine(() => open(), { clock: () => now });
+    // What SQLite does at the connection's next COMMIT: FULL fsyncs the WAL, NORMAL does not.
+    const synchronous = async () => ({ 1: "NORMAL", 2: "FULL" })[(await db.read("PRAGMA synchronous")).rows[0]!.synchronous as number];
     await db.write([insert("first")], { survives: "process-crash" });
     // The first commit of a connection fsyncs: none ran within the last second.
-    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+    expect(await synchronous()).toBe("FULL");
     await db.write([insert("counted")], { survives: "process-crash" });
-    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    expect(await synchronous()).toBe("NORMAL");
     await Promise.all([db.write([insert("counted too")], { survives: "process-crash" }), db.write([insert("acknowledged")])]);
-    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+    expect(await synchronous()).toBe("FULL");
     await db.write([insert("counted again")], { survives: "process-crash" });
-    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    expect(await synchronous()).toBe("NORMAL");
     now += 600;
     await db.write([insert("0.6 s later")], { survives: "process-crash" });
-    expect(synchronous()).toBe("PRAGMA synchronous = NORMAL");
+    expect(await synchronous()).toBe("NORMAL");
     now += 600;
     await db.write([insert("1.2 s after the last fsync")], { survives: "process-crash" });
-    expect(synchronous()).toBe("PRAGMA synchronous = FULL");
+    expect(await synchronous()).toBe("FULL");
   });
 
   it("rejects every caller of a batch that could not start because another connection held the write lock", async () => {
@@ -154,7 +156,7 @@ describe("localEngine", () => {
     const other = open();
     other.exec("BEGIN IMMEDIATE");
     // A write outside `write`: SQLite leaves it unfinished, which would block every later COMMIT.
-    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
     other.exec("ROLLBACK");
     await db.write([insert("after")]);
     await db.write([insert("and again")]);
@@ -165,19 +167,20 @@ describe("localEngine", () => {
     let connections = 0;
     const db = localEngine(() => {
       connections += 1;
-      return recording(open(20), ran);
+      return open(20);
     });
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
-    const prepares = () => ran.filter((sql) => sql === `prepare ${count.sql}`).length;
-    for (let i = 0; i < 3; i++) expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
-    expect(prepares()).toBe(1);
+    // SQLite's own list of the connection's prepared statements, with how often each ran.
+    const prepared = async () => (await db.read("SELECT sql, run FROM sqlite_stmt")).rows.filter((row) => row.sql === count.sql);
+    for (let i = 0; i < 3; i++) expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
+    expect(await prepared()).toEqual([{ sql: count.sql, run: 3 }]);
     const other = open();
     other.exec("BEGIN IMMEDIATE");
-    await expect(db.execute({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
     other.exec("ROLLBACK");
-    expect((await db.execute(count)).rows).toEqual([{ n: 0 }]);
-    expect(prepares()).toBe(2);
+    expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
     expect(connections).toBe(2);
+    expect(await prepared()).toEqual([{ sql: count.sql, run: 1 }]);
   });
 
   describe("with the WAL fsynced beside the event loop", () => {
@@ -200,12 +203,12 @@ describe("localEngine", () => {
 
     it("commits without waiting for the disk and answers an acknowledged write only after the fsync that followed its commit", async () => {
       const sync = controlledSync();
-      const db = localEngine(() => recording(open(), ran), { walSync: sync.walSync });
+      const db = localEngine(() => open(), { walSync: sync.walSync });
       const acknowledged = db.write([insert("rex")]);
       expect(await settledSoon(acknowledged)).toBe(false);
-      // Committed (another connection sees it), with synchronous NORMAL, and one fsync asked for.
+      // Committed (another connection sees it), with synchronous NORMAL (1), and one fsync asked for.
       expect(names()).toEqual(["rex"]);
-      expect(ran.filter((sql) => sql.startsWith("PRAGMA synchronous"))).toEqual(["PRAGMA synchronous = NORMAL"]);
+      expect((await db.readVersion("PRAGMA synchronous")).rows).toEqual([{ synchronous: 1 }]);
       expect(sync.pending).toHaveLength(1);
       sync.finish();
       expect((await acknowledged)[0]!.rows).toHaveLength(1);
@@ -242,7 +245,7 @@ describe("localEngine", () => {
       await expect(write).rejects.toMatchObject(failed);
       // Linux may have dropped the pages that failed: a later fsync could succeed without them.
       await expect(db.write([insert("fido")])).rejects.toMatchObject(failed);
-      await expect(db.durable()).rejects.toMatchObject(failed);
+      await expect(db.read("SELECT 1")).rejects.toMatchObject(failed);
       expect(sync.pending).toHaveLength(0);
       expect(names()).toEqual(["rex", "fido"]);
     });
@@ -270,19 +273,43 @@ describe("localEngine", () => {
       expect(await settledSoon(next)).toBe(false);
       sync.finish();
       await next;
-      const durable = db.durable();
+      const durable = db.read("SELECT 1 AS one");
       expect(await settledSoon(durable)).toBe(false);
       sync.finish();
-      await expect(durable).resolves.toBeUndefined();
+      await expect(durable).resolves.toMatchObject({ rows: [{ one: 1 }] });
     });
 
-    it("lets a reader wait until everything committed before it is on disk", async () => {
+    it("fsyncs the WAL after batches of counts alone at least once a second, nobody waiting for it", async () => {
+      let now = 10_000;
+      const sync = controlledSync();
+      const fsyncs: number[] = [];
+      const db = localEngine(() => open(), { clock: () => now, walSync: sync.walSync, observer: { onFsync: () => fsyncs.push(now) } });
+      const count = (name: string) => db.write([insert(name)], { survives: "process-crash" });
+      // None ran yet: the first batch is due one, and is answered without waiting for it.
+      await count("first");
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await nextTurn();
+      expect(fsyncs).toEqual([10_000]);
+      await count("within the second");
+      now += 600;
+      await count("0.6 s later");
+      expect(sync.pending).toHaveLength(0);
+      now += 600;
+      await count("1.2 s after the last fsync began");
+      expect(sync.pending).toHaveLength(1);
+      sync.finish();
+      await nextTurn();
+      expect(fsyncs).toEqual([10_000, 11_200]);
+    });
+
+    it("answers a read once everything committed before it is on disk", async () => {
       const sync = controlledSync();
       const db = localEngine(() => open(), { walSync: sync.walSync });
       await db.write([insert("counted")], { survives: "process-crash" });
       expect(sync.pending).toHaveLength(1);
       // An fsync that began before this call does not count: the reader waits for the next.
-      const durable = db.durable();
+      const durable = db.read("SELECT count(*) AS n FROM items");
       sync.finish();
       expect(await settledSoon(durable)).toBe(false);
       expect(sync.pending).toHaveLength(1);
@@ -292,25 +319,27 @@ describe("localEngine", () => {
   });
 
   it("commits every batch with synchronous FULL on a database not in WAL mode, counts included", async () => {
-    const db = localEngine(() => recording(open(), ran), { wal: false });
+    const db = localEngine(() => open(), { wal: false });
+    const synchronous = async () => (await db.read("PRAGMA synchronous")).rows[0]!.synchronous;
     await db.write([insert("counted")], { survives: "process-crash" });
     await db.write([insert("counted too")], { survives: "process-crash" });
-    expect(ran.filter((sql) => sql.startsWith("PRAGMA synchronous"))).toEqual(["PRAGMA synchronous = FULL"]);
+    // FULL (2): the first batch was due an fsync anyway; the second, within the second, was not.
+    expect(await synchronous()).toBe(2);
   });
 
-  it("is durable at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
+  it("answers a read at once without a WAL sync: commits are durable when visible (synchronous FULL)", async () => {
     const db = localEngine(() => open());
     await db.write([insert("rex")]);
-    await expect(db.durable()).resolves.toBeUndefined();
+    await expect(db.read("SELECT count(*) AS n FROM items")).resolves.toMatchObject({ rows: [{ n: 1 }] });
   });
 
   it("answers storage unavailable once closed", async () => {
     const db = localEngine(() => open());
-    await db.execute("SELECT 1");
+    await db.read("SELECT 1");
     db.close();
     const closed = { message: "the database connection is closed" };
-    await expect(db.execute("SELECT 1")).rejects.toBeInstanceOf(StorageUnavailableError);
-    await expect(db.execute("SELECT 1")).rejects.toMatchObject(closed);
+    await expect(db.read("SELECT 1")).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.read("SELECT 1")).rejects.toMatchObject(closed);
     await expect(db.write([insert("late")])).rejects.toMatchObject(closed);
   });
 

@@ -1,5 +1,6 @@
 import { DEFAULT_BAN, DEFAULT_PLANS, issueApiKey } from "@petstore/core";
-import { displayDb, type Storage } from "../../open-storage.js";
+import type { Storage } from "../../open-storage.js";
+import { shownUrl } from "../../shown-url.js";
 import type { Io } from "../_command.js";
 import { pastableDb } from "../_options.js";
 import type { ServeConfig } from "./config.js";
@@ -10,7 +11,7 @@ export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): 
   if ((await keys.list()).some((record) => record.revokedAt === undefined)) {
     if (config.dev) {
       io.out(
-        `Development mode: ${displayDb(config.db.url)} already has an active API key, so none was created. ` +
+        `Development mode: ${shownUrl(config.db.url)} already has an active API key, so none was created. ` +
           `Make another: petstore keys create --plan free (from a checkout: npm run petstore -- keys create --plan free)`,
       );
     }

@@ -1,0 +1,18 @@
+/** Error codes of Node's and Bun's TLS: a certificate refused, a handshake that failed. */
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|HOSTNAME_MISMATCH|TLS)/;
+
+/**
+ * `TLS: <why>` when `error` (or one of its causes) is a TLS failure: the server's certificate
+ * not trusted (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `SELF_SIGNED_CERT_IN_CHAIN`...), issued for
+ * another host name (`ERR_TLS_CERT_ALTNAME_INVALID`), or a handshake cut short; undefined
+ * otherwise. The one line a server prints when it cannot start says TLS, not just "closed".
+ */
+export function tlsFailure(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if ((typeof code === "string" && TLS_CODES.test(code)) || /\b(TLS|SSL)\b|certificate/i.test(cause.message)) {
+      return `TLS: ${cause.message.split("\n")[0]}${typeof code === "string" ? ` (${code})` : ""}`;
+    }
+  }
+  return undefined;
+}

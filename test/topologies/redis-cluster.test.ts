@@ -1,0 +1,146 @@
+import { Cluster, Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLUSTER_NODE_TIMEOUT_MS, type RedisCluster, startRedisCluster } from "../_support/redis-cluster.js";
+import { ensureBinary } from "../e2e/_binary.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl } from "../e2e/_processes.js";
+import { limiterLoad, until } from "./_limiter-load.js";
+
+/**
+ * `petstore serve --limiter redis+cluster://...` on a Redis Cluster of three masters and three
+ * replicas: a Free key per master (per slot range) under load, one master killed (SIGKILL).
+ * Its replica takes over; meanwhile the answers are 503s with the contract's headers within
+ * the limiter's timeout (admissions under --limiter-fail-open), service resumes by itself, and
+ * the admissions the failover added (counts the master acknowledged and never replicated) are
+ * measured.
+ */
+
+/** Each key's limit: a day's, so that no window ends during the test (a minute's could). */
+const PER_DAY = 150;
+/** Admissions a master may take between the test's read of its replica's lag and its kill. */
+const IN_FLIGHT_BOUND = 10;
+/** The limiter's timeout (the binary's default): a hit waits for Redis at most this long. */
+const LIMITER_TIMEOUT_MS = 1_000;
+
+let cluster: RedisCluster;
+let admin: Cluster;
+let db: string;
+const servers: Server[] = [];
+
+beforeAll(async () => {
+  ensureBinary();
+  cluster = await startRedisCluster();
+  admin = new Cluster(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
+  db = tempDatabaseUrl();
+}, 120_000);
+
+afterAll(async () => {
+  admin?.disconnect();
+  await cleanUp();
+  await cluster?.stop();
+});
+
+/** The hash slot of a key's bucket. */
+const slotOf = (id: string) => keySlots.get(id)!;
+const keySlots = new Map<string, number>();
+
+/** Free keys (limited to PER_DAY a day), one whose bucket lives on each master of `ports`, in that order. */
+async function keysOn(ports: number[]): Promise<{ key: string; id: string; port: number }[]> {
+  const found: { key: string; id: string; port: number }[] = [];
+  for (let made = 0; found.length < ports.length; made++) {
+    if (made > 60) throw new Error("no key hashed to every master in 60 tries");
+    const { key, id } = await createKey(db, ["--plan", "free", "--per-minute", "100000", "--per-day", String(PER_DAY)]);
+    const slot = Number(await admin.cluster("KEYSLOT", `key:${id}`));
+    keySlots.set(id, slot);
+    const master = await cluster.masterOf(slot);
+    const wanted = ports[found.length]!;
+    if (master.port === wanted) found.push({ key, id, port: master.port });
+  }
+  return found;
+}
+
+describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
+  it("says at start that it uses the cluster, and counts each key on the master of its slot", async () => {
+    const server = await startServer([...binaryServe(db), "--limiter", cluster.url]);
+    servers.push(server);
+    const listening = server.stdout.find((line) => line.includes('"event":"listening"'))!;
+    expect(JSON.parse(listening).limiter).toBe(cluster.url);
+    const masters = (await cluster.nodes()).filter((node) => node.role === "master").map((node) => node.port);
+    expect(masters).toHaveLength(3);
+    const [key] = await keysOn([masters[1]!]);
+    const api = (path: string) => fetch(new URL(path, server.url), { headers: { authorization: `Bearer ${key!.key}` } });
+    for (let i = 0; i < 3; i++) expect((await api("/v1/pets")).status).toBe(200);
+    expect(await admin.hget(`petstore:limit:{key:${key!.id}}`, "c2")).toBe("3");
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
+  it("rides out a master killed under load: bounded 503s (admissions with fail-open), resumes by itself, counts what was lost", async () => {
+    const masters = (await cluster.nodes()).filter((node) => node.role === "master").map((node) => node.port);
+    // A, B, C: one key per master; D: another on A's master, served by a fail-open server.
+    const [a, b, c, d] = await keysOn([masters[0]!, masters[1]!, masters[2]!, masters[0]!]);
+    const [closed, open] = await Promise.all([
+      startServer([...binaryServe(db), "--limiter", cluster.url]),
+      startServer([...binaryServe(db), "--limiter", cluster.url, "--limiter-fail-open"]),
+    ]);
+    servers.push(closed, open);
+    const load = limiterLoad([
+      { name: "A", url: closed.url, key: a!.key, workers: 3 },
+      { name: "B", url: closed.url, key: b!.key, workers: 3 },
+      { name: "C", url: closed.url, key: c!.key, workers: 3 },
+      { name: "D", url: open.url, key: d!.key, workers: 2 },
+    ]);
+    let killedAt = 0;
+    let behind = 0;
+    let failedOverAt = 0;
+    try {
+      // Connections to A's master and its replica, opened before the kill so that reading them costs one round trip.
+      const masterId = (await cluster.masterOf(slotOf(a!.id))).id;
+      const replicaPort = (await cluster.nodes()).find((node) => node.masterId === masterId)?.port;
+      const [onMaster, onReplica] = [new Redis(masters[0]!, "127.0.0.1"), new Redis(replicaPort!, "127.0.0.1")];
+      await onReplica.call("READONLY");
+      await until(() => load.tally("A").admitted >= PER_DAY / 3, "a third of A's limit admitted before the kill");
+      const before = { ...load.tally("A") };
+      // What the replica lacks the moment before the kill: the counts the master took and had not yet sent it.
+      const bucket = `petstore:limit:{key:${a!.id}}`;
+      const [counted, replicated] = await Promise.all([onMaster.hget(bucket, "c2"), onReplica.hget(bucket, "c2")]);
+      behind = Number(counted) - Number(replicated ?? 0);
+      await cluster.kill(masters[0]!, slotOf(a!.id));
+      onMaster.disconnect();
+      onReplica.disconnect();
+      killedAt = load.mark();
+      const replacement = await cluster.failedOver(masters[0]!);
+      failedOverAt = performance.now();
+      expect(replacement.port).not.toBe(masters[0]);
+      await until(() => load.tally("A").firstAdmittedAfterMark !== undefined, "a 200 for A from the promoted replica");
+      await until(() => ["A", "B", "C"].every((name) => load.tally(name).refused >= 5), "every key past its limit (429s)");
+      await until(() => load.tally("D").firstAdmittedAfterMark !== undefined, "D admitted after the kill");
+      console.info(`redis cluster: A had ${before.admitted} admitted when its master was killed`);
+    } finally {
+      await load.stop();
+    }
+    const [ta, tb, tc, td] = ["A", "B", "C", "D"].map((name) => load.tally(name));
+    const counted = Number(await admin.hget(`petstore:limit:{key:${a!.id}}`, "c2"));
+    console.info(
+      `redis cluster, master killed under load (node timeout ${CLUSTER_NODE_TIMEOUT_MS} ms): replica serving after ${Math.round(failedOverAt - killedAt)} ms, ` +
+        `A's first 200 after ${Math.round(ta!.firstAdmittedAfterMark! - killedAt)} ms; ` +
+        `A admitted ${ta!.admitted} of ${PER_DAY} (extra: ${ta!.admitted - PER_DAY}; its replica lacked ${behind} counts at the kill; the new master counted ${counted}), 503s ${ta!.unavailable}, slowest ${Math.round(ta!.slowestMs)} ms; ` +
+        `B ${tb!.admitted} (503s ${tb!.unavailable}), C ${tc!.admitted} (503s ${tc!.unavailable}); ` +
+        `fail-open D: ${td!.admitted} admitted, ${td!.refused} refused, ${td!.unavailable} 503s`,
+    );
+    expect(load.problems).toEqual([]);
+    // The operator reads which node was lost.
+    expect(closed.stderr.some((line) => line.includes('"event":"limiter node lost"') && line.includes(`"node":"127.0.0.1:${masters[0]}"`))).toBe(true);
+    // The keys whose masters lived are exact.
+    expect(tb!.admitted).toBe(PER_DAY);
+    expect(tc!.admitted).toBe(PER_DAY);
+    // The killed master's key: what it acknowledged and had not yet replicated is admitted again:
+    // what the replica lacked, and what the master took between that read and the kill.
+    expect(ta!.admitted - PER_DAY).toBeLessThanOrEqual(behind + IN_FLIGHT_BOUND);
+    expect(ta!.unavailable).toBeGreaterThan(0);
+    // Bounded: no answer waited much past the limiter's timeout.
+    for (const tally of [ta, tb, tc, td]) expect(tally!.slowestMs).toBeLessThan(LIMITER_TIMEOUT_MS + 1_500);
+    // Fail-open: admitted, never a 503.
+    expect(td!.unavailable).toBe(0);
+    const exits = await Promise.all([closed, open].map((server) => stopProcess(server.child, "SIGTERM")));
+    expect(exits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
+  }, 120_000);
+});
