@@ -197,6 +197,45 @@ describe("petstore serve --limiter redis://", () => {
     }
   }, 60_000);
 
+  it("names Redis's own reason in the log and /healthz when it refuses commands (OOM) or a reconnect (WRONGPASS), and says when it answers again", async () => {
+    await admin.config("SET", "requirepass", "first-pw");
+    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_PASSWORD: "first-pw" }).finally(() => admin.config("SET", "requirepass", ""));
+    expect((await api("/v1/pets")).status).toBe(200);
+    const events = () => server.stderr.map((line) => JSON.parse(line) as { event?: string; reason?: string });
+    const health = async () => (await (await fetch(new URL("/healthz", server.url))).json()) as { status: string; reason?: string };
+    // Out of memory with noeviction: Redis answers every write "OOM command not allowed...".
+    await admin.config("SET", "maxmemory-policy", "noeviction");
+    await admin.config("SET", "maxmemory", "1");
+    try {
+      expect((await api("/v1/pets")).status).toBe(503);
+      expect((await api("/v1/pets")).status).toBe(503);
+      expect(await health()).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/^OOM command not allowed/) });
+      expect(events().filter((line) => line.event === "limiter refusing commands")).toEqual([
+        expect.objectContaining({ reason: expect.stringMatching(/^OOM command not allowed/) }),
+      ]);
+    } finally {
+      await admin.config("SET", "maxmemory", "0");
+    }
+    expect((await api("/v1/pets")).status).toBe(200);
+    expect(events().filter((line) => line.event === "limiter answering again")).toHaveLength(1);
+
+    // Its password changed under a running server: its reconnects are refused with WRONGPASS,
+    // where ioredis's own words for the commands meanwhile were "Stream isn't writeable".
+    await admin.config("SET", "requirepass", "changed-pw");
+    try {
+      await admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+      await waitFor(() => events().some((line) => line.event === "limiter reconnect refused"), 10_000);
+      expect(events().find((line) => line.event === "limiter reconnect refused")?.reason).toMatch(/^WRONGPASS/);
+      expect((await api("/v1/pets")).status).toBe(503);
+      expect(await health()).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/WRONGPASS/) });
+    } finally {
+      await admin.config("SET", "requirepass", "");
+    }
+    await until200(api);
+    expect(server.stderr.join("\n")).not.toContain("Stream isn't writeable");
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
+
   it("refuses to start in one line when Redis does not answer, or the URL is not redis://", async () => {
     const db = tempDatabaseUrl();
     const down = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", "redis://127.0.0.1:1"]);

@@ -80,10 +80,17 @@ export async function openLimiter(
     connected = false;
     warn("limiter connection lost", { limiter: shown, reason });
   };
-  /** What Redis last said went wrong: a failed `connect()` only says "Connection is closed". */
+  /**
+   * What Redis last said went wrong since the connection was last ready: a failed `connect()`
+   * only says "Connection is closed", and a command while reconnecting "Stream isn't
+   * writeable", where Redis said why (WRONGPASS after a password change, a refused TLS).
+   */
   let lastError: string | undefined;
   redis.on("error", (error: Error) => {
-    lastError = tlsFailure(error) ?? error.message;
+    const reason = tlsFailure(error) ?? error.message;
+    // A reconnect refused for a new reason is said once: "the connection closed" named none.
+    if (started && !connected && reason !== lastError) warn("limiter reconnect refused", { limiter: shown, reason });
+    lastError = reason;
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
@@ -100,6 +107,7 @@ export async function openLimiter(
   redis.on("ready", () => {
     if (connected) return;
     connected = true;
+    lastError = undefined;
     if (!started) return;
     warn("limiter reconnected", { limiter: shown });
     if (watchDataLoss) markerKept(false).catch(() => {});
@@ -128,7 +136,23 @@ export async function openLimiter(
    * that no line counts the requests of another outage.
    */
   let outage: { startedAt: number; admitted: number; logged: number; lastWarned: number } | undefined;
-  const answered = () => {
+  /** Why Redis, connected, refuses the limiter's commands (OOM, MISCONF, NOPERM...): said once, until one is answered. */
+  let refusing: string | undefined;
+  const refused = (error: unknown): never => {
+    if (!connected) throw new Error(lastError ?? "the connection to Redis is lost; reconnecting", { cause: error });
+    const reason = error instanceof Error ? error.message : String(error);
+    // A script Redis no longer holds (a restart, a failover): the limiter sends it again itself.
+    if (reason.startsWith("NOSCRIPT")) throw error;
+    if (refusing === undefined) warn("limiter refusing commands", { limiter: shown, reason });
+    refusing = reason;
+    throw error;
+  };
+  const answered = (command: string) => {
+    // TIME (the health check's, the clock's) is answered under OOM too: only a script, which writes, says Redis takes writes again.
+    if (refusing !== undefined && command.startsWith("EVAL")) {
+      refusing = undefined;
+      warn("limiter answering again", { limiter: shown });
+    }
     if (outage === undefined) return;
     const { startedAt, admitted } = outage;
     outage = undefined;
@@ -137,9 +161,9 @@ export async function openLimiter(
   const limiter = redisLimiter({
     send: (args) =>
       redis.call(args[0]!, ...args.slice(1)).then((reply) => {
-        answered();
+        answered(args[0]!);
         return reply;
-      }),
+      }, refused),
     timeoutMs: config.timeoutMs,
     failOpen: config.failOpen,
     onFailOpen: (error) => {
