@@ -37,6 +37,11 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** While failing open, at most one warning per this many milliseconds (and one when it ends). */
 const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
+/** Redis refusing a reconnect: the credentials it was given (a changed password, a user disabled). */
+const REFUSED_RECONNECT = /^(WRONGPASS|NOAUTH|NOPERM)\b/;
+/** Redis refusing the limiter's writes until an operator acts: out of memory, a failed save, an ACL. */
+const REFUSING_WRITES = /^(OOM|MISCONF|NOPERM)\b/;
+
 /**
  * Why Redis did not answer at start. Over TLS, a server that does not speak it on that port
  * never answers the handshake (a plain Redis waits for a command): said so.
@@ -86,11 +91,18 @@ export async function openLimiter(
    * writeable", where Redis said why (WRONGPASS after a password change, a refused TLS).
    */
   let lastError: string | undefined;
+  /** The refusals said since the connection was last ready: each once per outage. */
+  const refusalsSaid = new Set<string>();
   redis.on("error", (error: Error) => {
-    const reason = tlsFailure(error) ?? error.message;
-    // A reconnect refused for a new reason is said once: "the connection closed" named none.
-    if (started && !connected && reason !== lastError) warn("limiter reconnect refused", { limiter: shown, reason });
+    const tls = tlsFailure(error);
+    const reason = tls ?? error.message;
     lastError = reason;
+    // Redis (or its TLS) refusing the reconnect is said, once per reason: "the connection
+    // closed" named none. A refused or timed-out socket is the outage itself, already said.
+    if (started && !connected && (tls !== undefined || REFUSED_RECONNECT.test(reason)) && !refusalsSaid.has(reason)) {
+      refusalsSaid.add(reason);
+      warn("limiter reconnect refused", { limiter: shown, reason });
+    }
     lost(error.message);
   });
   redis.on("close", () => lost("the connection closed"));
@@ -108,6 +120,7 @@ export async function openLimiter(
     if (connected) return;
     connected = true;
     lastError = undefined;
+    refusalsSaid.clear();
     if (!started) return;
     warn("limiter reconnected", { limiter: shown });
     if (watchDataLoss) markerKept(false).catch(() => {});
@@ -129,7 +142,9 @@ export async function openLimiter(
     redis.disconnect();
     throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
   }
-  connected = started = true;
+  started = true;
+  // Lost during the checks above, the connection says when it is back (and what was lost).
+  connected = redis.status === "ready";
   /**
    * The requests admitted without limits since Redis last answered: one outage. It ends at
    * the first command Redis answers again (after a reconnect, or once a hung Redis goes on), so
@@ -141,8 +156,9 @@ export async function openLimiter(
   const refused = (error: unknown): never => {
     if (!connected) throw new Error(lastError ?? "the connection to Redis is lost; reconnecting", { cause: error });
     const reason = error instanceof Error ? error.message : String(error);
-    // A script Redis no longer holds (a restart, a failover): the limiter sends it again itself.
-    if (reason.startsWith("NOSCRIPT")) throw error;
+    // Only Redis refusing writes for as long as it is so; the rest (a node of a Cluster lost, a
+    // demoted master's READONLY, NOSCRIPT after a restart) passes with the outage or the retry.
+    if (!REFUSING_WRITES.test(reason)) throw error;
     if (refusing === undefined) warn("limiter refusing commands", { limiter: shown, reason });
     refusing = reason;
     throw error;

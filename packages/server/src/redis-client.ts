@@ -9,6 +9,8 @@ export interface RedisConnection {
   set(key: string, value: string, mode: "NX"): Promise<unknown>;
   select(database: number): Promise<unknown>;
   disconnect(): void;
+  /** `ready` while connected (ioredis's Redis and Cluster alike). */
+  readonly status: string;
   /** `ready`, `error`, `close`; a Cluster also `-node` and `+node` (listeners typed as ioredis types them). */
   on(event: string, listener: (...args: any[]) => void): unknown;
 }

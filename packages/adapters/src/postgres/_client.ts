@@ -41,7 +41,9 @@ export interface PostgresSource {
   /**
    * Told when queries start failing because the database cannot be used (down, hung past the
    * timeout, out of connections: the reason, in the server's words where it gave some) and when
-   * one succeeds again (`undefined`): for a log line per outage instead of one per request.
+   * one succeeds again (`undefined`): for a log line per outage instead of one per request. A
+   * query answered after its timeout says nothing: a database slow enough to time out is not
+   * back until one is answered in time.
    */
   readonly onAvailabilityChange?: (problem: string | undefined) => void;
 }

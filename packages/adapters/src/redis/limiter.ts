@@ -195,12 +195,8 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
       const reason = error instanceof Error ? error.message : String(error);
       throw new StorageUnavailableError(`Redis failed ${what}: ${reason}`, { cause: error });
     };
-    let answer: Promise<T>;
-    try {
-      answer = work().catch(failed);
-    } catch (error) {
-      answer = Promise.reject(error).catch(failed);
-    }
+    // Any thenable a client returns, and a synchronous throw, alike.
+    const answer = new Promise<T>((resolve) => resolve(work())).catch(failed);
     return withinDeadline(answer, timeoutMs, () => new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`));
   }
 

@@ -29,7 +29,7 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (!DB_URL.test(db.value)) {
     // A bare path is the usual slip: name the URL it meant.
     const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not '${shownUrl(db.value)}'${meant}`);
+    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not ${db.value.includes("@") ? "the value given (not repeated here: it may hold a password)" : `'${shownUrl(db.value)}'`}${meant}`);
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
   // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
