@@ -25,6 +25,60 @@ export function standardHeaders(requestId: string): Record<string, string> {
 }
 
 /**
+ * An admitted request's answer headers, in two parts: those every answer to a caller with the
+ * same limits carries unchanged (a `Headers` made once per limits, which a `Response` copies
+ * natively), and this answer's own (its id and the rate limit's state). Bun converts a
+ * header record to its native map name by name; copying the shared part and setting the own
+ * on top made a GET 5% and a POST 2-3% cheaper in CPU than one record of ten (issue 32).
+ */
+export interface AnswerHeaders {
+  shared: Headers;
+  own: Record<string, string>;
+}
+
+/**
+ * The headers an admitted request's answer carries, as `answerHeaders` makes them, split
+ * into the part shared by every answer with the caller's limits and the answer's own
+ * (see `AnswerHeaders`). `shared` is a `sharedHeaders(ietf)`, kept for the server's life.
+ */
+export function admittedHeaders(requestId: string, limits: CallerLimits, decision: Decision, shared: (limits: CallerLimits) => Headers, ietf: boolean): AnswerHeaders {
+  const own: Record<string, string> = { "X-Request-Id": requestId };
+  addRateLimitHeaders(own, decision, limits, ietf, false);
+  return { shared: shared(limits), own };
+}
+
+/**
+ * The headers every answer to a caller with given limits carries unchanged: no caching, no
+ * content sniffing, JSON, and the limits' `RateLimit-Policy` (when `ietf`); one `Headers` per
+ * limits object (a key's are kept with its bucket, the anonymous ones are one object).
+ */
+export function sharedHeaders(ietf: boolean): (limits: CallerLimits) => Headers {
+  const kept = new WeakMap<CallerLimits, Headers>();
+  return (limits) => {
+    let headers = kept.get(limits);
+    if (!headers) {
+      headers = new Headers({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Content-Type": "application/json" });
+      if (ietf) headers.set("RateLimit-Policy", limits.policy);
+      kept.set(limits, headers);
+    }
+    return headers;
+  };
+}
+
+/**
+ * A JSON answer with an admitted request's headers and `extra` ones on top (an extra one
+ * replaces a header of the same name).
+ */
+export function responseWith(body: string, status: number, headers: AnswerHeaders, extra?: Record<string, string>): Response {
+  const response = new Response(body, { status, headers: headers.shared });
+  const set = response.headers;
+  const { own } = headers;
+  for (const name in own) set.set(name, own[name]!);
+  if (extra) for (const name in extra) set.set(name, extra[name]!);
+  return response;
+}
+
+/**
  * The answer's headers: the standard ones, `Content-Type` (every answer of the API is JSON)
  * and the rate limit's (the IETF draft's too when `ietf`).
  */
@@ -70,7 +124,7 @@ export function retryAfterSeconds(decision: Decision): number {
  * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a refusal,
  * `Retry-After` (written into, not copied: this runs on every request).
  */
-function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, ietf: boolean): void {
+function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, ietf: boolean, withPolicy = true): void {
   const banned = decision.bannedUntil !== undefined;
   // A ban is earned in the first window (the minute), so that is the one a ban reports.
   const window = banned ? decision.windows[0]! : reportedWindow(decision);
@@ -81,7 +135,7 @@ function addRateLimitHeaders(headers: Record<string, string>, decision: Decision
   headers["X-RateLimit-Remaining"] = String(remaining);
   headers["X-RateLimit-Reset"] = String(ceilSeconds(resetAt));
   if (ietf) {
-    headers["RateLimit-Policy"] = limits.policy;
+    if (withPolicy) headers["RateLimit-Policy"] = limits.policy;
     headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - decision.now))}`;
   }
   if (!decision.allowed) headers["Retry-After"] = String(retryAfterSeconds(decision));
