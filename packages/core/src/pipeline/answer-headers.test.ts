@@ -77,13 +77,18 @@ describe("admittedHeaders and responseWith", () => {
     }
   });
 
-  it("share one Headers per limits, which no answer changes, and let an answer's own headers replace a shared one", () => {
+  it("share one Headers per limits and window until the window resets, which no answer changes", () => {
     const shared = sharedHeaders(true);
-    expect(shared(free)).toBe(shared(free));
-    const before = [...shared(free)];
-    const response = responseWith("text", 200, admittedHeaders("r-1", free, decision(true, [59, 999]), shared, true), { "Content-Type": "text/plain", Location: "/v1/pets/1" });
+    const first = admittedHeaders("r-1", free, decision(true, [59, 999]), shared, true);
+    expect(admittedHeaders("r-2", free, decision(true, [58, 998]), shared, true).shared).toBe(first.shared);
+    const before = [...first.shared];
+    const response = responseWith("text", 201, first, { "Content-Type": "text/plain", Location: "/v1/pets/1" });
     expect([response.headers.get("content-type"), response.headers.get("location")]).toEqual(["text/plain", "/v1/pets/1"]);
-    expect([...shared(free)]).toEqual(before);
-    expect(responseWith("{}", 201, admittedHeaders("r-2", free, decision(true, [58, 998]), shared, true)).headers.get("location")).toBeNull();
+    expect([...first.shared]).toEqual(before);
+    // The next minute: its reset, in a Headers of its own.
+    const next = decision(true, [59, 997]);
+    next.windows[0]!.resetAt = MINUTE_END + 60_000;
+    const later = responseWith("{}", 200, admittedHeaders("r-3", free, next, shared, true));
+    expect([later.headers.get("x-ratelimit-reset"), later.headers.get("location")]).toEqual([String(MINUTE_END / 1000 + 60), null]);
   });
 });
