@@ -1,4 +1,5 @@
 import type { PetPages } from "./pet-page-cache.js";
+import type { AnswerHeaders } from "./pipeline/answer-headers.js";
 import type { ApiKeyRecord, IdempotencyStore, PetStore } from "./ports.js";
 
 /** RFC 9745 / RFC 8594 dates of the deprecated `getPet` route, in Unix ms. */
@@ -27,8 +28,8 @@ export interface Context {
   /** Where the API is mounted, e.g. "/v1"; links and `Location` are built under it. */
   basePath: string;
   deprecation: DeprecationDates;
-  /** Headers every answer carries (rate limits, request id, caching, `Content-Type`): `answerHeaders`. */
-  headers: Record<string, string>;
+  /** Headers every answer carries (rate limits, request id, caching, `Content-Type`): `admittedHeaders`. */
+  headers: AnswerHeaders;
   /** How long the request's body may take to arrive once read (`bodyTimeoutMs`). */
   bodyTimeoutMs: number;
 }

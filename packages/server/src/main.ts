@@ -25,20 +25,21 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
 
 const { runCli } = await loadCli();
 
-/** Where stdout's text goes, and how to wait until all of it is out. */
+/** Where a standard stream's text goes, and how to wait until all of it is out. */
 interface Output {
   write(text: string): void;
-  /** Calls `done` once everything written has reached stdout (a pipe may still be draining). */
+  /** Calls `done` once everything written has reached the stream (a pipe may still be draining). */
   drained(done: () => void): void;
 }
 
 /**
- * Stdout: under Bun (the binary) its file sink, because `process.stdout`, a Node stream, loads
- * Bun's stream modules when first touched, which cost every start about 7 ms before it could
- * answer (issue 23 §5); under Deno, `process.stdout`.
+ * Stdout or stderr: under Bun (the binary) its file sink, because `process.stdout` and
+ * `process.stderr`, Node streams, load Bun's stream modules when first touched, which cost a
+ * start about 7 ms before it could answer (issue 23 §5 for stdout; issue 32 for stderr, which
+ * a start on a database without an active key writes its warning to); under Deno, the Node stream.
  */
-function stdout(): Output {
-  const sink = (globalThis as { Bun?: typeof Bun }).Bun?.stdout.writer();
+function output(name: "stdout" | "stderr"): Output {
+  const sink = (globalThis as { Bun?: typeof Bun }).Bun?.[name].writer();
   if (sink) {
     return {
       write: (text) => {
@@ -48,7 +49,8 @@ function stdout(): Output {
       drained: (done) => void Promise.resolve(sink.flush()).then(done, done),
     };
   }
-  return { write: (text) => void process.stdout.write(text), drained: (done) => void process.stdout.write("", done) };
+  const stream = process[name];
+  return { write: (text) => void stream.write(text), drained: (done) => void stream.write("", done) };
 }
 
 /**
@@ -71,12 +73,13 @@ function bufferedLines(output: Output) {
   };
 }
 
-const output = stdout();
-const out = bufferedLines(output);
+const stdout = output("stdout");
+const stderr = output("stderr");
+const out = bufferedLines(stdout);
 const code = await runCli(process.argv.slice(2), process.env, {
   out: out.write,
-  err: (line) => process.stderr.write(`${line}\n`),
+  err: (line) => stderr.write(`${line}\n`),
 });
 out.flush();
-// Exit only once the last lines have reached stdout (a pipe may still be draining).
-output.drained(() => process.exit(code));
+// Exit only once the last lines have reached stdout and stderr (a pipe may still be draining).
+stdout.drained(() => stderr.drained(() => process.exit(code)));

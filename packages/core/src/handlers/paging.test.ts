@@ -23,7 +23,7 @@ function contextWith(listPetsRows: () => Pet[], version?: () => number): Context
   const inner: PetStore = { ...memoryAdapters().store, listPets: async () => listPetsRows() };
   if (version) inner.petsVersion = async () => version();
   else delete inner.petsVersion;
-  return { store: inner, petPages: petPages(inner), idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT }, headers: { "Content-Type": "application/json" }, bodyTimeoutMs: 30_000 };
+  return { store: inner, petPages: petPages(inner), idempotency: memoryAdapters().idempotency, params: {}, now: 0, basePath: "/v1", deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT }, headers: { shared: new Headers({ "Content-Type": "application/json" }), own: {} }, bodyTimeoutMs: 30_000 };
 }
 
 const get = (query = "") => new Request(`http://petstore.test/v1/pets${query}`);

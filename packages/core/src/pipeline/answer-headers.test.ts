@@ -2,7 +2,7 @@ import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { resolveOptions } from "../options.js";
 import type { Decision } from "../ports.js";
-import { answerHeaders, standardHeaders } from "./answer-headers.js";
+import { admittedHeaders, answerHeaders, responseWith, sharedHeaders, standardHeaders } from "./answer-headers.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const MINUTE_END = Date.UTC(2030, 0, 15, 12, 1);
@@ -62,5 +62,33 @@ describe("answerHeaders", () => {
     const headers = answerHeaders("r-1", { limits: free, decision: decision(true, [59, 999]) }, false);
     expect(Object.keys(headers)).not.toContain("RateLimit");
     expect(Object.keys(headers)).not.toContain("RateLimit-Policy");
+  });
+});
+
+const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+
+describe("admittedHeaders and responseWith", () => {
+  it("answer with exactly the headers answerHeaders makes, the IETF ones on or off", () => {
+    for (const ietf of [true, false]) {
+      for (const admitted of [decision(true, [59, 999]), decision(false, [0, 900]), decision(false, [0, 900], T0 + 600_000)]) {
+        const response = responseWith("{}", 200, admittedHeaders("r-1", free, admitted, sharedHeaders(ietf), ietf));
+        expect(Object.fromEntries(response.headers)).toEqual(lowerCased(answerHeaders("r-1", { limits: free, decision: admitted }, ietf)));
+      }
+    }
+  });
+
+  it("share one Headers per limits and window until the window resets, which no answer changes", () => {
+    const shared = sharedHeaders(true);
+    const first = admittedHeaders("r-1", free, decision(true, [59, 999]), shared, true);
+    expect(admittedHeaders("r-2", free, decision(true, [58, 998]), shared, true).shared).toBe(first.shared);
+    const before = [...first.shared];
+    const response = responseWith("text", 201, first, { "Content-Type": "text/plain", Location: "/v1/pets/1" });
+    expect([response.headers.get("content-type"), response.headers.get("location")]).toEqual(["text/plain", "/v1/pets/1"]);
+    expect([...first.shared]).toEqual(before);
+    // The next minute: its reset, in a Headers of its own.
+    const next = decision(true, [59, 997]);
+    next.windows[0]!.resetAt = MINUTE_END + 60_000;
+    const later = responseWith("{}", 200, admittedHeaders("r-3", free, next, shared, true));
+    expect([later.headers.get("x-ratelimit-reset"), later.headers.get("location")]).toEqual([String(MINUTE_END / 1000 + 60), null]);
   });
 });

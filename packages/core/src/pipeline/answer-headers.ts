@@ -25,6 +25,71 @@ export function standardHeaders(requestId: string): Record<string, string> {
 }
 
 /**
+ * An admitted request's answer headers, in two parts: those every answer to the caller in the
+ * same window carries unchanged (a `Headers` kept per limits and reported window until the
+ * window resets, which a `Response` copies natively), and this answer's own (its id and what
+ * remains). Bun converts a header record to its native map name by name; copying the shared
+ * part and setting the own on top made a GET 5% and a POST 2-3% cheaper in CPU than one
+ * record of ten (issue 32).
+ */
+export interface AnswerHeaders {
+  shared: Headers;
+  own: Record<string, string>;
+}
+
+/** The headers an answer with these limits shares with others in the reported window until its reset. */
+export type SharedHeaders = (limits: CallerLimits, window: WindowState, resetAt: number) => Headers;
+
+/**
+ * The headers an admitted request's answer carries, as `answerHeaders` makes them, split
+ * into the part shared with the caller's other answers and the answer's own (see
+ * `AnswerHeaders`). `shared` is a `sharedHeaders(ietf)`, kept for the server's life.
+ */
+export function admittedHeaders(requestId: string, limits: CallerLimits, decision: Decision, shared: SharedHeaders, ietf: boolean): AnswerHeaders {
+  const { window, remaining, resetAt } = reported(decision);
+  const own: Record<string, string> = { "X-Request-Id": requestId, "X-RateLimit-Remaining": String(remaining) };
+  if (ietf) own.RateLimit = ietfRateLimit(window, remaining, resetAt, decision.now);
+  if (!decision.allowed) own["Retry-After"] = String(retryAfterSeconds(decision));
+  return { shared: shared(limits, window, resetAt), own };
+}
+
+/**
+ * The headers every answer to a caller with given limits carries unchanged while a window is
+ * the one reported: no caching, no content sniffing, JSON, the limits' `RateLimit-Policy`
+ * (when `ietf`), the window's limit and its reset. Kept per limits object (a key's are kept
+ * with its bucket, the anonymous ones are one object) and window, made anew when the window
+ * resets (once a minute for the minute's).
+ */
+export function sharedHeaders(ietf: boolean): SharedHeaders {
+  const kept = new WeakMap<CallerLimits, Map<string, { limit: number; resetAt: number; headers: Headers }>>();
+  return (limits, window, resetAt) => {
+    let windows = kept.get(limits);
+    if (!windows) kept.set(limits, (windows = new Map()));
+    const found = windows.get(window.name);
+    if (found?.limit === window.limit && found.resetAt === resetAt) return found.headers;
+    const headers = new Headers({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Content-Type": "application/json" });
+    headers.set("X-RateLimit-Limit", String(window.limit));
+    headers.set("X-RateLimit-Reset", String(ceilSeconds(resetAt)));
+    if (ietf) headers.set("RateLimit-Policy", limits.policy);
+    windows.set(window.name, { limit: window.limit, resetAt, headers });
+    return headers;
+  };
+}
+
+/**
+ * A JSON answer with an admitted request's headers and `extra` ones on top (an extra one
+ * replaces a header of the same name).
+ */
+export function responseWith(body: string, status: number, headers: AnswerHeaders, extra?: Record<string, string>): Response {
+  const response = new Response(body, { status, headers: headers.shared });
+  const set = response.headers;
+  const { own } = headers;
+  for (const name in own) set.set(name, own[name]!);
+  if (extra) for (const name in extra) set.set(name, extra[name]!);
+  return response;
+}
+
+/**
  * The answer's headers: the standard ones, `Content-Type` (every answer of the API is JSON)
  * and the rate limit's (the IETF draft's too when `ietf`).
  */
@@ -67,22 +132,34 @@ export function retryAfterSeconds(decision: Decision): number {
 }
 
 /**
+ * The window the rate-limit headers report, what remains of it and when it resets: during a
+ * ban the first window (the minute, where a ban is earned), nothing remaining, and a reset no
+ * earlier than the ban's end.
+ */
+function reported(decision: Decision): { window: WindowState; remaining: number; resetAt: number } {
+  if (decision.bannedUntil === undefined) {
+    const window = reportedWindow(decision);
+    return { window, remaining: window.remaining, resetAt: window.resetAt };
+  }
+  const window = decision.windows[0]!;
+  return { window, remaining: 0, resetAt: Math.max(window.resetAt, decision.bannedUntil) };
+}
+
+/** The IETF draft's `RateLimit`: the window, what remains, seconds until the reset from the limiter's instant. */
+const ietfRateLimit = (window: WindowState, remaining: number, resetAt: number, now: number) => `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
+
+/**
  * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a refusal,
- * `Retry-After` (written into, not copied: this runs on every request).
+ * `Retry-After` (written into, not copied).
  */
 function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, ietf: boolean): void {
-  const banned = decision.bannedUntil !== undefined;
-  // A ban is earned in the first window (the minute), so that is the one a ban reports.
-  const window = banned ? decision.windows[0]! : reportedWindow(decision);
-  // During a ban nothing is admitted, so nothing remains until the ban lifts.
-  const resetAt = banned ? Math.max(window.resetAt, decision.bannedUntil!) : window.resetAt;
-  const remaining = banned ? 0 : window.remaining;
+  const { window, remaining, resetAt } = reported(decision);
   headers["X-RateLimit-Limit"] = String(window.limit);
   headers["X-RateLimit-Remaining"] = String(remaining);
   headers["X-RateLimit-Reset"] = String(ceilSeconds(resetAt));
   if (ietf) {
     headers["RateLimit-Policy"] = limits.policy;
-    headers.RateLimit = `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - decision.now))}`;
+    headers.RateLimit = ietfRateLimit(window, remaining, resetAt, decision.now);
   }
   if (!decision.allowed) headers["Retry-After"] = String(retryAfterSeconds(decision));
 }

@@ -1,7 +1,7 @@
 import type { Context } from "../context.js";
 import type { Settings } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
-import { answerHeaders } from "./answer-headers.js";
+import { admittedHeaders, sharedHeaders } from "./answer-headers.js";
 import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 import type { Routed } from "./choose-handler.js";
@@ -16,8 +16,9 @@ export function runStage(
   settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders" | "bodyTimeoutMs">,
 ): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
   const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders, bodyTimeoutMs } = settings;
+  const shared = sharedHeaders(ietfRateLimitHeaders);
   return ({ handler, params }, request, caller, { requestId }, { limits }, decision) => {
-    const headers = answerHeaders(requestId, { limits, decision }, ietfRateLimitHeaders);
+    const headers = admittedHeaders(requestId, limits, decision, shared, ietfRateLimitHeaders);
     const ctx: Context = { store, petPages, idempotency, params, now: decision.now, basePath, deprecation, headers, bodyTimeoutMs };
     if (caller) ctx.caller = caller;
     return handler(request, ctx);
