@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 
@@ -54,7 +54,7 @@ export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, rea
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      killWithDescendants(child);
       reject(new Error(`'${line}' printed nothing matching ${ready} within 60 s:\n${lines.join("\n")}`));
     }, 60_000);
     child.on("exit", (code, signal) => {
@@ -72,4 +72,58 @@ export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, rea
       });
     }
   });
+}
+
+/** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
+export function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const parent = queue.shift()!;
+    for (const [child, of] of parents) if (of === parent) found.push(child), queue.push(child);
+  }
+  return found;
+}
+
+/** Asks a server that starts others (wrangler dev) to stop, then kills, by PID, whatever of them is left. */
+export async function stopWithDescendants(child: ChildProcess): Promise<void> {
+  const started = descendants(child.pid!);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    child.kill("SIGKILL");
+  }
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Kills `child` and every process it started, by PID (npx runs `sh -c bun ...`: killing npx
+ * alone left the runtime serving, reparented to init).
+ */
+export function killWithDescendants(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  const started = descendants(child.pid);
+  child.kill("SIGKILL");
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }

@@ -6,13 +6,13 @@
  * three module resolutions.
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../_support/free-port.js";
-import { npmQuietly, pathWithoutBunOrDeno, readmeCommands, runLine, startLine } from "./_readme-commands.js";
+import { killWithDescendants, npmQuietly, pathWithoutBunOrDeno, readmeCommands, runLine, startLine, stopWithDescendants } from "./_readme-commands.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
@@ -91,7 +91,7 @@ describe("the README's smallest mount, run as it says", () => {
   const env = { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), NO_COLOR: "1" };
   const running: ChildProcess[] = [];
   afterAll(() => {
-    for (const child of running) child.kill("SIGKILL");
+    for (const child of running) killWithDescendants(child);
   });
 
   it.each([
@@ -110,7 +110,7 @@ describe("the README's smallest mount, run as it says", () => {
     running.push(child);
     const answer = await fetch(match[2]!, { headers: { authorization: `Bearer ${match[1]}` } });
     expect([answer.status, answer.headers.get("x-ratelimit-remaining")]).toEqual([200, "59"]);
-    child.kill("SIGKILL");
+    killWithDescendants(child);
   }, 120_000);
 });
 
@@ -141,7 +141,7 @@ describe("each example, run as its README says", () => {
   const children: ChildProcess[] = [];
   // The projects' node_modules (wrangler's alone is about 200 MB) take a while to remove.
   afterAll(() => {
-    for (const child of children) child.kill("SIGKILL");
+    for (const child of children) killWithDescendants(child);
     for (const dir of projects) rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 
@@ -231,42 +231,6 @@ describe("each example, run as its README says", () => {
   }, 240_000);
 });
 
-/** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
-function descendants(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
-    const parent = queue.shift()!;
-    for (const [child, of] of parents) if (of === parent) found.push(child), queue.push(child);
-  }
-  return found;
-}
-
-/** Asks a server that starts others (wrangler dev) to stop, then kills, by PID, whatever of them is left. */
-async function stopWithDescendants(child: ChildProcess): Promise<void> {
-  const started = descendants(child.pid!);
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGINT");
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    child.kill("SIGKILL");
-  }
-  for (const pid of started) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
 
 /**
  * `@petstore/core/testing` beside the test runner a project already has: its optional peer
