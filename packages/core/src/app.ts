@@ -54,10 +54,10 @@ export function createPetstore(options: PetstoreOptions): Petstore {
     const arrival = arrive(request, settings.clock()); // its id, path and time
     let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
     let response: Response;
-    if (beside && !isUnder(basePath, arrival.pathname)) {
-      response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
-    } else {
-      try {
+    try {
+      if (beside && !isUnder(basePath, arrival.pathname)) {
+        response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
+      } else {
         match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
         identity = await identify(request, arrival.now); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
@@ -66,12 +66,12 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
-      } catch (thrown) {
-        failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
-        response = failure.response;
       }
-      keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
+    } catch (thrown) {
+      failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
+      response = failure.response;
     }
+    keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
     if (request.method === "HEAD") response = await headResponse(response); // without its body, with its length
     report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
     return response;

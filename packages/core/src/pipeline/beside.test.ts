@@ -47,6 +47,25 @@ describe("beside: the host's pages outside the base path", () => {
     expect((await petstore.request("http://test/healthz", {}, CLIENT)).status).toBe(200);
   });
 
+  it("answers a page that throws with the Error body's 500 and tells onError; a page with immutable headers gets the API's too", async () => {
+    const errors: unknown[] = [];
+    const events: ResponseEvent[] = [];
+    const petstore = createPetstore({
+      ...memoryAdapters(),
+      beside: (pathname) => (pathname === "/broken" ? () => Promise.reject(new Error("page failed")) : pathname === "/moved" ? () => Response.redirect("http://test/healthz", 302) : undefined),
+      onError: (error) => void errors.push(error),
+      onResponse: (event) => events.push(event),
+    });
+    const broken = await petstore.request("http://test/broken", { headers: { "X-Request-Id": "b-1" } }, CLIENT);
+    expect(broken.status).toBe(500);
+    expect(await broken.json()).toMatchObject({ code: "internal_error", status: 500 });
+    expect(broken.headers.get("x-request-id")).toBe("b-1");
+    expect(errors).toEqual([expect.objectContaining({ message: "page failed" })]);
+    const moved = await petstore.request("http://test/moved", { headers: { "X-Request-Id": "m-1" } }, CLIENT);
+    expect([moved.status, moved.headers.get("location"), moved.headers.get("x-request-id")]).toEqual([302, "http://test/healthz", "m-1"]);
+    expect(events.map((event) => event.response.status)).toEqual([500, 302]);
+  });
+
   it("leaves every path under the base path to the API", async () => {
     const { petstore } = setUp();
     const unknown = await petstore.request("http://test/v1/healthz", {}, CLIENT);

@@ -29,7 +29,9 @@ export async function answerBeside(beside: Beside, request: Request, requestId: 
   if (request.method !== "GET" && request.method !== "HEAD") {
     return toErrorResponse(new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, { Allow: "GET, HEAD" }), headers);
   }
-  const response = await page(request);
+  // Copied: a page's own headers may be immutable (Response.redirect, an answer of fetch passed through).
+  const answer = await page(request);
+  const response = new Response(answer.body, answer);
   for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
   return response;
 }
