@@ -12,7 +12,8 @@ export interface KeyViewSource {
   clock?: () => number;
 }
 
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+/** An instant as the admin API shows it: ISO 8601, or null for none. */
+export const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
 /**
  * A key as an operator sees it (the admin API's `KeyView`, `petstore keys show --json`): its

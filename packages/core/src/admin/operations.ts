@@ -1,12 +1,13 @@
 import * as v from "valibot";
-import { sha256Hex } from "../_sha256.js";
+import { bodyFingerprint, IDEMPOTENCY_KEY } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
+import { sha256Hex } from "../_sha256.js";
 import { issueApiKey, rollApiKey } from "../api-keys.js";
 import { ApiError } from "../errors.js";
 import type { PlanLimits } from "../plans.js";
 import type { Actor, ApiKeyRecord, ApiKeys, AuditEntry, KeyChange, PlanName, RateLimiter } from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
-import { keyView } from "./key-view.js";
+import { iso, keyView } from "./key-view.js";
 import { KeyChangesSchema, NewKeySchema, RollSchema } from "./schemas.js";
 
 /** What an operation needs: the ports, the plans' limits, the admin's clock (for "in the past"), the body deadline. */
@@ -35,12 +36,9 @@ export interface Call {
   basePath: string;
 }
 
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 const MAX_PAGE = 100;
 /** Keys a search reads at most per request; past them the page ends early, with its `next` link. */
 const SEARCH_SCAN = 10_000;
-// 1..255 printable ASCII characters but the comma, as on createPet.
-const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
 
 /** A cursor as the API hands it out: opaque (base64url of what it points after). */
 const cursorOf = (value: string) => btoa(value).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -93,7 +91,7 @@ async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; f
     const message = "must be 1 to 255 printable ASCII characters other than the comma, sent once";
     throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
   }
-  return { key, fingerprint: await sha256Hex(JSON.stringify(raw)) };
+  return { key, fingerprint: await bodyFingerprint(raw) };
 }
 
 /** The key as the admin API shows it, with its usage from the limiter when it can say. */

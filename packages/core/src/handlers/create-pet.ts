@@ -1,15 +1,14 @@
 import * as v from "valibot";
-import type { Context, Handler } from "../context.js";
+import { bodyFingerprint, IDEMPOTENCY_KEY } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
+import type { Context, Handler } from "../context.js";
 import { ApiError, StorageUnavailableError, UNAVAILABLE_RETRY_SECONDS } from "../errors.js";
 import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
-import { sha256Hex } from "../_sha256.js";
 import { json } from "./_respond.js";
 
 // 1..255 printable ASCII characters (space to tilde) but the comma: fetch joins a repeated
 // header's values with ", ", so two keys sent at once would otherwise pass as one key.
-export const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
 
 function invalidBody(message: string, details: ErrorDetail[]): ApiError {
@@ -37,18 +36,6 @@ function readNewPet(body: unknown): v.InferOutput<typeof NewPetSchema> {
     problems.push({ path: field, message });
   }
   throw invalidBody("The request body is not a valid NewPet", problems);
-}
-
-/** Key order and whitespace do not make two bodies different. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
@@ -113,7 +100,7 @@ export const createPet: Handler = async (request, ctx) => {
 
   try {
     if (idempotencyKey === null) return created(ctx, await ctx.store.createPet(pet), false);
-    const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await sha256Hex(canonicalJson(body)) };
+    const claim = { scope: ctx.caller?.id ?? "", key: idempotencyKey, fingerprint: await bodyFingerprint(body) };
     return await createOnce(ctx, claim, pet);
   } catch (error) {
     throw outcomeUnknown(error, idempotencyKey !== null);
