@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 import { killProcess, spawnRedisProcess } from "./redis-process.js";
+import { waitForValue } from "./wait-for.js";
 
 const run = promisify(execFile);
 
@@ -81,22 +82,6 @@ function parseNodes(text: string): ClusterNode[] {
     });
 }
 
-/** Polls `check` every 50 ms until it returns a value; throws with `what` after `ms`. */
-async function until<T>(check: () => Promise<T | undefined>, what: string, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Starts one cluster node on free ports (its port and its cluster bus port), retrying when one was taken meanwhile. */
 async function startNode(dir: string): Promise<{ port: number; child: ChildProcess }> {
   for (let attempt = 1; ; attempt++) {
@@ -140,13 +125,13 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       const states = await Promise.all(living().map((port) => cli(port, "cluster", "info")));
       return states.every((state) => /cluster_state:ok/.test(state)) ? true : undefined;
     };
-    await until(allOk, "every node of the new cluster says cluster_state:ok", 20_000);
+    await waitForValue(allOk, 20_000, { what: "every node of the new cluster says cluster_state:ok" });
     // A replica that never synced cannot take over: wait for each one's link to its master.
     const synced = async () => {
       const replication = await Promise.all(ports.map((port) => cli(port, "info", "replication")));
       return replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text)) ? true : undefined;
     };
-    await until(synced, "every replica synced with its master", 20_000);
+    await waitForValue(synced, 20_000, { what: "every replica synced with its master" });
     const nodes = async () => parseNodes(await cli(living()[0]!, "cluster", "nodes"));
     /** A slot a killed master served, known before it was killed: its replacement serves it. */
     const firstSlotOf = new Map<number, number | undefined>();
@@ -167,14 +152,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       failedOver: async (port, ms = 20_000) => {
         const slot = firstSlotOf.get(port);
         if (slot === undefined) throw new Error(`${port} was not a master when it was killed`);
-        return until(
+        return waitForValue(
           async () => {
             const current = await nodes();
             const replaced = current.find((node) => node.port !== port && node.role === "master" && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to));
             return replaced && (await allOk()) ? replaced : undefined;
           },
-          `a replica of ${port} serving its slots, and cluster_state:ok everywhere`,
           ms,
+          { what: `a replica of ${port} serving its slots, and cluster_state:ok everywhere` },
         );
       },
       stop,

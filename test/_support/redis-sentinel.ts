@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
 import { killProcess, spawnRedisProcess } from "./redis-process.js";
+import { waitForValue } from "./wait-for.js";
 
 const run = promisify(execFile);
 
@@ -39,22 +40,6 @@ export interface RedisSentinels {
 async function cli(port: number, ...args: string[]): Promise<string> {
   const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 10_000 });
   return stdout;
-}
-
-/** Polls `check` every 50 ms until it returns a value; throws with `what` after `ms`. */
-async function until<T>(check: () => Promise<T | undefined>, what: string, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Starts a process on a free port (`start(port)`), another one when the port was taken meanwhile. */
@@ -126,7 +111,7 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
       return named.every((port) => port === named[0]) ? named[0] : undefined;
     };
     const synced = async (ms = 20_000) => {
-      await until(
+      await waitForValue(
         async () => {
           const nodes = [...data.keys()].filter(living);
           const replication = await Promise.all(nodes.map((port) => cli(port, "info", "replication")));
@@ -134,23 +119,23 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
           if (masters.length !== 1) return undefined;
           return nodes.length === 1 || replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text)) ? true : undefined;
         },
-        "one master and every living replica in sync",
         ms,
+        { what: "one master and every living replica in sync" },
       );
     };
     /** Resolves once every sentinel names a master other than `old` and that master says role:master. */
     const promotedFrom = (old: number, ms: number) =>
-      until(
+      waitForValue(
         async () => {
           const now = await master();
           if (now === undefined || now === old) return undefined;
           return /role:master/.test(await cli(now, "info", "replication")) ? now : undefined;
         },
-        `the sentinels agreeing on a master other than ${old}`,
         ms,
+        { what: `the sentinels agreeing on a master other than ${old}` },
       );
     await synced();
-    await until(
+    await waitForValue(
       async () => {
         const views = await Promise.all(
           sentinelPorts.map(async (port) => {
@@ -161,8 +146,8 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
         );
         return views.every(Boolean) ? true : undefined;
       },
-      "every sentinel knowing the replica and the two other sentinels",
       20_000,
+      { what: "every sentinel knowing the replica and the two other sentinels" },
     );
     return {
       url: `redis+sentinel://${sentinelPorts.map((port) => `127.0.0.1:${port}`).join(",")}/${SENTINEL_MASTER_NAME}`,

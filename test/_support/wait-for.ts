@@ -34,6 +34,32 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, withi
   }
 }
 
+/**
+ * `waitFor` for a check that finds something: resolves with the first value `check` returns
+ * that is not undefined. A check that throws is tried again (a node being killed or promoted
+ * refuses connections for a while); the last error joins the message if the wait fails.
+ * @example const master = await waitForValue(async () => (await names()).find(isMaster), 20_000, { what: "a master" });
+ */
+export async function waitForValue<T>(check: () => Promise<T | undefined>, within = 5_000, options: WaitOptions = {}): Promise<T> {
+  let value: T | undefined;
+  let last: unknown;
+  const what = () => `${typeof options.what === "function" ? options.what() : (options.what ?? sourceOf(check))}${last === undefined ? "" : ` (last error: ${String(last)})`}`;
+  await waitFor(
+    async () => {
+      try {
+        value = await check();
+      } catch (error) {
+        last = error;
+        return false;
+      }
+      return value !== undefined;
+    },
+    within,
+    { every: options.every ?? 50, what },
+  );
+  return value as T;
+}
+
 /** `check`'s outcome, or undefined when it is a promise still pending after `ms`. */
 async function settledWithin(check: boolean | Promise<boolean>, ms: number): Promise<boolean | undefined> {
   if (typeof check === "boolean") return check;

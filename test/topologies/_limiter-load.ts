@@ -89,12 +89,3 @@ export function limiterLoad(targets: LoadTarget[]) {
     },
   };
 }
-
-/** Polls `condition` every 20 ms; throws naming `what` when it is still false after `ms`. */
-export async function until(condition: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

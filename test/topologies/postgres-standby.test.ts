@@ -5,7 +5,6 @@ import { type PostgresServer, startPostgres } from "../_support/postgres-server.
 import { ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
 import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, waitFor } from "../e2e/_processes.js";
-import { until } from "./_limiter-load.js";
 
 /**
  * Three `petstore serve` on a PostgreSQL primary and its streaming standby (`pg_basebackup -R`),
@@ -50,13 +49,16 @@ async function streaming(primary: PostgresServer, synchronous: boolean): Promise
       await sql`ALTER SYSTEM SET synchronous_standby_names = '*'`;
       await sql`SELECT pg_reload_conf()`;
     }
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const rows = await sql`SELECT state, sync_state FROM pg_stat_replication`;
-      if (rows.some((row) => row.state === "streaming" && (!synchronous || row.sync_state === "sync"))) return;
-      if (Date.now() > deadline) throw new Error(`the standby is not streaming within 20 s: ${JSON.stringify(rows)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    let rows: unknown[] = [];
+    await waitFor(
+      async () => {
+        const found = await sql`SELECT state, sync_state FROM pg_stat_replication`;
+        rows = found;
+        return found.some((row) => row.state === "streaming" && (!synchronous || row.sync_state === "sync"));
+      },
+      20_000,
+      { every: 50, what: () => `the standby streaming: ${JSON.stringify(rows)}` },
+    );
   } finally {
     await sql.end();
   }
@@ -148,7 +150,7 @@ for (const replication of REPLICATION) {
       /** Pets answered 201 since the sender began to be stopped: the most the standby can lack. */
       let sinceStopping = 0;
       try {
-        await until(() => created.length >= 100, "100 creates before the primary dies");
+        await waitFor(() => created.length >= 100, 30_000, { what: "100 creates before the primary dies" });
         // The standby falls behind, as across a slow link: the primary's WAL sender stops
         // sending (SIGSTOP), and the primary dies then.
         // Counted from once the sender is seen stopped; what was created while it was being
@@ -156,7 +158,7 @@ for (const replication of REPLICATION) {
         const beforeStopping = created.length;
         await walSender(primary, "SIGSTOP");
         const [stoppedAt, whenStopped] = [performance.now(), created.length];
-        await until(() => created.length >= whenStopped + 30 || performance.now() - stoppedAt > 1_500, "30 creates or 1.5 s with the standby behind");
+        await waitFor(() => created.length >= whenStopped + 30 || performance.now() - stoppedAt > 1_500, 30_000, { what: "30 creates or 1.5 s with the standby behind" });
         createdBehind = created.length - whenStopped;
         sinceStopping = created.length - beforeStopping;
         await primary.crash();
@@ -164,10 +166,10 @@ for (const replication of REPLICATION) {
         const began = performance.now();
         await standby.promote();
         promoted = true;
-        await until(() => recovered.size === 3, "201s from all three servers on the promoted standby");
+        await waitFor(() => recovered.size === 3, 30_000, { what: "201s from all three servers on the promoted standby" });
         failoverMs = performance.now() - began;
         const at = created.length;
-        await until(() => created.length >= at + 100, "100 more creates on the new primary");
+        await waitFor(() => created.length >= at + 100, 30_000, { what: "100 more creates on the new primary" });
       } finally {
         stopping = true;
         await Promise.all(workers);

@@ -2,8 +2,8 @@ import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLUSTER_NODE_TIMEOUT_MS, type RedisCluster, startRedisCluster } from "../_support/redis-cluster.js";
 import { ensureBinary } from "../e2e/_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl } from "../e2e/_processes.js";
-import { limiterLoad, until } from "./_limiter-load.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
+import { limiterLoad } from "./_limiter-load.js";
 
 /**
  * `petstore serve --limiter redis+cluster://...` on a Redis Cluster of three masters and three
@@ -97,7 +97,7 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       const replicaPort = (await cluster.nodes()).find((node) => node.masterId === masterId)?.port;
       const [onMaster, onReplica] = [new Redis(masters[0]!, "127.0.0.1"), new Redis(replicaPort!, "127.0.0.1")];
       await onReplica.call("READONLY");
-      await until(() => load.tally("A").admitted >= PER_DAY / 3, "a third of A's limit admitted before the kill");
+      await waitFor(() => load.tally("A").admitted >= PER_DAY / 3, 30_000, { what: "a third of A's limit admitted before the kill" });
       const before = { ...load.tally("A") };
       // What the replica lacks the moment before the kill: the counts the master took and had not yet sent it.
       const bucket = `petstore:limit:{key:${a!.id}}`;
@@ -110,9 +110,9 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       const replacement = await cluster.failedOver(masters[0]!);
       failedOverAt = performance.now();
       expect(replacement.port).not.toBe(masters[0]);
-      await until(() => load.tally("A").firstAdmittedAfterMark !== undefined, "a 200 for A from the promoted replica");
-      await until(() => ["A", "B", "C"].every((name) => load.tally(name).refused >= 5), "every key past its limit (429s)");
-      await until(() => load.tally("D").firstAdmittedAfterMark !== undefined, "D admitted after the kill");
+      await waitFor(() => load.tally("A").firstAdmittedAfterMark !== undefined, 30_000, { what: "a 200 for A from the promoted replica" });
+      await waitFor(() => ["A", "B", "C"].every((name) => load.tally(name).refused >= 5), 30_000, { what: "every key past its limit (429s)" });
+      await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, { what: "D admitted after the kill" });
       console.info(`redis cluster: A had ${before.admitted} admitted when its master was killed`);
     } finally {
       await load.stop();

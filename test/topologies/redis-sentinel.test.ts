@@ -5,8 +5,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisSentinels, SENTINEL_DOWN_AFTER_MS, SENTINEL_MASTER_NAME, startRedisSentinels } from "../_support/redis-sentinel.js";
 import { ensureBinary } from "../e2e/_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl } from "../e2e/_processes.js";
-import { limiterLoad, until } from "./_limiter-load.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
+import { limiterLoad } from "./_limiter-load.js";
 
 /**
  * The limits in Redis behind Sentinel: one master, one replica, three sentinels. The library
@@ -122,14 +122,14 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
   let faultMs = 0;
   let during = { binary: 0, library: 0 };
   try {
-    await until(() => load.tally("A").admitted >= before && library.tally.admitted >= before, `${before} admissions before the fault`);
+    await waitFor(() => load.tally("A").admitted >= before && library.tally.admitted >= before, 30_000, { what: `${before} admissions before the fault` });
     const at = { binary: load.tally("A").admitted, library: library.tally.admitted };
     const began = load.mark();
     await fault(a.id, `key:${name}`);
     faultMs = performance.now() - began;
     during = { binary: load.tally("A").admitted - at.binary, library: library.tally.admitted - at.library };
-    await until(() => load.tally("A").refused >= 5 && library.tally.refused >= 5, "A and the library's bucket past their limit");
-    await until(() => load.tally("D").firstAdmittedAfterMark !== undefined, "D admitted after the fault");
+    await waitFor(() => load.tally("A").refused >= 5 && library.tally.refused >= 5, 30_000, { what: "A and the library's bucket past their limit" });
+    await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, { what: "D admitted after the fault" });
   } finally {
     await Promise.all([load.stop(), library.stop()]);
   }

@@ -9,7 +9,7 @@ import { killProcess, spawnRedisProcess } from "../_support/redis-process.js";
 import { makeTestCertificates, type TestCertificates } from "../_support/tls-certificates.js";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
-import { binaryServe, cleanUp, cli, createKey, startServer, stopProcess, tempDatabaseUrl } from "../e2e/_processes.js";
+import { binaryServe, cleanUp, cli, createKey, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
 
 /**
  * PostgreSQL with `ssl = on` and Redis on a TLS port, both with a certificate from a CA the test
@@ -52,16 +52,20 @@ describe("PostgreSQL over TLS", () => {
     for (const [name, value] of Object.entries(settings)) await admin.unsafe(`ALTER SYSTEM SET ${name} = '${value}'`);
     await admin`SELECT pg_reload_conf()`;
     const wanted = Object.values(settings).join(",");
-    for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
-      const fresh = postgres(pg.url(), { max: 1, onnotice: () => {} });
-      try {
-        const shown = await Promise.all(Object.keys(settings).map(async (name) => (await fresh.unsafe(`SHOW ${name}`))[0]![name] as string));
-        if (shown.join(",") === wanted) return;
-        if (Date.now() > deadline) throw new Error(`PostgreSQL did not take ${wanted} within 10 s: ${shown.join(",")}`);
-      } finally {
-        await fresh.end();
-      }
-    }
+    let shown: string[] = [];
+    await waitFor(
+      async () => {
+        const fresh = postgres(pg.url(), { max: 1, onnotice: () => {} });
+        try {
+          shown = await Promise.all(Object.keys(settings).map(async (name) => (await fresh.unsafe(`SHOW ${name}`))[0]![name] as string));
+        } finally {
+          await fresh.end();
+        }
+        return shown.join(",") === wanted;
+      },
+      10_000,
+      { every: 50, what: () => `PostgreSQL taking ${wanted} (it shows ${shown.join(",")})` },
+    );
   }
 
   beforeAll(async () => {
