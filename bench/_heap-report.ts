@@ -11,8 +11,16 @@ const MIB = 2 ** 20;
 
 function summary() {
   const stats = heapStats();
-  const types = Object.entries(stats.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 12);
-  return { heapMiB: stats.heapSize / MIB, capacityMiB: stats.heapCapacity / MIB, extraMiB: stats.extraMemorySize / MIB, objects: stats.objectCount, types };
+  const types = Object.entries(stats.objectTypeCounts)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12);
+  return {
+    heapMiB: stats.heapSize / MIB,
+    capacityMiB: stats.heapCapacity / MIB,
+    extraMiB: stats.extraMemorySize / MIB,
+    objects: stats.objectCount,
+    types,
+  };
 }
 
 process.on("SIGUSR2", () => {

@@ -20,7 +20,8 @@ app.use(async (c, next) => {
 
 app.get("/pets", (c) => {
   const limit = v.safeParse(Limit, c.req.query("limit") ?? "20");
-  if (!limit.success) return c.json({ code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 }, 400);
+  if (!limit.success)
+    return c.json({ code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 }, 400);
   const { page, next } = petPage(limit.output, c.req.query("cursor"));
   if (next !== undefined) c.header("Link", next);
   return c.json(page);
@@ -37,7 +38,16 @@ app.post("/pets", async (c) => {
     return c.json({ code: "invalid_body", message: "The request body is not valid JSON", status: 400 }, 400);
   }
   const parsed = v.safeParse(NewPet, body);
-  if (!parsed.success) return c.json({ code: "invalid_body", message: "The request body is invalid", status: 400, details: issueDetails(parsed.issues) }, 400);
+  if (!parsed.success)
+    return c.json(
+      {
+        code: "invalid_body",
+        message: "The request body is invalid",
+        status: 400,
+        details: issueDetails(parsed.issues),
+      },
+      400,
+    );
   const pet = insertPet(parsed.output);
   c.header("Location", `/v1/pets/${pet.id}`);
   return c.json(pet, 201);

@@ -59,8 +59,24 @@ function run(command: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Prom
 /** wrk for `seconds`, or until `count` answers came (0: no count). */
 async function runWrk(request: LoadRequest, seconds: number, connections: number, count: number): Promise<LoadResult> {
   // The request comes through the environment (bench/wrk.lua reads it): no key on argv.
-  const env = { ...process.env, BENCH_METHOD: request.method, BENCH_KEY: request.key ?? "", BENCH_BODY: request.body ?? "", BENCH_COUNT: String(count) };
-  const command = pinned(LOAD_CORE, ["wrk", "-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "10s", "-s", join(ROOT, "bench/wrk.lua"), request.url]);
+  const env = {
+    ...process.env,
+    BENCH_METHOD: request.method,
+    BENCH_KEY: request.key ?? "",
+    BENCH_BODY: request.body ?? "",
+    BENCH_COUNT: String(count),
+  };
+  const command = pinned(LOAD_CORE, [
+    "wrk",
+    "-t1",
+    `-c${connections}`,
+    `-d${seconds}s`,
+    "--timeout",
+    "10s",
+    "-s",
+    join(ROOT, "bench/wrk.lua"),
+    request.url,
+  ]);
   const stdout = await run(command, env, (seconds + 30) * 1000);
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_RESULT "));
   if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
@@ -93,16 +109,23 @@ interface AutocannonResult {
 }
 
 /** autocannon for `seconds`, or for `amount` requests (then `seconds` only bounds the wait). */
-async function runAutocannon(request: LoadRequest, seconds: number, connections: number, amount: number): Promise<LoadResult> {
+async function runAutocannon(
+  request: LoadRequest,
+  seconds: number,
+  connections: number,
+  amount: number,
+): Promise<LoadResult> {
   const headers = request.body === undefined ? [] : ["-H", "content-type=application/json", "-b", request.body];
   // autocannon takes headers only on argv: the key shows in `ps` for the run (a throwaway key).
   if (request.key !== undefined) headers.push("-H", `authorization=Bearer ${request.key}`);
   const command = pinned(LOAD_CORE, [
     process.execPath,
     join(ROOT, "node_modules/autocannon/autocannon.js"),
-    "-c", String(connections),
+    "-c",
+    String(connections),
     ...(amount > 0 ? ["-a", String(amount)] : ["-d", String(seconds)]),
-    "-m", request.method,
+    "-m",
+    request.method,
     ...headers,
     "-j",
     request.url,

@@ -11,7 +11,10 @@ import type { PeerStorage, Pet } from "./_peer.js";
 /** What both runtimes' SQLite drivers offer. */
 export interface SqliteDatabase {
   exec(sql: string): unknown;
-  prepare(sql: string): { get(...params: (string | number | null)[]): unknown; all(...params: (string | number | null)[]): unknown[] };
+  prepare(sql: string): {
+    get(...params: (string | number | null)[]): unknown;
+    all(...params: (string | number | null)[]): unknown[];
+  };
 }
 
 export type Synchronous = "NORMAL" | "FULL";
@@ -24,7 +27,12 @@ interface PetRow {
 }
 
 /** A row as the API's pet: a plain object, `status` left out when none was given. */
-const asPet = (row: PetRow): Pet => ({ id: row.id, name: row.name, categoryId: row.categoryId, ...(row.status !== null && { status: row.status }) });
+const asPet = (row: PetRow): Pet => ({
+  id: row.id,
+  name: row.name,
+  categoryId: row.categoryId,
+  ...(row.status !== null && { status: row.status }),
+});
 
 /** The tables made when missing, and the peer's storage on them. */
 export function sqliteStorage(db: SqliteDatabase, synchronous: Synchronous): PeerStorage {
@@ -33,17 +41,23 @@ export function sqliteStorage(db: SqliteDatabase, synchronous: Synchronous): Pee
     CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, category_id INTEGER NOT NULL, status TEXT);`);
   // A window that started earlier than the request's is reset; one statement, so concurrent
   // processes on the file would still count exactly.
-  const hit = db.prepare(`INSERT INTO counters (key_id, minute_start, minute_count, day_start, day_count) VALUES (?, ?, 1, ?, 1)
+  const hit =
+    db.prepare(`INSERT INTO counters (key_id, minute_start, minute_count, day_start, day_count) VALUES (?, ?, 1, ?, 1)
     ON CONFLICT (key_id) DO UPDATE SET
       minute_count = CASE WHEN minute_start = excluded.minute_start THEN minute_count + 1 ELSE 1 END,
       day_count = CASE WHEN day_start = excluded.day_start THEN day_count + 1 ELSE 1 END,
       minute_start = excluded.minute_start,
       day_start = excluded.day_start
     RETURNING minute_count AS minuteCount, day_count AS dayCount`);
-  const insert = db.prepare("INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id AS categoryId, status");
-  const page = db.prepare("SELECT id, name, category_id AS categoryId, status FROM pets WHERE id > ? ORDER BY id LIMIT ?");
+  const insert = db.prepare(
+    "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id AS categoryId, status",
+  );
+  const page = db.prepare(
+    "SELECT id, name, category_id AS categoryId, status FROM pets WHERE id > ? ORDER BY id LIMIT ?",
+  );
   return {
-    hit: (keyId, minuteStart, dayStart) => hit.get(keyId, minuteStart, dayStart) as { minuteCount: number; dayCount: number },
+    hit: (keyId, minuteStart, dayStart) =>
+      hit.get(keyId, minuteStart, dayStart) as { minuteCount: number; dayCount: number },
     insertPet: (input) => asPet(insert.get(input.name, input.categoryId, input.status ?? null) as PetRow),
     pets: (after, limit) => {
       // One row more than the page tells whether another page follows.

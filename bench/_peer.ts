@@ -42,13 +42,19 @@ export type Pet = { id: number } & v.InferOutput<typeof NewPet>;
 export const Limit = v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(100));
 
 /** `{ path, message }` per valibot issue, as the product's `details`. */
-export const issueDetails = (issues: readonly v.BaseIssue<unknown>[]) => issues.map((issue) => ({ path: v.getDotPath(issue) ?? "", message: issue.message }));
+export const issueDetails = (issues: readonly v.BaseIssue<unknown>[]) =>
+  issues.map((issue) => ({ path: v.getDotPath(issue) ?? "", message: issue.message }));
 
 const keys = new Map<string, KeyRecord>();
 if (process.env.BENCH_KEY) {
   const perMinute = Number(process.env.BENCH_PER_MINUTE ?? 60);
   const perDay = Number(process.env.BENCH_PER_DAY ?? 1000);
-  keys.set(process.env.BENCH_KEY, { id: "key_bench", perMinute, perDay, policy: `"minute";q=${perMinute};w=60, "day";q=${perDay};w=86400` });
+  keys.set(process.env.BENCH_KEY, {
+    id: "key_bench",
+    perMinute,
+    perDay,
+    policy: `"minute";q=${perMinute};w=60, "day";q=${perDay};w=86400`,
+  });
 }
 /** Where a peer keeps its rate-limit counters and its pets. Synchronous, as SQLite's drivers on Bun and Deno are. */
 export interface PeerStorage {
@@ -100,7 +106,10 @@ export function storeIn(chosen: PeerStorage): void {
 /** Stores a validated pet with the next id. */
 export const insertPet = (input: v.InferOutput<typeof NewPet>): Pet => storage.insertPet(input);
 
-export type Admission = { headers: Record<string, string> } & ({ status: 200 } | { status: 401 | 429; body: { code: string; message: string; status: number } });
+export type Admission = { headers: Record<string, string> } & (
+  | { status: 200 }
+  | { status: 401 | 429; body: { code: string; message: string; status: number } }
+);
 
 /**
  * Everything before routing: the headers every answer carries, the key looked up, the

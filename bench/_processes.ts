@@ -109,7 +109,9 @@ export function httpGet(url: string, headers: Record<string, string> = {}): Prom
     const request = get(url, { headers, agent: false, timeout: 2_000 }, (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      response.on("end", () =>
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+      );
       response.on("error", () => resolve({ status: 0, body: "" }));
     });
     request.on("timeout", () => request.destroy());
@@ -121,13 +123,19 @@ export function httpGet(url: string, headers: Record<string, string> = {}): Prom
  * Polls `url` every `pollMs` until it answers 200; throws with the process's stderr after `ms`
  * or when the process exits first.
  */
-export async function waitUntilServing(started: Started, url: string, options: { headers?: Record<string, string>; ms?: number; pollMs?: number } = {}): Promise<void> {
+export async function waitUntilServing(
+  started: Started,
+  url: string,
+  options: { headers?: Record<string, string>; ms?: number; pollMs?: number } = {},
+): Promise<void> {
   const { headers = {}, ms = 30_000, pollMs = 10 } = options;
   const deadline = Date.now() + ms;
   for (;;) {
     if ((await httpGet(url, headers)).status === 200) return;
     if (started.child.exitCode !== null || started.child.signalCode !== null) {
-      throw new Error(`the server exited (${started.child.exitCode ?? started.child.signalCode}) before serving:\n${started.stderr.join("\n")}`);
+      throw new Error(
+        `the server exited (${started.child.exitCode ?? started.child.signalCode}) before serving:\n${started.stderr.join("\n")}`,
+      );
     }
     if (Date.now() > deadline) throw new Error(`no 200 from ${url} within ${ms} ms:\n${started.stderr.join("\n")}`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));

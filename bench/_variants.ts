@@ -59,7 +59,21 @@ const newKey = () => generateApiKey();
 
 /** `petstore keys create` on `db`: an enterprise key with limits the run cannot reach. */
 export function createKey(db: string): Promise<string> {
-  const args = ["keys", "create", "--plan", "enterprise", "--per-minute", UNLIMITED, "--per-day", UNLIMITED, "--label", "bench", "--json", "--db", db];
+  const args = [
+    "keys",
+    "create",
+    "--plan",
+    "enterprise",
+    "--per-minute",
+    UNLIMITED,
+    "--per-day",
+    UNLIMITED,
+    "--label",
+    "bench",
+    "--json",
+    "--db",
+    db,
+  ];
   return new Promise((resolve, reject) => {
     execFile(BINARY, args, { env: cleanEnv(), timeout: 20_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`petstore keys create failed: ${stderr}`));
@@ -73,21 +87,38 @@ export async function seedAndCheck(url: string, key: string, seed: boolean): Pro
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
   if (seed) {
     for (const pet of SEED_PETS) {
-      const response = await fetch(`${url}/v1/pets`, { method: "POST", headers, body: JSON.stringify(pet), signal: AbortSignal.timeout(5_000) });
-      if (response.status !== 201) throw new Error(`seeding ${url}: POST /v1/pets answered ${response.status}: ${await response.text()}`);
+      const response = await fetch(`${url}/v1/pets`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(pet),
+        signal: AbortSignal.timeout(5_000),
+      });
+      if (response.status !== 201)
+        throw new Error(`seeding ${url}: POST /v1/pets answered ${response.status}: ${await response.text()}`);
     }
   }
   const response = await fetch(`${url}/v1/pets`, { headers, signal: AbortSignal.timeout(5_000) });
   const pets: unknown = await response.json();
   if (response.status !== 200 || !isDeepStrictEqual(pets, EXPECTED_PETS)) {
-    throw new Error(`${url}/v1/pets does not answer 200 with the 20 seed pets: ${response.status} ${JSON.stringify(pets).slice(0, 300)}`);
+    throw new Error(
+      `${url}/v1/pets does not answer 200 with the 20 seed pets: ${response.status} ${JSON.stringify(pets).slice(0, 300)}`,
+    );
   }
 }
 
 /** Starts `command`, waits for a 200 from `readyPath`, seeds it; stops it again if any of that fails. */
 async function launch(
   command: string[],
-  options: { port: number; env: NodeJS.ProcessEnv; cwd?: string; key: string; readyPath: string; seed: boolean; dir?: string; logFile?: string },
+  options: {
+    port: number;
+    env: NodeJS.ProcessEnv;
+    cwd?: string;
+    key: string;
+    readyPath: string;
+    seed: boolean;
+    dir?: string;
+    logFile?: string;
+  },
 ): Promise<RunningVariant> {
   const url = `http://127.0.0.1:${options.port}`;
   const removeDir = () => {
@@ -132,7 +163,9 @@ async function inTemporaryDirectory(serveOn: (dir: string) => Promise<RunningVar
 }
 
 /** A new file database in a temporary directory, with a key made by the CLI, handed to `serveOn`. */
-function onFileDatabase(serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
+function onFileDatabase(
+  serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>,
+): Promise<RunningVariant> {
   return inTemporaryDirectory(async (dir) => {
     const db = `file:${join(dir, "petstore.db")}`;
     return serveOn(db, await createKey(db), dir);
@@ -145,10 +178,13 @@ const serveArgs = (port: number, db: string) => ["serve", "--host", "127.0.0.1",
  * `allowEnv` adds variables to its `--allow-env` (the bootstrap key of a `:memory:` server).
  */
 function denoCommand(port: number, db: string, allowEnv: string[] = []): string[] {
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"];
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
+    .scripts["start:deno"];
   const [deno, ...args] = script?.split(" ") ?? [];
   if (deno !== "deno" || !args.some((arg) => arg.startsWith("--allow-net="))) {
-    throw new Error(`package.json "start:deno" is not the 'deno run ... --allow-net=...' command this benchmark expects: ${script}`);
+    throw new Error(
+      `package.json "start:deno" is not the 'deno run ... --allow-net=...' command this benchmark expects: ${script}`,
+    );
   }
   const moved = args.map((arg) => {
     if (arg.startsWith("--allow-net=")) return `--allow-net=127.0.0.1:${port}`;
@@ -165,7 +201,11 @@ const PEER_ENV = ["BENCH_PORT", "BENCH_KEY", "BENCH_PER_MINUTE", "BENCH_PER_DAY"
  * the permissions it needs), the key and its limits in the environment; with `sqlite`, its
  * counters and pets in a new SQLite file (bench/_peer-sqlite.ts) synced NORMAL or FULL.
  */
-function peer(name: string, script: string, options: { runtime?: "bun" | "deno"; sqlite?: "NORMAL" | "FULL" } = {}): Variant {
+function peer(
+  name: string,
+  script: string,
+  options: { runtime?: "bun" | "deno"; sqlite?: "NORMAL" | "FULL" } = {},
+): Variant {
   const { runtime = "bun", sqlite } = options;
   return {
     name,
@@ -175,11 +215,27 @@ function peer(name: string, script: string, options: { runtime?: "bun" | "deno";
       inTemporaryDirectory((dir) => {
         const key = newKey();
         const file = sqlite && { BENCH_DB: join(dir, "peer.db"), BENCH_SYNCHRONOUS: sqlite };
-        const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED, ...file });
+        const env = cleanEnv({
+          BENCH_PORT: String(port),
+          BENCH_KEY: key,
+          BENCH_PER_MINUTE: UNLIMITED,
+          BENCH_PER_DAY: UNLIMITED,
+          ...file,
+        });
         const command =
           runtime === "bun"
             ? [BUN, join(ROOT, script)]
-            : [DENO, "run", "--sloppy-imports", "--node-modules-dir=manual", `--allow-env=${PEER_ENV.join(",")}`, `--allow-net=127.0.0.1:${port}`, `--allow-read=${dir}`, `--allow-write=${dir}`, join(ROOT, script)];
+            : [
+                DENO,
+                "run",
+                "--sloppy-imports",
+                "--node-modules-dir=manual",
+                `--allow-env=${PEER_ENV.join(",")}`,
+                `--allow-net=127.0.0.1:${port}`,
+                `--allow-read=${dir}`,
+                `--allow-write=${dir}`,
+                join(ROOT, script),
+              ];
         return launch(command, { port, env, cwd: ROOT, key, readyPath: "/v1/pets", seed: true, dir });
       }),
   };
@@ -196,9 +252,24 @@ function postgresPeer(name: string, limits: "postgres" | "redis"): Variant {
     storage: "postgres",
     start: async (port) => {
       const key = newKey();
-      const engines = { BENCH_DATABASE_URL: await freshDatabase(), ...(limits === "redis" && { BENCH_REDIS_URL: await sharedRedis() }) };
-      const env = cleanEnv({ BENCH_PORT: String(port), BENCH_KEY: key, BENCH_PER_MINUTE: UNLIMITED, BENCH_PER_DAY: UNLIMITED, ...engines });
-      return launch([BUN, join(ROOT, "bench/hono-postgres-peer.ts")], { port, env, key, readyPath: "/v1/pets", seed: true });
+      const engines = {
+        BENCH_DATABASE_URL: await freshDatabase(),
+        ...(limits === "redis" && { BENCH_REDIS_URL: await sharedRedis() }),
+      };
+      const env = cleanEnv({
+        BENCH_PORT: String(port),
+        BENCH_KEY: key,
+        BENCH_PER_MINUTE: UNLIMITED,
+        BENCH_PER_DAY: UNLIMITED,
+        ...engines,
+      });
+      return launch([BUN, join(ROOT, "bench/hono-postgres-peer.ts")], {
+        port,
+        env,
+        key,
+        readyPath: "/v1/pets",
+        seed: true,
+      });
     },
   };
 }
@@ -214,13 +285,27 @@ function binaryOnPostgres(name: string, limits: "postgres" | "redis"): Variant {
         const db = await freshDatabase();
         const key = await createKey(db);
         const limiter = limits === "redis" ? ["--limiter", await sharedRedis()] : [];
-        return launch([BINARY, ...serveArgs(port, db), ...limiter], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+        return launch([BINARY, ...serveArgs(port, db), ...limiter], {
+          port,
+          env: cleanEnv(),
+          cwd: dir,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        });
       }),
   };
 }
 
 /** A `:memory:` server's environment: `key` given at start with limits the run cannot reach. */
-const bootstrapEnv = (key: string) => cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
+const bootstrapEnv = (key: string) =>
+  cleanEnv({
+    PETSTORE_BOOTSTRAP_KEY: key,
+    PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED,
+    PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED,
+  });
 
 /** Where this project's servers' stdout goes, in their temporary directory. */
 const ACCESS_LOG = "stdout.log";
@@ -237,7 +322,8 @@ export async function petsStored(server: RunningVariant): Promise<number> {
     signal: AbortSignal.timeout(10_000),
   });
   const { id } = (await response.json()) as { id: number };
-  if (response.status !== 201 || !Number.isInteger(id)) throw new Error(`${server.url}: POST /v1/pets answered ${response.status}, id ${id}`);
+  if (response.status !== 201 || !Number.isInteger(id))
+    throw new Error(`${server.url}: POST /v1/pets answered ${response.status}, id ${id}`);
   return id;
 }
 
@@ -249,7 +335,13 @@ export const VARIANTS: readonly Variant[] = [
     storage: "none",
     start: (port) => {
       const env = { ...cleanEnv(), BENCH_PORT: String(port) };
-      return launch([BUN, join(ROOT, "bench/baseline.ts")], { port, env, key: newKey(), readyPath: "/v1/pets", seed: false });
+      return launch([BUN, join(ROOT, "bench/baseline.ts")], {
+        port,
+        env,
+        key: newKey(),
+        readyPath: "/v1/pets",
+        seed: false,
+      });
     },
   },
   peer("hono", "bench/hono-peer.ts"),
@@ -263,7 +355,16 @@ export const VARIANTS: readonly Variant[] = [
     start: (port) =>
       inTemporaryDirectory((dir) => {
         const key = newKey();
-        return launch([BINARY, ...serveArgs(port, ":memory:")], { port, env: bootstrapEnv(key), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+        return launch([BINARY, ...serveArgs(port, ":memory:")], {
+          port,
+          env: bootstrapEnv(key),
+          cwd: dir,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        });
       }),
   },
   {
@@ -272,7 +373,16 @@ export const VARIANTS: readonly Variant[] = [
     storage: "file",
     start: (port) =>
       onFileDatabase((db, key, dir) =>
-        launch([BINARY, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
+        launch([BINARY, ...serveArgs(port, db)], {
+          port,
+          env: cleanEnv(),
+          cwd: dir,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        }),
       ),
   },
   {
@@ -281,7 +391,16 @@ export const VARIANTS: readonly Variant[] = [
     storage: "file",
     start: (port) =>
       onFileDatabase((db, key, dir) =>
-        launch(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) }),
+        launch(denoCommand(port, db), {
+          port,
+          env: cleanEnv(),
+          cwd: ROOT,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        }),
       ),
   },
   {
@@ -291,8 +410,21 @@ export const VARIANTS: readonly Variant[] = [
     start: (port) =>
       inTemporaryDirectory((dir) => {
         const key = newKey();
-        const command = denoCommand(port, ":memory:", Object.keys(bootstrapEnv(key)).filter((name) => name.startsWith("PETSTORE_")));
-        return launch(command, { port, env: bootstrapEnv(key), cwd: ROOT, key, readyPath: "/healthz", seed: true, dir, logFile: join(dir, ACCESS_LOG) });
+        const command = denoCommand(
+          port,
+          ":memory:",
+          Object.keys(bootstrapEnv(key)).filter((name) => name.startsWith("PETSTORE_")),
+        );
+        return launch(command, {
+          port,
+          env: bootstrapEnv(key),
+          cwd: ROOT,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        });
       }),
   },
   peer("hono-deno", "bench/hono-deno-peer.ts", { runtime: "deno" }),

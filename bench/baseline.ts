@@ -16,7 +16,9 @@ const server = Bun.serve({
   // GET answers synchronously: a Promise per request would lower the ceiling.
   fetch: (request) => {
     if (request.method === "POST") {
-      return request.json().then((body) => new Response(JSON.stringify({ id: nextId++, ...(body as object) }), { status: 201, headers }));
+      return request
+        .json()
+        .then((body) => new Response(JSON.stringify({ id: nextId++, ...(body as object) }), { status: 201, headers }));
     }
     return new Response(JSON.stringify(pets), { headers });
   },

@@ -61,7 +61,10 @@ async function postsPerSecond(withWalSync: boolean): Promise<number> {
 
 const results: Record<string, number[]> = { "wal fsync": [], FULL: [] };
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const [name, withWalSync] of [["wal fsync", true], ["FULL", false]] as const) {
+  for (const [name, withWalSync] of [
+    ["wal fsync", true],
+    ["FULL", false],
+  ] as const) {
     const rate = await postsPerSecond(withWalSync);
     results[name]!.push(rate);
     console.log(`round ${round}  ${name.padEnd(9)} ${rate.toFixed(0).padStart(7)} POST/s`);
@@ -69,4 +72,6 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const [wal, full] = [median(results["wal fsync"]!), median(results.FULL!)];
-console.log(`median: wal fsync ${wal.toFixed(0)}/s, FULL ${full.toFixed(0)}/s: the WAL fsync off the loop is ${((wal / full - 1) * 100).toFixed(0)}% faster`);
+console.log(
+  `median: wal fsync ${wal.toFixed(0)}/s, FULL ${full.toFixed(0)}/s: the WAL fsync off the loop is ${((wal / full - 1) * 100).toFixed(0)}% faster`,
+);

@@ -40,10 +40,17 @@ for (const name of values.variants.split(",")) {
     for (let i = 0; i < Number(values.runs); i++) {
       const before = cpuMs(server.started.pid);
       const request = post
-        ? { url: `${server.url}/v1/pets`, method: "POST" as const, key: server.key, body: JSON.stringify({ name: "Rex", categoryId: 1 }) }
+        ? {
+            url: `${server.url}/v1/pets`,
+            method: "POST" as const,
+            key: server.key,
+            body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+          }
         : { url: `${server.url}/v1/pets`, method: "GET" as const, key: server.key };
       const result = await load.run(request, Number(values.duration), 64);
-      runs.push(`${Math.round(result.perSecond / 1000)}k/s ${(((cpuMs(server.started.pid) - before) * 1000) / result.requests).toFixed(1)} µs`);
+      runs.push(
+        `${Math.round(result.perSecond / 1000)}k/s ${(((cpuMs(server.started.pid) - before) * 1000) / result.requests).toFixed(1)} µs`,
+      );
     }
     console.log(`${name.padEnd(14)} ${values.endpoint} ${runs.join("  ")}  pets held ${await petsStored(server)}`);
   } finally {

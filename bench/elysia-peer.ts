@@ -14,14 +14,19 @@ import * as v from "valibot";
 import { admit, insertPet, JSON_TYPE, Limit, NewPet, petPage, storeIn } from "./_peer.js";
 import { sqliteStorage, synchronousFromEnv } from "./_peer-sqlite.js";
 
-if (process.env.BENCH_DB) storeIn(sqliteStorage(new Database(process.env.BENCH_DB), synchronousFromEnv(process.env.BENCH_SYNCHRONOUS)));
+if (process.env.BENCH_DB)
+  storeIn(sqliteStorage(new Database(process.env.BENCH_DB), synchronousFromEnv(process.env.BENCH_SYNCHRONOUS)));
 
 const json = (body: unknown, status: number, headers: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json" } });
 
 /** An issue as the product's `{ path, message }`: a Standard Schema path is keys or `{ key }` objects. */
 const dotted = (issue: { path?: unknown; message?: string }) => ({
-  path: Array.isArray(issue.path) ? issue.path.map((part) => (typeof part === "object" && part !== null && "key" in part ? String(part.key) : String(part))).join(".") : String(issue.path ?? ""),
+  path: Array.isArray(issue.path)
+    ? issue.path
+        .map((part) => (typeof part === "object" && part !== null && "key" in part ? String(part.key) : String(part)))
+        .join(".")
+    : String(issue.path ?? ""),
   message: issue.message ?? "",
 });
 
@@ -32,14 +37,23 @@ const app = new Elysia({ prefix: "/v1" })
     if (admission.status !== 200) return json(admission.body, admission.status, admission.headers);
     // The only body this API takes is createPet's JSON: refused before Elysia would parse a form or text.
     if (request.method === "POST" && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-      return json({ code: "unsupported_media_type", message: "Send application/json", status: 415 }, 415, admission.headers);
+      return json(
+        { code: "unsupported_media_type", message: "Send application/json", status: 415 },
+        415,
+        admission.headers,
+      );
     }
     Object.assign(set.headers, admission.headers);
   })
   .onError(({ code, error, set }) => {
     if (code === "VALIDATION") {
       set.status = 400;
-      return { code: "invalid_body", message: "The request body is invalid", status: 400, details: error.all.map(dotted) };
+      return {
+        code: "invalid_body",
+        message: "The request body is invalid",
+        status: 400,
+        details: error.all.map(dotted),
+      };
     }
     if (code === "PARSE") {
       set.status = 400;

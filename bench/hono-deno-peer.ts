@@ -10,15 +10,27 @@ import { type SqliteDatabase, sqliteStorage, synchronousFromEnv } from "./_peer-
 import { app } from "./_hono-app.js";
 
 interface DenoRuntime {
-  serve(options: { hostname: string; port: number; onListen: (address: { port: number }) => void }, handler: (request: Request) => Response | Promise<Response>): unknown;
+  serve(
+    options: { hostname: string; port: number; onListen: (address: { port: number }) => void },
+    handler: (request: Request) => Response | Promise<Response>,
+  ): unknown;
 }
 
 const file = process.env.BENCH_DB;
 if (file) {
   // Not in this repository's Node type definitions (Node 20); Deno has it.
-  const { DatabaseSync } = (await import(["node", "sqlite"].join(":"))) as { DatabaseSync: new (path: string) => SqliteDatabase };
+  const { DatabaseSync } = (await import(["node", "sqlite"].join(":"))) as {
+    DatabaseSync: new (path: string) => SqliteDatabase;
+  };
   storeIn(sqliteStorage(new DatabaseSync(file), synchronousFromEnv(process.env.BENCH_SYNCHRONOUS)));
 }
 
 const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
-deno.serve({ hostname: "127.0.0.1", port: Number(process.env.BENCH_PORT ?? 0), onListen: ({ port }) => console.log(JSON.stringify({ event: "listening", port })) }, app.fetch);
+deno.serve(
+  {
+    hostname: "127.0.0.1",
+    port: Number(process.env.BENCH_PORT ?? 0),
+    onListen: ({ port }) => console.log(JSON.stringify({ event: "listening", port })),
+  },
+  app.fetch,
+);

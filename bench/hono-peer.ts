@@ -5,5 +5,10 @@
  */
 import { app } from "./_hono-app.js";
 
-const server = Bun.serve({ hostname: "127.0.0.1", port: Number(process.env.BENCH_PORT ?? 0), development: false, fetch: app.fetch });
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(process.env.BENCH_PORT ?? 0),
+  development: false,
+  fetch: app.fetch,
+});
 console.log(JSON.stringify({ event: "listening", port: server.port }));

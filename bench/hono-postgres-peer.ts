@@ -14,7 +14,13 @@
 import { Hono } from "hono";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { type RateLimiterAbstract, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, RateLimiterUnion } from "rate-limiter-flexible";
+import {
+  type RateLimiterAbstract,
+  RateLimiterPostgres,
+  RateLimiterRedis,
+  type RateLimiterRes,
+  RateLimiterUnion,
+} from "rate-limiter-flexible";
 import * as v from "valibot";
 import { issueDetails, JSON_TYPE, Limit, NewPet } from "./_peer.js";
 
@@ -29,7 +35,10 @@ const sql = postgres(process.env.BENCH_DATABASE_URL!, { max: 10, onnotice: () =>
 await sql`CREATE TABLE IF NOT EXISTS pets (id bigserial PRIMARY KEY, name text NOT NULL, category_id bigint NOT NULL, status text)`;
 
 /** rate-limiter-flexible speaks node-postgres (`query({ text, values }) -> { rows }`); postgres.js is one line away. */
-const pgShim = { query: ({ text, values }: { text: string; values?: unknown[] }) => sql.unsafe(text, (values ?? []) as never[], { prepare: true }).then((rows) => ({ rows })) };
+const pgShim = {
+  query: ({ text, values }: { text: string; values?: unknown[] }) =>
+    sql.unsafe(text, (values ?? []) as never[], { prepare: true }).then((rows) => ({ rows })),
+};
 
 async function limiters(): Promise<RateLimiterAbstract[]> {
   if (process.env.BENCH_REDIS_URL) {
@@ -42,8 +51,9 @@ async function limiters(): Promise<RateLimiterAbstract[]> {
   }
   const make = (keyPrefix: string, points: number, duration: number) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
-      const limiter: RateLimiterPostgres = new RateLimiterPostgres({ storeClient: pgShim, storeType: "pool", tableName: "rate_limits", keyPrefix, points, duration }, (error?: unknown) =>
-        error ? reject(error) : resolve(limiter),
+      const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+        { storeClient: pgShim, storeType: "pool", tableName: "rate_limits", keyPrefix, points, duration },
+        (error?: unknown) => (error ? reject(error) : resolve(limiter)),
       );
     });
   return [await make("minute", perMinute, 60), await make("day", perDay, 86_400)];
@@ -71,7 +81,11 @@ app.use(async (c, next) => {
     results = (await union.consume(keyId)) as Record<string, RateLimiterRes>;
   } catch (refused) {
     if (!(refused instanceof Object) || refused instanceof Error) {
-      return c.json({ code: "service_unavailable", message: "Storage is temporarily unavailable; retry later", status: 503 }, 503, { "Retry-After": "1" });
+      return c.json(
+        { code: "service_unavailable", message: "Storage is temporarily unavailable; retry later", status: 503 },
+        503,
+        { "Retry-After": "1" },
+      );
     }
     results = refused as Record<string, RateLimiterRes>;
     allowed = false;
@@ -100,15 +114,24 @@ interface Row {
   category_id: string;
   status: string | null;
 }
-const toPet = (row: Row): Json => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), ...(row.status !== null && { status: row.status }) });
+const toPet = (row: Row): Json => ({
+  id: Number(row.id),
+  name: row.name,
+  categoryId: Number(row.category_id),
+  ...(row.status !== null && { status: row.status }),
+});
 
 app.get("/pets", async (c) => {
   const limit = v.safeParse(Limit, c.req.query("limit") ?? "20");
-  if (!limit.success) return c.json({ code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 }, 400);
+  if (!limit.success)
+    return c.json({ code: "invalid_parameter", message: "limit must be an integer from 1 to 100", status: 400 }, 400);
   const after = Number(c.req.query("cursor") ?? 0);
-  const rows = await sql<Row[]>`SELECT id, name, category_id, status FROM pets WHERE id > ${after} ORDER BY id LIMIT ${limit.output + 1}`;
+  const rows = await sql<
+    Row[]
+  >`SELECT id, name, category_id, status FROM pets WHERE id > ${after} ORDER BY id LIMIT ${limit.output + 1}`;
   const page = rows.slice(0, limit.output).map(toPet);
-  if (rows.length > limit.output) c.header("Link", `</v1/pets?limit=${limit.output}&cursor=${rows[limit.output - 1]!.id}>; rel="next"`);
+  if (rows.length > limit.output)
+    c.header("Link", `</v1/pets?limit=${limit.output}&cursor=${rows[limit.output - 1]!.id}>; rel="next"`);
   return c.json(page);
 });
 
@@ -123,13 +146,29 @@ app.post("/pets", async (c) => {
     return c.json({ code: "invalid_body", message: "The request body is not valid JSON", status: 400 }, 400);
   }
   const parsed = v.safeParse(NewPet, body);
-  if (!parsed.success) return c.json({ code: "invalid_body", message: "The request body is invalid", status: 400, details: issueDetails(parsed.issues) }, 400);
+  if (!parsed.success)
+    return c.json(
+      {
+        code: "invalid_body",
+        message: "The request body is invalid",
+        status: 400,
+        details: issueDetails(parsed.issues),
+      },
+      400,
+    );
   const { name, categoryId, status } = parsed.output;
-  const [row] = await sql<Row[]>`INSERT INTO pets (name, category_id, status) VALUES (${name}, ${categoryId}, ${status ?? null}) RETURNING id, name, category_id, status`;
+  const [row] = await sql<
+    Row[]
+  >`INSERT INTO pets (name, category_id, status) VALUES (${name}, ${categoryId}, ${status ?? null}) RETURNING id, name, category_id, status`;
   const pet = toPet(row!);
   c.header("Location", `/v1/pets/${row!.id}`);
   return c.json(pet, 201);
 });
 
-const server = Bun.serve({ hostname: "127.0.0.1", port: Number(process.env.BENCH_PORT ?? 0), development: false, fetch: app.fetch });
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(process.env.BENCH_PORT ?? 0),
+  development: false,
+  fetch: app.fetch,
+});
 console.log(JSON.stringify({ event: "listening", port: server.port }));

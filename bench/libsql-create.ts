@@ -15,14 +15,25 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { type LibsqlSource, libsqlAdapters, libsqlLimiter, libsqlStore, migrateLibsql } from "@petstore/adapters/libsql";
+import {
+  type LibsqlSource,
+  libsqlAdapters,
+  libsqlLimiter,
+  libsqlStore,
+  migrateLibsql,
+} from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { createPetstore, DEFAULT_BAN, issueApiKey } from "@petstore/core";
 
 const REQUESTS = Number(process.argv[2] ?? 3_000);
 const IN_FLIGHT = 16;
 
-async function measure(label: string, count: number, run: (i: number) => Promise<unknown>, inFlight = 1): Promise<number> {
+async function measure(
+  label: string,
+  count: number,
+  run: (i: number) => Promise<unknown>,
+  inFlight = 1,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -32,7 +43,9 @@ async function measure(label: string, count: number, run: (i: number) => Promise
   );
   const seconds = (performance.now() - started) / 1000;
   const perSecond = count / seconds;
-  console.log(`${label.padEnd(58)} ${perSecond.toFixed(0).padStart(7)} /s ${((seconds / count) * 1e6).toFixed(0).padStart(6)} µs each`);
+  console.log(
+    `${label.padEnd(58)} ${perSecond.toFixed(0).padStart(7)} /s ${((seconds / count) * 1e6).toFixed(0).padStart(6)} µs each`,
+  );
   return perSecond;
 }
 
@@ -79,8 +92,12 @@ async function bench(settings: string, open: (url: string) => Promise<Opened>): 
       { name: "minute", limit: 1e9, seconds: 60 },
       { name: "day", limit: 1e9, seconds: 86_400 },
     ];
-    await measure("  of which: limiter hit (one upsert)", REQUESTS, () => limiter.hit({ bucket: "key:bench", windows, ban: DEFAULT_BAN }));
-    await measure("  of which: createPet (one INSERT ... RETURNING)", REQUESTS, () => store.createPet({ name: "Rex", categoryId: 1 }));
+    await measure("  of which: limiter hit (one upsert)", REQUESTS, () =>
+      limiter.hit({ bucket: "key:bench", windows, ban: DEFAULT_BAN }),
+    );
+    await measure("  of which: createPet (one INSERT ... RETURNING)", REQUESTS, () =>
+      store.createPet({ name: "Rex", categoryId: 1 }),
+    );
     await measure("  for scale: one SELECT 1", REQUESTS, () => opened.selectOne());
   } finally {
     opened.close();

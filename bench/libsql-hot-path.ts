@@ -24,7 +24,6 @@ const SECONDS = Number(process.argv[2] ?? 3);
 const ONLY = process.argv[3] ?? "";
 const CONCURRENCY = [1, 64];
 
-
 async function measure(label: string, inFlight: number, run: () => Promise<void>): Promise<void> {
   if (!label.includes(ONLY)) return;
   // Warm up (JIT, page cache, prepared statements), then a fixed time.
@@ -43,7 +42,9 @@ async function measure(label: string, inFlight: number, run: () => Promise<void>
   );
   const seconds = (performance.now() - started) / 1000;
   const perSecond = count / seconds;
-  console.log(`${label.padEnd(40)} ${perSecond.toFixed(0).padStart(7)} req/s ${(1e6 / perSecond).toFixed(1).padStart(7)} µs/request`);
+  console.log(
+    `${label.padEnd(40)} ${perSecond.toFixed(0).padStart(7)} req/s ${(1e6 / perSecond).toFixed(1).padStart(7)} µs/request`,
+  );
 }
 
 async function bench(name: string, adapters: Adapters): Promise<void> {
@@ -54,13 +55,19 @@ async function bench(name: string, adapters: Adapters): Promise<void> {
   const headers = { Authorization: `Bearer ${key}` };
   const body = JSON.stringify({ name: "Rex", categoryId: 1, status: "available" });
   const list = async () => {
-    const response = await petstore.fetch(new Request("http://petstore.test/v1/pets", { headers }), { clientAddress: "127.0.0.1" });
+    const response = await petstore.fetch(new Request("http://petstore.test/v1/pets", { headers }), {
+      clientAddress: "127.0.0.1",
+    });
     if (response.status !== 200) throw new Error(`GET /v1/pets answered ${response.status}`);
     await response.arrayBuffer();
   };
   const create = async () => {
     const response = await petstore.fetch(
-      new Request("http://petstore.test/v1/pets", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body }),
+      new Request("http://petstore.test/v1/pets", {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body,
+      }),
       { clientAddress: "127.0.0.1" },
     );
     if (response.status !== 201) throw new Error(`POST /v1/pets answered ${response.status}`);
@@ -76,8 +83,12 @@ const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
 const client = await connectLibsql({ url: `file:${join(dir, "bench.db")}` });
 try {
   await migrateLibsql(client);
-  const settings = ["journal_mode", "busy_timeout"].map(async (pragma) => `${pragma}=${Object.values((await client.execute(`PRAGMA ${pragma}`))[0]!)[0]}`);
-  console.log(`${typeof Bun === "undefined" ? `node ${process.version}` : `bun ${Bun.version}`}, ${SECONDS} s per case`);
+  const settings = ["journal_mode", "busy_timeout"].map(
+    async (pragma) => `${pragma}=${Object.values((await client.execute(`PRAGMA ${pragma}`))[0]!)[0]}`,
+  );
+  console.log(
+    `${typeof Bun === "undefined" ? `node ${process.version}` : `bun ${Bun.version}`}, ${SECONDS} s per case`,
+  );
   await bench(`libSQL file (${(await Promise.all(settings)).join(", ")})`, libsqlAdapters(client));
   await bench("memory adapters, for scale", memoryAdapters());
 } finally {

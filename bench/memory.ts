@@ -39,7 +39,10 @@ function runEachCap(): void {
     const command = isBun
       ? [process.execPath, "--conditions=@petstore/source", import.meta.filename]
       : [join(import.meta.dirname, "../node_modules/.bin/tsx"), "--conditions=@petstore/source", import.meta.filename];
-    const child = spawnSync(command[0]!, [...command.slice(1), "--cap", String(cap)], { stdio: "inherit", timeout: 300_000 });
+    const child = spawnSync(command[0]!, [...command.slice(1), "--cap", String(cap)], {
+      stdio: "inherit",
+      timeout: 300_000,
+    });
     if (child.status !== 0) failed = true;
   }
   process.exitCode = failed ? 1 : 0;
@@ -54,7 +57,9 @@ async function measureCap(cap: number): Promise<boolean> {
   await fullGc();
   const start = process.memoryUsage();
 
-  const rows = [["addresses", "buckets held", "heap growth MiB", "RSS growth MiB", "heap bytes/bucket", "RSS bytes/bucket"]];
+  const rows = [
+    ["addresses", "buckets held", "heap growth MiB", "RSS growth MiB", "heap bytes/bucket", "RSS bytes/bucket"],
+  ];
   const checkpoints: { buckets: number; heap: number; rss: number }[] = [];
   let overCap = false;
   const total = 3 * ADDRESSES;
@@ -72,10 +77,19 @@ async function measureCap(cap: number): Promise<boolean> {
       const rss = now.rss - start.rss;
       checkpoints.push({ buckets, heap, rss });
       const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
-      rows.push([String(i + 1), String(buckets), mib(heap), mib(rss), (heap / buckets).toFixed(0), (rss / buckets).toFixed(0)]);
+      rows.push([
+        String(i + 1),
+        String(buckets),
+        mib(heap),
+        mib(rss),
+        (heap / buckets).toFixed(0),
+        (rss / buckets).toFixed(0),
+      ]);
     }
   }
-  console.log(`\nmaxAnonymousBuckets ${cap.toLocaleString("en-US")}${cap === DEFAULT_CAP ? " (the default)" : ""}: ${total.toLocaleString("en-US")} distinct addresses, one request each`);
+  console.log(
+    `\nmaxAnonymousBuckets ${cap.toLocaleString("en-US")}${cap === DEFAULT_CAP ? " (the default)" : ""}: ${total.toLocaleString("en-US")} distinct addresses, one request each`,
+  );
   console.log(table(rows));
 
   // Past the cap every new address evicts an old one, so memory must level off. The Map's
@@ -90,7 +104,9 @@ async function measureCap(cap: number): Promise<boolean> {
   console.log(
     `  buckets never above the cap: ${overCap ? "NO" : "yes"}; heap peak in the last third ${(last / 2 ** 20).toFixed(1)} MiB vs ${(middle / 2 ** 20).toFixed(1)} MiB in the middle third: ${flat ? "flat" : "STILL GROWING"}`,
   );
-  console.log(`  at the end: ${end.buckets.toLocaleString("en-US")} buckets, ${(end.heap / end.buckets).toFixed(0)} heap bytes and ${(end.rss / end.buckets).toFixed(0)} RSS bytes per bucket`);
+  console.log(
+    `  at the end: ${end.buckets.toLocaleString("en-US")} buckets, ${(end.heap / end.buckets).toFixed(0)} heap bytes and ${(end.rss / end.buckets).toFixed(0)} RSS bytes per bucket`,
+  );
   return !overCap && flat;
 }
 

@@ -25,7 +25,9 @@ const BATCH_MS = 300;
 const ALLOCATION_BATCH = 100;
 
 const isBun = "Bun" in globalThis;
-const runtime = isBun ? `Bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}` : `Node ${process.version}`;
+const runtime = isBun
+  ? `Bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`
+  : `Node ${process.version}`;
 
 type Call = () => Promise<void>;
 
@@ -83,7 +85,11 @@ async function petstoreCalls(adapters: Adapters): Promise<{ get: Call; post: Cal
   const authorization = `Bearer ${key}`;
   const post = async () => {
     const response = await petstore.fetch(
-      new Request(URL_BASE, { method: "POST", headers: { Authorization: authorization, "Content-Type": "application/json" }, body: POST_BODY }),
+      new Request(URL_BASE, {
+        method: "POST",
+        headers: { Authorization: authorization, "Content-Type": "application/json" },
+        body: POST_BODY,
+      }),
       info,
     );
     if (response.status !== 201) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
@@ -91,7 +97,11 @@ async function petstoreCalls(adapters: Adapters): Promise<{ get: Call; post: Cal
   };
   for (const pet of SEED_PETS) {
     const response = await petstore.fetch(
-      new Request(URL_BASE, { method: "POST", headers: { Authorization: authorization, "Content-Type": "application/json" }, body: JSON.stringify(pet) }),
+      new Request(URL_BASE, {
+        method: "POST",
+        headers: { Authorization: authorization, "Content-Type": "application/json" },
+        body: JSON.stringify(pet),
+      }),
       info,
     );
     if (response.status !== 201) throw new Error(`seeding answered ${response.status}`);
@@ -108,7 +118,12 @@ const results: Result[] = [];
 
 // For scale: what the bare baseline server does per request, in process.
 const pets = SEED_PETS.map((pet, i) => ({ id: i + 1, ...pet }));
-results.push(await measure("new Request(GET) alone", async () => void new Request(URL_BASE, { headers: { Authorization: "Bearer x" } })));
+results.push(
+  await measure(
+    "new Request(GET) alone",
+    async () => void new Request(URL_BASE, { headers: { Authorization: "Bearer x" } }),
+  ),
+);
 results.push(
   await measure("bare handler: new Response(JSON.stringify(20 pets))", async () => {
     void new Request(URL_BASE, { headers: { Authorization: "Bearer x" } });
@@ -137,16 +152,27 @@ for (const where of [":memory:", "file"] as const) {
 }
 
 const fmt = (value: number) => value.toLocaleString("en-US", { maximumFractionDigits: 0 });
-console.log(`\nIn process, one request at a time, ${runtime} (${WARMUP} warm-up calls, median of ${BATCHES} batches of ${BATCH_MS} ms)`);
+console.log(
+  `\nIn process, one request at a time, ${runtime} (${WARMUP} warm-up calls, median of ${BATCHES} batches of ${BATCH_MS} ms)`,
+);
 console.log(
   table([
     ["case", "ns/request", "requests/s", "bytes allocated/request"],
-    ...results.map((r) => [r.label, fmt(r.nsPerCall), fmt(1e9 / r.nsPerCall), r.bytesPerCall === undefined ? (isBun ? "n/a (Bun)" : "-") : fmt(r.bytesPerCall)]),
+    ...results.map((r) => [
+      r.label,
+      fmt(r.nsPerCall),
+      fmt(1e9 / r.nsPerCall),
+      r.bytesPerCall === undefined ? (isBun ? "n/a (Bun)" : "-") : fmt(r.bytesPerCall),
+    ]),
   ]),
 );
 
 if (isBun && !process.argv.includes("--this-runtime-only")) {
   const tsx = join(import.meta.dirname, "../node_modules/.bin/tsx");
-  const node = spawnSync(tsx, ["--conditions=@petstore/source", join(import.meta.dirname, "micro.ts")], { stdio: "inherit", timeout: 300_000 });
-  if (node.error || node.status !== 0) console.error(`the Node run failed: ${node.error?.message ?? `exit ${node.status}`}`);
+  const node = spawnSync(tsx, ["--conditions=@petstore/source", join(import.meta.dirname, "micro.ts")], {
+    stdio: "inherit",
+    timeout: 300_000,
+  });
+  if (node.error || node.status !== 0)
+    console.error(`the Node run failed: ${node.error?.message ?? `exit ${node.status}`}`);
 }

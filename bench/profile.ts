@@ -35,8 +35,14 @@ const { values } = parseArgs({
     heap: { type: "boolean", default: false },
   },
 });
-if (!["memory", "file", "postgres"].includes(values.db) || !["GET", "POST"].includes(values.endpoint) || ![undefined, "redis"].includes(values.limiter)) {
-  console.error("usage: bench/profile.ts [--db memory|file|postgres] [--limiter redis] [--endpoint GET|POST] [--duration S] [--top N]");
+if (
+  !["memory", "file", "postgres"].includes(values.db) ||
+  !["GET", "POST"].includes(values.endpoint) ||
+  ![undefined, "redis"].includes(values.limiter)
+) {
+  console.error(
+    "usage: bench/profile.ts [--db memory|file|postgres] [--limiter redis] [--endpoint GET|POST] [--duration S] [--top N]",
+  );
   process.exit(2);
 }
 
@@ -54,8 +60,11 @@ interface CpuProfile {
 /** RSS by kind from /proc, then the preloaded bench/_heap-report.ts's account of the JS heap. */
 async function reportHeap(pid: number, created: number): Promise<void> {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
-  console.log(`RSS right after the load: ${kib("VmRSS").toFixed(1)} MiB (anonymous ${kib("RssAnon").toFixed(1)}, file-backed ${kib("RssFile").toFixed(1)}, shared memory ${kib("RssShmem").toFixed(1)})`);
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
+  console.log(
+    `RSS right after the load: ${kib("VmRSS").toFixed(1)} MiB (anonymous ${kib("RssAnon").toFixed(1)}, file-backed ${kib("RssFile").toFixed(1)}, shared memory ${kib("RssShmem").toFixed(1)})`,
+  );
   process.kill(pid, "SIGUSR2");
   const deadline = Date.now() + 30_000;
   while (!existsSync(heapReport)) {
@@ -64,12 +73,19 @@ async function reportHeap(pid: number, created: number): Promise<void> {
   }
   await new Promise((resolve) => setTimeout(resolve, 100));
   type Heap = { heapMiB: number; capacityMiB: number; extraMiB: number; objects: number; types: [string, number][] };
-  const report = JSON.parse(readFileSync(heapReport, "utf8")) as { rssMiB: number; live: Heap; collected: Heap; rssAfterGcMiB: number };
+  const report = JSON.parse(readFileSync(heapReport, "utf8")) as {
+    rssMiB: number;
+    live: Heap;
+    collected: Heap;
+    rssAfterGcMiB: number;
+  };
   const line = (label: string, heap: Heap) =>
     `${label}: heap ${heap.heapMiB.toFixed(1)} MiB of ${heap.capacityMiB.toFixed(1)} MiB capacity, ${heap.extraMiB.toFixed(1)} MiB outside it (buffers), ${heap.objects.toLocaleString("en-US")} objects`;
   console.log(line("JS heap at the end of the load", report.live));
-  console.log(line("after a full collection", report.collected) + `; RSS ${report.rssAfterGcMiB.toFixed(1)} MiB`);
-  console.log(`  objects by type: ${report.collected.types.map(([type, count]) => `${type} ${count.toLocaleString("en-US")}`).join(", ")}`);
+  console.log(`${line("after a full collection", report.collected)}; RSS ${report.rssAfterGcMiB.toFixed(1)} MiB`);
+  console.log(
+    `  objects by type: ${report.collected.types.map(([type, count]) => `${type} ${count.toLocaleString("en-US")}`).join(", ")}`,
+  );
   if (values.endpoint === "POST") console.log(`  (${created.toLocaleString("en-US")} pets created by the load)`);
   console.log(`  heap snapshot (Chrome DevTools, Memory tab): ${heapSnapshot}`);
 }
@@ -82,7 +98,11 @@ let db: string;
 if (values.db === "memory") {
   key = generateApiKey();
   db = ":memory:";
-  env = cleanEnv({ PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED, PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED });
+  env = cleanEnv({
+    PETSTORE_BOOTSTRAP_KEY: key,
+    PETSTORE_BOOTSTRAP_PER_MINUTE: UNLIMITED,
+    PETSTORE_BOOTSTRAP_PER_DAY: UNLIMITED,
+  });
 } else {
   db = values.db === "postgres" ? await freshDatabase() : `file:${join(dir, "petstore.db")}`;
   key = await createKey(db);
@@ -147,5 +167,12 @@ profile.samples.forEach((id, i) => {
   selfUs.set(name, (selfUs.get(name) ?? 0) + us);
 });
 const top = [...selfUs].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
-console.log(`\nTop ${top.length} functions by self time (${(totalUs / 1000).toFixed(0)} ms busy, ${(idleUs / 1000).toFixed(0)} ms idle); profile: ${join(dir, file)}`);
-console.log(table([["self ms", "self %", "function"], ...top.map(([name, us]) => [(us / 1000).toFixed(1), ((100 * us) / totalUs).toFixed(1), name])]));
+console.log(
+  `\nTop ${top.length} functions by self time (${(totalUs / 1000).toFixed(0)} ms busy, ${(idleUs / 1000).toFixed(0)} ms idle); profile: ${join(dir, file)}`,
+);
+console.log(
+  table([
+    ["self ms", "self %", "function"],
+    ...top.map(([name, us]) => [(us / 1000).toFixed(1), ((100 * us) / totalUs).toFixed(1), name]),
+  ]),
+);

@@ -63,7 +63,9 @@ function whole(name: string, text: string, min: number, max: number): number {
 const durations = flags.duration.split(",").map((text) => whole("duration", text.trim(), 1, 600));
 const roundCounts = flags.rounds.split(",").map((text) => whole("rounds", text.trim(), 1, 100));
 if (roundCounts.length !== 1 && roundCounts.length !== durations.length) {
-  console.error(`bench: --rounds takes one count, or one per --duration (${durations.length}), not '${flags.rounds}'\n${USAGE}`);
+  console.error(
+    `bench: --rounds takes one count, or one per --duration (${durations.length}), not '${flags.rounds}'\n${USAGE}`,
+  );
   process.exit(2);
 }
 /** Each run length with its number of rounds. */
@@ -71,16 +73,20 @@ const lengths = durations.map((seconds, i) => ({ seconds, rounds: roundCounts[i]
 const warmup = whole("warmup", flags.warmup, 0, 60);
 const connections = whole("connections", flags.connections, 1, 10_000);
 const coldStarts = whole("cold-starts", flags["cold-starts"], 0, 100);
-const chosen = flags.variants === "all" ? VARIANTS.map((v) => v.name) : flags.variants.split(",").map((name) => name.trim());
+const chosen =
+  flags.variants === "all" ? VARIANTS.map((v) => v.name) : flags.variants.split(",").map((name) => name.trim());
 const chosenLong = flags["long-variants"].split(",").map((name) => name.trim());
 const unknown = [...chosen, ...chosenLong].filter((name) => !VARIANTS.some((v) => v.name === name));
 if (unknown.length > 0 || (flags.load !== undefined && flags.load !== "wrk" && flags.load !== "autocannon")) {
-  console.error(`bench: unknown ${unknown.length > 0 ? `variant ${unknown.join(", ")} (known: ${VARIANTS.map((v) => v.name).join(", ")})` : `--load ${flags.load}`}\n${USAGE}`);
+  console.error(
+    `bench: unknown ${unknown.length > 0 ? `variant ${unknown.join(", ")} (known: ${VARIANTS.map((v) => v.name).join(", ")})` : `--load ${flags.load}`}\n${USAGE}`,
+  );
   process.exit(2);
 }
 const variants = VARIANTS.filter((v) => chosen.includes(v.name));
 /** The variants measured in runs of `seconds`: all chosen in the first run length, the long ones after. */
-const variantsFor = (seconds: number) => (seconds === durations[0] ? variants : variants.filter((v) => chosenLong.includes(v.name)));
+const variantsFor = (seconds: number) =>
+  seconds === durations[0] ? variants : variants.filter((v) => chosenLong.includes(v.name));
 
 const ENDPOINTS = ["GET /v1/pets", "POST /v1/pets"] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
@@ -105,7 +111,9 @@ interface Measurement extends LoadResult {
 
 function version(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0]!.trim();
+    return execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] })
+      .split("\n")[0]!
+      .trim();
   } catch {
     return "unknown";
   }
@@ -114,17 +122,39 @@ function version(command: string, args: string[]): string {
 const load = loadGenerator(flags.load as "wrk" | "autocannon" | undefined);
 const root = join(import.meta.dirname, "..");
 console.log("Pet Store benchmark");
-console.log(`  machine:     ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Linux ${version("uname", ["-r"])}`);
-console.log(`  checkout:    ${version("git", ["-C", root, "describe", "--always", "--dirty"])}; load average before starting: ${version("cat", ["/proc/loadavg"])}`);
-console.log(`  runtimes:    bun ${version(join(root, "node_modules/.bin/bun"), ["--version"])}, ${version(join(root, "node_modules/.bin/deno"), ["--version"])}, node ${process.version}`);
-console.log(`  load:        ${load.name}, ${connections} connections, ${warmup} s warm-up then ${lengths.map((l) => `${l.seconds} s per measurement for ${l.rounds} round(s)`).join(", then ")}`);
+console.log(
+  `  machine:     ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Linux ${version("uname", ["-r"])}`,
+);
+console.log(
+  `  checkout:    ${version("git", ["-C", root, "describe", "--always", "--dirty"])}; load average before starting: ${version("cat", ["/proc/loadavg"])}`,
+);
+console.log(
+  `  runtimes:    bun ${version(join(root, "node_modules/.bin/bun"), ["--version"])}, ${version(join(root, "node_modules/.bin/deno"), ["--version"])}, node ${process.version}`,
+);
+console.log(
+  `  load:        ${load.name}, ${connections} connections, ${warmup} s warm-up then ${lengths.map((l) => `${l.seconds} s per measurement for ${l.rounds} round(s)`).join(", then ")}`,
+);
 if (load.name === "autocannon") {
-  console.log("               (wrk is not installed: autocannon, in Node, may saturate before a fast server does. Install wrk: sudo apt-get install wrk)");
+  console.log(
+    "               (wrk is not installed: autocannon, in Node, may saturate before a fast server does. Install wrk: sudo apt-get install wrk)",
+  );
 }
-console.log(`  pinning:     ${canPin ? "servers on CPU 0 (taskset -c 0), load generator on CPU 1 (taskset -c 1)" : "none (taskset not found): servers and load share every core"}`);
+console.log(
+  `  pinning:     ${canPin ? "servers on CPU 0 (taskset -c 0), load generator on CPU 1 (taskset -c 1)" : "none (taskset not found): servers and load share every core"}`,
+);
 console.log(`  variants:    ${variants.map((v) => v.name).join(", ")}`);
-if (lengths.length > 1) console.log(`               in the ${lengths.slice(1).map((l) => `${l.seconds} s`).join(", ")} runs: ${variantsFor(lengths[1]!.seconds).map((v) => v.name).join(", ")}`);
-console.log("  access log:  this project's servers write theirs, as by default (one JSON line per request on stdout, appended to a file");
+if (lengths.length > 1)
+  console.log(
+    `               in the ${lengths
+      .slice(1)
+      .map((l) => `${l.seconds} s`)
+      .join(", ")} runs: ${variantsFor(lengths[1]!.seconds)
+      .map((v) => v.name)
+      .join(", ")}`,
+  );
+console.log(
+  "  access log:  this project's servers write theirs, as by default (one JSON line per request on stdout, appended to a file",
+);
 console.log("               here and counted: 'log/req'); the peers and the baseline write none");
 
 if (variants.some((v) => v.name.startsWith("binary")) || coldStarts > 0) {
@@ -132,13 +162,16 @@ if (variants.some((v) => v.name.startsWith("binary")) || coldStarts > 0) {
   ensureBinary();
 }
 
-const fmt = (value: number, digits: number) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (value: number, digits: number) =>
+  value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 /** Two decimals, three below 0.1 so that small ratios still differ. */
 const ratioText = (ratio: number | undefined) => (ratio === undefined ? "-" : fmt(ratio, ratio < 0.1 ? 3 : 2));
 const mib = (bytes: number | undefined) => (bytes === undefined ? "-" : fmt(bytes / 2 ** 20, 1));
 
 function request(url: string, key: string, endpoint: Endpoint): LoadRequest {
-  return endpoint === "GET /v1/pets" ? { url: `${url}/v1/pets`, method: "GET", key } : { url: `${url}/v1/pets`, method: "POST", key, body: POST_BODY };
+  return endpoint === "GET /v1/pets"
+    ? { url: `${url}/v1/pets`, method: "GET", key }
+    : { url: `${url}/v1/pets`, method: "POST", key, body: POST_BODY };
 }
 
 const measurements: Measurement[] = [];
@@ -148,10 +181,27 @@ function ratioTo(baseline: Measurement | undefined, m: Measurement): number | un
 }
 
 function roundTable(round: number): string {
-  const rows = [["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "RSS =pets", "log/req", "non-2xx", "429", "× baseline", "note"]];
+  const rows = [
+    [
+      "variant",
+      "endpoint",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "RSS MiB",
+      "RSS =pets",
+      "log/req",
+      "non-2xx",
+      "429",
+      "× baseline",
+      "note",
+    ],
+  ];
   for (const endpoint of ENDPOINTS) {
     const rank = (m: Measurement) => variants.findIndex((v) => v.name === m.variant);
-    const inRound = measurements.filter((m) => m.round === round && m.endpoint === endpoint).sort((a, b) => rank(a) - rank(b));
+    const inRound = measurements
+      .filter((m) => m.round === round && m.endpoint === endpoint)
+      .sort((a, b) => rank(a) - rank(b));
     const baseline = inRound.find((m) => m.variant === "baseline");
     for (const m of inRound) {
       const ratio = ratioTo(baseline, m);
@@ -185,9 +235,14 @@ function medianOf(values: (number | undefined)[]): number | undefined {
 function summary(seconds: number) {
   return variantsFor(seconds).flatMap((variant) =>
     ENDPOINTS.map((endpoint) => {
-      const own = measurements.filter((m) => m.seconds === seconds && m.variant === variant.name && m.endpoint === endpoint);
+      const own = measurements.filter(
+        (m) => m.seconds === seconds && m.variant === variant.name && m.endpoint === endpoint,
+      );
       const ratios = own.flatMap((m) => {
-        const ratio = ratioTo(measurements.find((b) => b.round === m.round && b.endpoint === endpoint && b.variant === "baseline"), m);
+        const ratio = ratioTo(
+          measurements.find((b) => b.round === m.round && b.endpoint === endpoint && b.variant === "baseline"),
+          m,
+        );
         return ratio === undefined ? [] : [ratio];
       });
       return {
@@ -217,7 +272,7 @@ function countLines(file: string): number {
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
     let lines = 0;
-    for (let read; (read = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
+    for (let read: number; (read = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
       for (let at = chunk.indexOf(10); at !== -1 && at < read; at = chunk.indexOf(10, at + 1)) lines++;
     }
     return lines;
@@ -227,13 +282,28 @@ function countLines(file: string): number {
 }
 
 /** One load run (after its warm-up) against a running server, printed as it completes. */
-async function measureOnce(round: number, seconds: number, variant: Variant, server: RunningVariant, endpoint: Endpoint, note = ""): Promise<Measurement> {
+async function measureOnce(
+  round: number,
+  seconds: number,
+  variant: Variant,
+  server: RunningVariant,
+  endpoint: Endpoint,
+  note = "",
+): Promise<Measurement> {
   const req = request(server.url, server.key, endpoint);
   if (warmup > 0) await load.run(req, warmup, connections);
   // The server appends to its log (O_APPEND): emptied here, it holds only this run's lines.
   if (server.logFile !== undefined) truncateSync(server.logFile);
   const result = await load.run(req, seconds, connections);
-  const m: Measurement = { ...result, round, seconds, variant: variant.name, ours: variant.ours, endpoint, rssBytes: rssBytes(server.started.pid) };
+  const m: Measurement = {
+    ...result,
+    round,
+    seconds,
+    variant: variant.name,
+    ours: variant.ours,
+    endpoint,
+    rssBytes: rssBytes(server.started.pid),
+  };
   if (server.logFile !== undefined) {
     // The binary writes the lines of a turn of its event loop at the end of that turn.
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -243,7 +313,9 @@ async function measureOnce(round: number, seconds: number, variant: Variant, ser
   console.log(
     `  round ${round}  ${(variant.name + note).padEnd(21)} ${endpoint.padEnd(14)} ${fmt(m.perSecond, 0).padStart(8)} req/s  p50 ${fmt(m.p50Ms, 2)} ms  p99 ${fmt(m.p99Ms, 2)} ms  RSS ${mib(m.rssBytes)} MiB` +
       (m.logLines === undefined ? "" : `  log ${fmt(m.logLines / m.requests, 2)} lines/req`) +
-      (m.other + m.socketErrors + m.limited > 0 ? `  non-2xx ${m.other} (+${m.socketErrors} socket errors), 429 ${m.limited}` : ""),
+      (m.other + m.socketErrors + m.limited > 0
+        ? `  non-2xx ${m.other} (+${m.socketErrors} socket errors), 429 ${m.limited}`
+        : ""),
   );
   return m;
 }
@@ -253,7 +325,11 @@ async function measureOnce(round: number, seconds: number, variant: Variant, ser
  * (the faster, the more): each is sent more POSTs until it holds as many as the one holding
  * most, then its RSS is read, so that memory compares at equal data.
  */
-async function equalPets(round: number, roundVariants: readonly Variant[], servers: Map<string, RunningVariant>): Promise<void> {
+async function equalPets(
+  round: number,
+  roundVariants: readonly Variant[],
+  servers: Map<string, RunningVariant>,
+): Promise<void> {
   const storing = roundVariants.filter((v) => v.storage === "memory");
   if (storing.length === 0) return;
   const held = new Map<string, number>();
@@ -268,14 +344,21 @@ async function equalPets(round: number, roundVariants: readonly Variant[], serve
     for (let attempt = 0; attempt < 5 && target - pets > connections; attempt++) {
       const missing = target - pets;
       const seconds = Math.ceil((1.2 * missing) / Math.max(m.perSecond, 100)) + 1;
-      const topUp = await load.runCount(request(server.url, server.key, "POST /v1/pets"), missing, connections, seconds);
+      const topUp = await load.runCount(
+        request(server.url, server.key, "POST /v1/pets"),
+        missing,
+        connections,
+        seconds,
+      );
       // Counted with the POST run's answers, so that the defect fails the run like any other.
       m.other += topUp.other;
       m.socketErrors += topUp.socketErrors;
       pets = await petsStored(server);
     }
     m.equalPets = { pets, rssBytes: rssBytes(server.started.pid) };
-    console.log(`  round ${round}  ${v.name.padEnd(21)} ${fmt(pets, 0)} pets held (${fmt(pets - held.get(v.name)!, 0)} added)  RSS ${mib(m.equalPets.rssBytes)} MiB`);
+    console.log(
+      `  round ${round}  ${v.name.padEnd(21)} ${fmt(pets, 0)} pets held (${fmt(pets - held.get(v.name)!, 0)} added)  RSS ${mib(m.equalPets.rssBytes)} MiB`,
+    );
   }
 }
 
@@ -310,8 +393,10 @@ async function measureRound(round: number, seconds: number): Promise<void> {
     const shift = others.length === 0 ? 0 : (round - 1) % others.length;
     const order = [...others.slice(shift), ...others.slice(0, shift)];
     for (const endpoint of ENDPOINTS) {
-      const before = baseline && (await measureOnce(round, seconds, baseline, servers.get(baseline.name)!, endpoint, " (before)"));
-      for (const variant of order) measurements.push(await measureOnce(round, seconds, variant, servers.get(variant.name)!, endpoint));
+      const before =
+        baseline && (await measureOnce(round, seconds, baseline, servers.get(baseline.name)!, endpoint, " (before)"));
+      for (const variant of order)
+        measurements.push(await measureOnce(round, seconds, variant, servers.get(variant.name)!, endpoint));
       if (baseline && before) {
         const after = await measureOnce(round, seconds, baseline, servers.get(baseline.name)!, endpoint, " (after)");
         measurements.push(bracketed(before, after));
@@ -334,11 +419,15 @@ async function coldStart(runs: number): Promise<{ label: string; times: number[]
         const db = `file:${join(dir, database.startsWith("new") ? `new-${run}.db` : "existing.db")}`;
         const port = await freePort();
         const began = process.hrtime.bigint();
-        const started = start(pinned(0, [BINARY, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db]), { env: { PATH: process.env.PATH ?? "" }, cwd: dir });
+        const started = start(pinned(0, [BINARY, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db]), {
+          env: { PATH: process.env.PATH ?? "" },
+          cwd: dir,
+        });
         try {
           const deadline = Date.now() + 10_000;
           while ((await httpGet(`http://127.0.0.1:${port}/healthz`)).status !== 200) {
-            if (started.child.exitCode !== null || Date.now() > deadline) throw new Error(`no 200 from /healthz within 10 s:\n${started.stderr.join("\n")}`);
+            if (started.child.exitCode !== null || Date.now() > deadline)
+              throw new Error(`no 200 from /healthz within 10 s:\n${started.stderr.join("\n")}`);
           }
           times.push(Number(process.hrtime.bigint() - began) / 1e6);
         } finally {
@@ -361,7 +450,9 @@ for (const length of lengths) {
     round++;
     console.log(`\nRound ${nth} of ${length.rounds}, ${length.seconds} s runs`);
     await measureRound(round, length.seconds);
-    console.log(`\nRound ${nth} of the ${length.seconds} s runs: ratios to this round's baseline (the mean of its runs before and after the others)\n${roundTable(round)}`);
+    console.log(
+      `\nRound ${nth} of the ${length.seconds} s runs: ratios to this round's baseline (the mean of its runs before and after the others)\n${roundTable(round)}`,
+    );
   }
 }
 
@@ -369,13 +460,35 @@ const rowsBy = new Map(lengths.map((length) => [length.seconds, summary(length.s
 for (const length of lengths) {
   const rows = rowsBy.get(length.seconds)!;
   const firstMemory = variantsFor(length.seconds).find((v) => v.storage === "memory")?.name;
-  const equalCounts = measurements.flatMap((m) => (m.seconds === length.seconds && m.equalPets && m.variant === firstMemory ? [fmt(m.equalPets.pets, 0)] : []));
-  console.log(`\n${length.seconds} s runs: median over ${length.rounds} round(s) (× baseline: the median of each round's own ratio)`);
-  console.log("  RSS MiB: right after the run. RSS =pets (POST): after every in-memory variant was brought to the same number of pets");
-  if (equalCounts.length > 0) console.log(`  (${equalCounts.join(", ")} by round, ±${connections}). log/req: access-log lines written per answer; '-': writes none.`);
+  const equalCounts = measurements.flatMap((m) =>
+    m.seconds === length.seconds && m.equalPets && m.variant === firstMemory ? [fmt(m.equalPets.pets, 0)] : [],
+  );
+  console.log(
+    `\n${length.seconds} s runs: median over ${length.rounds} round(s) (× baseline: the median of each round's own ratio)`,
+  );
+  console.log(
+    "  RSS MiB: right after the run. RSS =pets (POST): after every in-memory variant was brought to the same number of pets",
+  );
+  if (equalCounts.length > 0)
+    console.log(
+      `  (${equalCounts.join(", ")} by round, ±${connections}). log/req: access-log lines written per answer; '-': writes none.`,
+    );
   console.log(
     table([
-      ["variant", "endpoint", "req/s", "p50 ms", "p99 ms", "RSS MiB", "RSS =pets", "log/req", "non-2xx", "429", "× baseline", "each round"],
+      [
+        "variant",
+        "endpoint",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "RSS MiB",
+        "RSS =pets",
+        "log/req",
+        "non-2xx",
+        "429",
+        "× baseline",
+        "each round",
+      ],
       ...rows.map((r) => [
         r.variant,
         r.endpoint,
@@ -396,11 +509,15 @@ for (const length of lengths) {
 
 let coldMedian: number | undefined;
 if (coldStarts > 1) {
-  console.log(`\nCold start of ${BINARY}: exec to the first 200 from GET /healthz, ${coldStarts} starts each (pinned like the servers)`);
+  console.log(
+    `\nCold start of ${BINARY}: exec to the first 200 from GET /healthz, ${coldStarts} starts each (pinned like the servers)`,
+  );
   for (const { label, times } of await coldStart(coldStarts)) {
     const m = median(times);
     if (label.startsWith("existing")) coldMedian = m;
-    console.log(`  ${label.padEnd(36)} median ${fmt(m, 1)} ms  (min ${fmt(Math.min(...times), 1)}, max ${fmt(Math.max(...times), 1)}; ${times.length} starts)`);
+    console.log(
+      `  ${label.padEnd(36)} median ${fmt(m, 1)} ms  (min ${fmt(Math.min(...times), 1)}, max ${fmt(Math.max(...times), 1)}; ${times.length} starts)`,
+    );
   }
 }
 
@@ -412,7 +529,7 @@ function noiseReport(): string[] {
     if (runs.length === 0) continue;
     const all = runs.flatMap((m) => m.baselineRuns!);
     const within = Math.max(...runs.map((m) => Math.abs(m.baselineRuns![0] - m.baselineRuns![1]) / m.perSecond));
-    const across = Math.max(...all) / Math.min(...all) - 1;
+    const _across = Math.max(...all) / Math.min(...all) - 1;
     lines.push(
       `  baseline ${endpoint}: ${fmt(Math.min(...all), 0)} to ${fmt(Math.max(...all), 0)} req/s over ${all.length} runs; ` +
         `largest change within a round ${fmt(100 * within, 0)}%${within > 0.15 ? "  <- NOISY: something else is using these cores; prefer more rounds or a quiet machine" : ""}`,
@@ -425,7 +542,8 @@ if (noise.length > 0) console.log(`\nNoise\n${noise.join("\n")}`);
 
 const first = lengths[0]!.seconds;
 const allRows = [...rowsBy.values()].flat();
-const find = (variant: string, endpoint: Endpoint, seconds = first) => rowsBy.get(seconds)?.find((r) => r.variant === variant && r.endpoint === endpoint);
+const find = (variant: string, endpoint: Endpoint, seconds = first) =>
+  rowsBy.get(seconds)?.find((r) => r.variant === variant && r.endpoint === endpoint);
 
 /**
  * `a`'s req/s over `b`'s, both measured in the same round (runs of `seconds`): the median over
@@ -451,17 +569,38 @@ const PAIRS = [
   ["binary-postgres-redis", "hono-rlf-redis", "PostgreSQL + Redis (issue 18)"],
 ] as const;
 {
-  const lines = [["binary / peer", "storage", "endpoint", "req/s × (same round)", "p50 ms (binary / peer)", "p99 ms (binary / peer)", "RSS × (after the run)"]];
+  const lines = [
+    [
+      "binary / peer",
+      "storage",
+      "endpoint",
+      "req/s × (same round)",
+      "p50 ms (binary / peer)",
+      "p99 ms (binary / peer)",
+      "RSS × (after the run)",
+    ],
+  ];
   for (const [ours, peer, storage] of PAIRS) {
     for (const endpoint of ENDPOINTS) {
       const a = find(ours, endpoint);
       const b = find(peer, endpoint);
       if (!a || !b) continue;
       const rss = a.rss !== undefined && b.rss !== undefined ? ratioText(a.rss / b.rss) : "-";
-      lines.push([`${ours} / ${peer}`, storage, endpoint, ratioText(pairRatio(ours, peer, endpoint)), `${fmt(a.p50Ms, 2)} / ${fmt(b.p50Ms, 2)}`, `${fmt(a.p99Ms, 2)} / ${fmt(b.p99Ms, 2)}`, rss]);
+      lines.push([
+        `${ours} / ${peer}`,
+        storage,
+        endpoint,
+        ratioText(pairRatio(ours, peer, endpoint)),
+        `${fmt(a.p50Ms, 2)} / ${fmt(b.p50Ms, 2)}`,
+        `${fmt(a.p99Ms, 2)} / ${fmt(b.p99Ms, 2)}`,
+        rss,
+      ]);
     }
   }
-  if (lines.length > 1) console.log(`\nThe binary against the hand-built peer on the same storage and runtime (${first} s runs; medians over rounds)\n${table(lines)}`);
+  if (lines.length > 1)
+    console.log(
+      `\nThe binary against the hand-built peer on the same storage and runtime (${first} s runs; medians over rounds)\n${table(lines)}`,
+    );
 }
 
 /** A target: met, not met, or not measured (undefined), with the figures it was judged on. */
@@ -471,8 +610,10 @@ const verdict = (target: string, met: boolean | undefined, figures: string) => v
   const r = (x: number | undefined) => (x === undefined ? "not measured" : ratioText(x));
   const ms = (x: number | undefined) => (x === undefined ? "not measured" : `${fmt(x, 2)} ms`);
   const mb = (x: number | undefined) => (x === undefined ? "not measured" : `${mib(x)} MiB`);
-  const atLeast = (x: number | undefined, min: number | undefined) => (x === undefined || min === undefined ? undefined : x >= min);
-  const all = (...checks: (boolean | undefined)[]) => (checks.some((c) => c === undefined) ? undefined : checks.every(Boolean));
+  const atLeast = (x: number | undefined, min: number | undefined) =>
+    x === undefined || min === undefined ? undefined : x >= min;
+  const all = (...checks: (boolean | undefined)[]) =>
+    checks.some((c) => c === undefined) ? undefined : checks.every(Boolean);
   const verb = (endpoint: Endpoint) => endpoint.split(" ")[0]!;
   /** A ratio of two variants' req/s in the same round. */
   const same = (x: number | undefined) => (x === undefined ? "not measured" : `${ratioText(x)} ×`);
@@ -483,77 +624,133 @@ const verdict = (target: string, met: boolean | undefined, figures: string) => v
     for (const endpoint of ENDPOINTS) {
       const ours = find("binary-memory", endpoint, seconds);
       const peer = find("elysia", endpoint, seconds);
-      verdict(`memory ${verb(endpoint)} ≥ 1.05 × elysia, ${seconds} s runs`, atLeast(ours?.ratio, peer?.ratio === undefined ? undefined : 1.05 * peer.ratio), `${r(ours?.ratio)} vs ${r(peer?.ratio)} × baseline`);
+      verdict(
+        `memory ${verb(endpoint)} ≥ 1.05 × elysia, ${seconds} s runs`,
+        atLeast(ours?.ratio, peer?.ratio === undefined ? undefined : 1.05 * peer.ratio),
+        `${r(ours?.ratio)} vs ${r(peer?.ratio)} × baseline`,
+      );
     }
     const get = find("binary-memory", "GET /v1/pets", seconds);
-    verdict(`memory GET ≥ 0.75 × baseline, ${seconds} s runs`, atLeast(get?.ratio, 0.75), `${r(get?.ratio)} × baseline`);
+    verdict(
+      `memory GET ≥ 0.75 × baseline, ${seconds} s runs`,
+      atLeast(get?.ratio, 0.75),
+      `${r(get?.ratio)} × baseline`,
+    );
     const ours = find("binary-memory", "POST /v1/pets", seconds);
     const peer = find("elysia", "POST /v1/pets", seconds);
-    verdict(`memory POST p99 ≤ 1.5 × elysia's, ${seconds} s runs`, atLeast(peer && 1.5 * peer.p99Ms, ours?.p99Ms), `${ms(ours?.p99Ms)} vs ${ms(peer?.p99Ms)}`);
+    verdict(
+      `memory POST p99 ≤ 1.5 × elysia's, ${seconds} s runs`,
+      atLeast(peer && 1.5 * peer.p99Ms, ours?.p99Ms),
+      `${ms(ours?.p99Ms)} vs ${ms(peer?.p99Ms)}`,
+    );
   }
   {
     const ours = find("binary-memory", "POST /v1/pets");
     const peer = find("elysia", "POST /v1/pets");
-    verdict("memory RSS after POST ≤ 1.5 × elysia's, same pets (issue 15)", atLeast(peer?.rssEqualPets && 1.5 * peer.rssEqualPets, ours?.rssEqualPets), `${mb(ours?.rssEqualPets)} vs ${mb(peer?.rssEqualPets)}`);
+    verdict(
+      "memory RSS after POST ≤ 1.5 × elysia's, same pets (issue 15)",
+      atLeast(peer?.rssEqualPets && 1.5 * peer.rssEqualPets, ours?.rssEqualPets),
+      `${mb(ours?.rssEqualPets)} vs ${mb(peer?.rssEqualPets)}`,
+    );
   }
   // Issues 23 and 32: the file database close to memory, and ahead of the hand-built bun:sqlite peers.
-  for (const [endpoint, min] of [["GET /v1/pets", 0.85], ["POST /v1/pets", 0.8]] as const) {
+  for (const [endpoint, min] of [
+    ["GET /v1/pets", 0.85],
+    ["POST /v1/pets", 0.8],
+  ] as const) {
     const ratio = pairRatio("binary-file", "binary-memory", endpoint);
     verdict(`file ${verb(endpoint)} ≥ ${fmt(min, 2)} × memory ${verb(endpoint)}`, atLeast(ratio, min), same(ratio));
   }
   for (const endpoint of ENDPOINTS) {
     const normal = pairRatio("binary-file", "elysia-sqlite", endpoint);
     const full = pairRatio("binary-file", "elysia-sqlite-full", endpoint);
-    verdict(`file ${verb(endpoint)} ahead of the bun:sqlite peers`, all(atLeast(normal, 1), atLeast(full, 1)), `${same(normal)} the NORMAL one, ${same(full)} the FULL one`);
+    verdict(
+      `file ${verb(endpoint)} ahead of the bun:sqlite peers`,
+      all(atLeast(normal, 1), atLeast(full, 1)),
+      `${same(normal)} the NORMAL one, ${same(full)} the FULL one`,
+    );
   }
   // Issues 23 and 32: the binary's source under Deno against Hono on Deno.serve, on the same storage.
-  for (const [ours, peer, storage] of [["binary-deno-memory", "hono-deno", "memory"], ["binary-deno", "hono-deno-file", "file"]] as const) {
+  for (const [ours, peer, storage] of [
+    ["binary-deno-memory", "hono-deno", "memory"],
+    ["binary-deno", "hono-deno-file", "file"],
+  ] as const) {
     for (const endpoint of ENDPOINTS) {
       const ratio = pairRatio(ours, peer, endpoint);
       verdict(`Deno ${storage} ${verb(endpoint)} ≥ Hono on Deno.serve (${peer})`, atLeast(ratio, 1), same(ratio));
     }
   }
-  verdict("cold start ≤ 25 ms (median, restart on an existing database; issue 32)", coldMedian === undefined ? undefined : coldMedian <= 25, coldMedian === undefined ? "not measured" : `${fmt(coldMedian, 1)} ms`);
+  verdict(
+    "cold start ≤ 25 ms (median, restart on an existing database; issue 32)",
+    coldMedian === undefined ? undefined : coldMedian <= 25,
+    coldMedian === undefined ? "not measured" : `${fmt(coldMedian, 1)} ms`,
+  );
   // Nothing traded away: answers and the access log.
   const unexpected = allRows.filter((row) => row.ours && row.unexpected > 0);
   verdict(
     "no non-2xx but intended 429s (this project's variants)",
     allRows.some((row) => row.ours) ? unexpected.length === 0 : undefined,
-    unexpected.length === 0 ? "none" : unexpected.map((row) => `${row.variant} ${row.endpoint} (${row.seconds} s): ${row.unexpected}`).join("; "),
+    unexpected.length === 0
+      ? "none"
+      : unexpected.map((row) => `${row.variant} ${row.endpoint} (${row.seconds} s): ${row.unexpected}`).join("; "),
   );
   const unlogged = allRows.filter((row) => row.ours && row.logPerRequest !== undefined && row.logPerRequest < 0.99);
   verdict(
     "this project's servers wrote their access log",
     allRows.some((row) => row.ours) ? unlogged.length === 0 : undefined,
-    unlogged.length === 0 ? "one line per answer" : unlogged.map((row) => `${row.variant} ${row.endpoint}: ${fmt(row.logPerRequest!, 2)} per answer`).join("; "),
+    unlogged.length === 0
+      ? "one line per answer"
+      : unlogged.map((row) => `${row.variant} ${row.endpoint}: ${fmt(row.logPerRequest!, 2)} per answer`).join("; "),
   );
   // Issues 18 and 28: the binary on PostgreSQL (and + Redis) against the hand-built peer on the
   // same servers, in the same rounds (the median of each round's ratio); when measured.
-  for (const [ours, peer] of [["binary-postgres", "hono-rlf-postgres"], ["binary-postgres-redis", "hono-rlf-redis"]] as const) {
+  for (const [ours, peer] of [
+    ["binary-postgres", "hono-rlf-postgres"],
+    ["binary-postgres-redis", "hono-rlf-redis"],
+  ] as const) {
     for (const endpoint of ENDPOINTS) {
       const a = find(ours, endpoint);
       const b = find(peer, endpoint);
       if (!a && !b) continue;
       const ratio = a && b ? pairRatio(ours, peer, endpoint) : undefined;
-      verdict(`${ours} ${verb(endpoint)} req/s ≥ ${peer}'s (issue 28)`, atLeast(ratio, 1), ratio === undefined ? "not measured" : `${ratioText(ratio)} × (${fmt(a!.perSecond, 0)} vs ${fmt(b!.perSecond, 0)})`);
-      verdict(`${ours} ${verb(endpoint)} p99 ≤ 1.5 × ${peer}'s (issue 28)`, atLeast(b && 1.5 * b.p99Ms, a?.p99Ms), `${ms(a?.p99Ms)} vs ${ms(b?.p99Ms)}`);
+      verdict(
+        `${ours} ${verb(endpoint)} req/s ≥ ${peer}'s (issue 28)`,
+        atLeast(ratio, 1),
+        ratio === undefined
+          ? "not measured"
+          : `${ratioText(ratio)} × (${fmt(a!.perSecond, 0)} vs ${fmt(b!.perSecond, 0)})`,
+      );
+      verdict(
+        `${ours} ${verb(endpoint)} p99 ≤ 1.5 × ${peer}'s (issue 28)`,
+        atLeast(b && 1.5 * b.p99Ms, a?.p99Ms),
+        `${ms(a?.p99Ms)} vs ${ms(b?.p99Ms)}`,
+      );
     }
   }
 }
 const fewRounds = lengths.some((l) => l.rounds < 3);
-console.log(`\nTargets (issues 32, 23, 15 and 18; medians over each run length's rounds${fewRounds ? "; a run length with fewer than 3 rounds is indicative only" : ""})`);
+console.log(
+  `\nTargets (issues 32, 23, 15 and 18; medians over each run length's rounds${fewRounds ? "; a run length with fewer than 3 rounds is indicative only" : ""})`,
+);
 const width = Math.max(...verdicts.map((v) => v.target.length));
 for (const { target, met, figures } of verdicts) {
-  console.log(`target: ${target.padEnd(width)}  ${(met === undefined ? "-" : met ? "met" : "NOT met").padEnd(7)}  (${figures})`);
+  console.log(
+    `target: ${target.padEnd(width)}  ${(met === undefined ? "-" : met ? "met" : "NOT met").padEnd(7)}  (${figures})`,
+  );
 }
-console.log("  Not checked here: that every 201 of the file database is durable (test/e2e/durability.test.ts, a crash test),");
+console.log(
+  "  Not checked here: that every 201 of the file database is durable (test/e2e/durability.test.ts, a crash test),",
+);
 console.log("  nor that limits are exact across processes (test/multiprocess).");
 
 const defects = allRows.filter((row) => row.ours && row.unexpected > 0);
 if (defects.length > 0) {
-  console.error("\n" + "!".repeat(78));
+  console.error(`\n${"!".repeat(78)}`);
   console.error("!! WARNING: this project's servers answered with errors other than intended 429s:");
-  for (const row of defects) console.error(`!!   ${row.variant} ${row.endpoint} (${row.seconds} s runs): ${row.unexpected} non-2xx answers or socket errors`);
+  for (const row of defects)
+    console.error(
+      `!!   ${row.variant} ${row.endpoint} (${row.seconds} s runs): ${row.unexpected} non-2xx answers or socket errors`,
+    );
   console.error("!! The throughput figures above count those answers: they are not valid.");
   console.error("!".repeat(78));
   process.exitCode = 1;

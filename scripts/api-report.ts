@@ -38,7 +38,10 @@ export function entries(): Entry[] {
   for (const dir of readdirSync(join(ROOT, "packages")).sort()) {
     const manifestPath = join(ROOT, "packages", dir, "package.json");
     if (!existsSync(manifestPath)) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { name: string; exports?: Record<string, Record<string, string>> };
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
+      name: string;
+      exports?: Record<string, Record<string, string>>;
+    };
     for (const [subpath, conditions] of Object.entries(manifest.exports ?? {})) {
       const source = conditions["@petstore/source"];
       const specifier = subpath === "." ? manifest.name : `${manifest.name}/${subpath.slice(2)}`;
@@ -61,7 +64,18 @@ export function renderReport(entry: Entry, names: readonly string[]): string {
   try {
     execFileSync(
       join(ROOT, "node_modules/.bin/tsup"),
-      [`--entry.report=${entry.source}`, "--dts-only", "--format", "esm", "--out-dir", out, "--no-config", "--silent", "--tsconfig", join(ROOT, "tsconfig.base.json")],
+      [
+        `--entry.report=${entry.source}`,
+        "--dts-only",
+        "--format",
+        "esm",
+        "--out-dir",
+        out,
+        "--no-config",
+        "--silent",
+        "--tsconfig",
+        join(ROOT, "tsconfig.base.json"),
+      ],
       { cwd: join(ROOT, entry.packageDir), stdio: "pipe", timeout: 120_000 },
     );
     const declarations = readFileSync(join(out, "report.d.ts"), "utf8").trimEnd();
@@ -98,7 +112,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     if (current === report) continue;
     if (check) {
       differs++;
-      console.error(`${entry.report} differs from ${entry.specifier}'s declarations: run npm run api-report and review the diff`);
+      console.error(
+        `${entry.report} differs from ${entry.specifier}'s declarations: run npm run api-report and review the diff`,
+      );
     } else {
       mkdirSync(join(path, ".."), { recursive: true });
       writeFileSync(path, report);

@@ -25,8 +25,15 @@ describe("public API", () => {
     ]);
   });
 
-  it.each(entries())("$specifier exports exactly what $report shows, names and types", async (entry) => {
-    const checkedIn = readFileSync(join(ROOT, entry.report), "utf8");
-    expect(renderReport(entry, await runtimeNames(entry)), `${entry.report} is out of date: run npm run api-report and review the diff`).toBe(checkedIn);
-  }, 120_000);
+  it.each(entries())(
+    "$specifier exports exactly what $report shows, names and types",
+    async (entry) => {
+      const checkedIn = readFileSync(join(ROOT, entry.report), "utf8");
+      expect(
+        renderReport(entry, await runtimeNames(entry)),
+        `${entry.report} is out of date: run npm run api-report and review the diff`,
+      ).toBe(checkedIn);
+    },
+    120_000,
+  );
 });

@@ -45,7 +45,10 @@ export async function startExample(
     return options.ready.test(stdout);
   };
   try {
-    await waitFor(ready, options.timeoutMs ?? 15_000, { every: 25, what: () => `the example to print ${options.ready}:\n${stdout}\n${stderr}` });
+    await waitFor(ready, options.timeoutMs ?? 15_000, {
+      every: 25,
+      what: () => `the example to print ${options.ready}:\n${stdout}\n${stderr}`,
+    });
   } catch (error) {
     await stop();
     throw error;
@@ -72,14 +75,20 @@ export interface ServedExample extends RunningExample {
  * A server program of `examples/` (run from its TypeScript sources by Bun, or by Node through
  * tsx) on a free loopback port, once it printed its `curl` line with a key.
  */
-export async function startServerExample(program: string, options: { runtime?: "bun" | "node"; env?: Record<string, string> } = {}): Promise<ServedExample> {
+export async function startServerExample(
+  program: string,
+  options: { runtime?: "bun" | "node"; env?: Record<string, string> } = {},
+): Promise<ServedExample> {
   const port = await freePort();
   // Node itself (not npx), so that stop() kills the server's own PID.
   const [command, args] =
     options.runtime === "node"
       ? [process.execPath, ["--conditions=@petstore/source", "--import", "tsx", program]]
       : [`${BIN}/bun`, ["--conditions=@petstore/source", program]];
-  const example = await startExample(command, args, { ready: /curl .*\n/, env: { PORT: String(port), ...options.env } });
+  const example = await startExample(command, args, {
+    ready: /curl .*\n/,
+    env: { PORT: String(port), ...options.env },
+  });
   const key = printedKey(example);
   return { ...example, base: `http://127.0.0.1:${port}`, key, auth: { Authorization: `Bearer ${key}` } };
 }

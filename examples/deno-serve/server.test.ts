@@ -59,9 +59,18 @@ describe("the deno-serve example", () => {
   });
 
   it("type-checks under Deno (the root tsc has no Deno types and skips this file)", async () => {
-    const args = ["check", "--no-config", "--sloppy-imports", "--node-modules-dir=manual", "--conditions=@petstore/source"];
+    const args = [
+      "check",
+      "--no-config",
+      "--sloppy-imports",
+      "--node-modules-dir=manual",
+      "--conditions=@petstore/source",
+    ];
     const check = (file: string) =>
-      promisify(execFile)(`${BIN}/deno`, [...args, file], { timeout: 30_000, env: { ...process.env, NO_COLOR: "1" } }).then(
+      promisify(execFile)(`${BIN}/deno`, [...args, file], {
+        timeout: 30_000,
+        env: { ...process.env, NO_COLOR: "1" },
+      }).then(
         ({ stderr }) => ({ passed: true, stderr }),
         (error: { stderr: string }) => ({ passed: false, stderr: error.stderr }),
       );

@@ -25,7 +25,11 @@ describe("the express example", () => {
 
   it("keeps the app's own routes and their body parser", async () => {
     expect(await (await fetch(`${example.base}/health`)).json()).toEqual({ ok: true });
-    const echoed = await fetch(`${example.base}/api/echo`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"a":1}' });
+    const echoed = await fetch(`${example.base}/api/echo`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: '{"a":1}',
+    });
     expect(await echoed.json()).toEqual({ a: 1 });
   });
 });

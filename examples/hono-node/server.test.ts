@@ -25,6 +25,8 @@ describe("the hono-node example", () => {
     expect(first.status).toBe(401);
     expect(first.headers.get("x-ratelimit-limit")).toBe("60");
     const second = await fetch(`${example.base}/v1/pets`);
-    expect(Number(second.headers.get("x-ratelimit-remaining"))).toBe(Number(first.headers.get("x-ratelimit-remaining")) - 1);
+    expect(Number(second.headers.get("x-ratelimit-remaining"))).toBe(
+      Number(first.headers.get("x-ratelimit-remaining")) - 1,
+    );
   });
 });

@@ -16,7 +16,9 @@ describe("the node-http example", () => {
     });
     expect(created.status).toBe(201);
     expect(await created.json()).toEqual({ id: 1, name: "Rex", categoryId: 1 });
-    const listed = await fetch(`${example.base}/v1/pets`, { headers: { ...example.auth, "X-Request-Id": "node-http-1" } });
+    const listed = await fetch(`${example.base}/v1/pets`, {
+      headers: { ...example.auth, "X-Request-Id": "node-http-1" },
+    });
     expect(await listed.json()).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     expect(listed.headers.get("x-request-id")).toBe("node-http-1");
     expect(listed.headers.get("x-ratelimit-remaining")).toBe("58");

@@ -25,7 +25,8 @@ export function petstoreClient(baseUrl: string, apiKey: string) {
       // Runs before every try of a request: the key is set once, on the request its retries reuse.
       beforeRequest: [
         (request) => {
-          if (request.method === "POST" && !request.headers.has("Idempotency-Key")) request.headers.set("Idempotency-Key", crypto.randomUUID());
+          if (request.method === "POST" && !request.headers.has("Idempotency-Key"))
+            request.headers.set("Idempotency-Key", crypto.randomUUID());
         },
       ],
       beforeRetry: [

@@ -37,7 +37,12 @@ describe("the retrying-client example", () => {
       getRequestListener(async (request, { incoming }) => {
         const response = await petstore.fetch(request, { clientAddress: incoming.socket.remoteAddress });
         const { status, headers } = response;
-        seen.push({ status, retryAfter: headers.get("retry-after"), idempotencyKey: request.headers.get("idempotency-key"), at: performance.now() });
+        seen.push({
+          status,
+          retryAfter: headers.get("retry-after"),
+          idempotencyKey: request.headers.get("idempotency-key"),
+          at: performance.now(),
+        });
         return response;
       }),
     );
@@ -51,10 +56,14 @@ describe("the retrying-client example", () => {
 
   it("hits the limit, waits the Retry-After it was given, and creates every pet exactly once", async () => {
     const env = { ...process.env, PETSTORE_URL: url, PETSTORE_API_KEY: key, COUNT: "5" };
-    const run = await promisify(execFile)(process.execPath, ["--import", "tsx", "examples/retrying-client/add-pets.ts"], {
-      env,
-      timeout: 15_000,
-    });
+    const run = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "examples/retrying-client/add-pets.ts"],
+      {
+        env,
+        timeout: 15_000,
+      },
+    );
 
     expect(seen.map((s) => s.status)).toEqual([201, 201, 201, 429, 201, 201]);
     const refused = seen[3]!;
@@ -74,7 +83,9 @@ describe("the retrying-client example", () => {
     const client = petstoreClient(url, (await issueApiKey(adapters.keys, { plan: "pro" })).key);
     const before = seen.length;
     await client.post("pets", { json: { name: "Plain", categoryId: 1 } }).json();
-    await client.post("pets", { json: { name: "Given", categoryId: 1 }, headers: { "Idempotency-Key": "order-7" } }).json();
+    await client
+      .post("pets", { json: { name: "Given", categoryId: 1 }, headers: { "Idempotency-Key": "order-7" } })
+      .json();
     const keys = seen.slice(before).map((s) => s.idempotencyKey);
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys.at(-1)).toBe("order-7");

@@ -21,7 +21,12 @@ async function petstoreInMemory(options: { pets?: NewPet[]; perMinute?: number }
   // The caller's address, as a server would pass it: callers without a valid key are limited by it.
   const fetch = (request: Request) => petstore.fetch(request, { clientAddress: "192.0.2.10" });
   const api: PetstoreApi = { baseUrl: "http://petstore.test/v1", apiKey: key, fetch };
-  return { api, store: adapters.store, revokeKey: () => adapters.keys.revoke(record.id), advanceClock: (ms: number) => (now += ms) };
+  return {
+    api,
+    store: adapters.store,
+    revokeKey: () => adapters.keys.revoke(record.id),
+    advanceClock: (ms: number) => (now += ms),
+  };
 }
 
 describe("restock", () => {
@@ -41,7 +46,11 @@ describe("restock", () => {
       { id: 5, name: "Stray 3", categoryId: 1, status: "available" },
     ]);
     const available = await store.listPets({ limit: 100, status: "available" });
-    expect(available.filter((pet) => pet.categoryId === 1).map((pet) => pet.name)).toEqual(["Rex", "Stray 2", "Stray 3"]);
+    expect(available.filter((pet) => pet.categoryId === 1).map((pet) => pet.name)).toEqual([
+      "Rex",
+      "Stray 2",
+      "Stray 3",
+    ]);
   });
 
   it("adds nothing when the category is already stocked", async () => {

@@ -37,7 +37,12 @@ async function call<T>(api: PetstoreApi, path: string, init: RequestInit = {}): 
   if (response.ok) return (await response.json()) as T;
   const error = (await response.json()) as { code: string; message: string };
   const retryAfter = response.headers.get("Retry-After");
-  throw new PetstoreError(response.status, error.code, error.message, retryAfter === null ? undefined : Number(retryAfter));
+  throw new PetstoreError(
+    response.status,
+    error.code,
+    error.message,
+    retryAfter === null ? undefined : Number(retryAfter),
+  );
 }
 
 /** Adds available pets to `categoryId` until it has `target` of them; returns the pets it added. */

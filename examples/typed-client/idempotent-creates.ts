@@ -8,7 +8,8 @@ import type { Middleware } from "openapi-fetch";
  */
 export const idempotentCreates: Middleware = {
   onRequest: ({ request }) => {
-    if (request.method === "POST" && !request.headers.has("Idempotency-Key")) request.headers.set("Idempotency-Key", crypto.randomUUID());
+    if (request.method === "POST" && !request.headers.has("Idempotency-Key"))
+      request.headers.set("Idempotency-Key", crypto.randomUUID());
     return request;
   },
 };

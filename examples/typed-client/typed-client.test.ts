@@ -29,7 +29,10 @@ describe("the typed-client example", () => {
         PETSTORE_URL: `${server.base}/v1`,
         PETSTORE_API_KEY: server.key,
       };
-      const run = await promisify(execFile)(`${BIN}/bun`, ["examples/typed-client/example.ts"], { env, timeout: 10_000 });
+      const run = await promisify(execFile)(`${BIN}/bun`, ["examples/typed-client/example.ts"], {
+        env,
+        timeout: 10_000,
+      });
       expect(run.stdout).toBe("Created pet 1 at /v1/pets/1\nAvailable: Rex\n");
     });
   });
@@ -69,7 +72,10 @@ describe("the typed-client example", () => {
       const client = createClient<paths>({
         baseUrl: "http://petstore.test/v1",
         headers: { Authorization: `Bearer ${key}` },
-        fetch: (request) => (sent.push(request.headers.get("idempotency-key")), petstore.fetch(request)),
+        fetch: (request) => {
+          sent.push(request.headers.get("idempotency-key"));
+          return petstore.fetch(request);
+        },
       });
       client.use(idempotentCreates);
       await client.POST("/pets", { body: { name: "Rex", categoryId: 1 } });

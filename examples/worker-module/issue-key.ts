@@ -5,7 +5,8 @@ import { keyInsert } from "./key-insert.js";
 // deployed (--remote) or wrangler dev's local one (--local):
 //   npx bun issue-key.ts [free|pro|business]
 const plan = (process.argv[2] ?? "free") as PlanName;
-if (!["free", "pro", "business"].includes(plan)) throw new Error("plan: free, pro or business (an enterprise key needs its limits: use keyInsert)");
+if (!["free", "pro", "business"].includes(plan))
+  throw new Error("plan: free, pro or business (an enterprise key needs its limits: use keyInsert)");
 const { key, sql } = await keyInsert({ plan });
 console.log(`Key (shown once, keep it): ${key}`);
 console.log("Store it in the deployed D1 database:");

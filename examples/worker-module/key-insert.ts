@@ -14,5 +14,8 @@ export async function keyInsert(input: IssueApiKeyInput): Promise<{ key: string;
   const { key } = await issueApiKey({ insert: async (made) => void (record = made) }, input);
   const { id, hash, plan, perMinute, perDay, label, createdAt } = record!;
   const values = [id, hash, plan, perMinute, perDay, label, createdAt].map(literal).join(", ");
-  return { key, sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at) VALUES (${values})` };
+  return {
+    key,
+    sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at) VALUES (${values})`,
+  };
 }

@@ -42,7 +42,10 @@ describe("the worker-module example", () => {
     const first = await fetch(`${base}/v1/pets`, { headers: { "CF-Connecting-IP": "203.0.113.1" } });
     const second = await fetch(`${base}/v1/pets`, { headers: { "CF-Connecting-IP": "203.0.113.2" } });
     expect([first.status, second.status]).toEqual([401, 401]);
-    expect([first.headers.get("x-ratelimit-remaining"), second.headers.get("x-ratelimit-remaining")]).toEqual(["59", "58"]);
+    expect([first.headers.get("x-ratelimit-remaining"), second.headers.get("x-ratelimit-remaining")]).toEqual([
+      "59",
+      "58",
+    ]);
   });
 
   it("refuses to start with a malformed key binding, and starts once the binding is right", async () => {

@@ -84,4 +84,6 @@ export function petstoreWorker(connect: (env: Env & { LIBSQL_URL: string }) => C
 }
 
 // `@libsql/client/web`: HTTP and WebSockets only, no native code, as Workers need.
-export default petstoreWorker((env) => createClient({ url: env.LIBSQL_URL, ...(env.LIBSQL_AUTH_TOKEN ? { authToken: env.LIBSQL_AUTH_TOKEN } : {}) }));
+export default petstoreWorker((env) =>
+  createClient({ url: env.LIBSQL_URL, ...(env.LIBSQL_AUTH_TOKEN ? { authToken: env.LIBSQL_AUTH_TOKEN } : {}) }),
+);

@@ -17,14 +17,17 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin, Build } from "bun";
 
-const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" }, addon: { type: "string" } } });
+const { values } = parseArgs({
+  options: { target: { type: "string" }, outfile: { type: "string" }, addon: { type: "string" } },
+});
 const target = (values.target ?? `bun-${process.platform}-${process.arch}`) as Build.CompileTarget;
 const outfile = resolve(import.meta.dir, values.outfile ?? "dist/petstore");
 
 /** The @libsql package holding the addon for a Bun compile target; glibc unless "-musl". */
 function nativePackage(target: string): string {
   const [, os, arch] = target.split("-");
-  const libc = os === "linux" ? (target.includes("musl") ? "-musl" : "-gnu") : os === "win32" || os === "windows" ? "-msvc" : "";
+  const libc =
+    os === "linux" ? (target.includes("musl") ? "-musl" : "-gnu") : os === "win32" || os === "windows" ? "-msvc" : "";
   return `@libsql/${os === "windows" ? "win32" : os}-${arch}${libc}`;
 }
 
@@ -34,7 +37,9 @@ function installedAddon(): string {
   try {
     return join(dirname(requireFromLibsql.resolve(`${nativePackage(target)}/package.json`)), "index.node");
   } catch {
-    throw new Error(`No libSQL native addon for ${target}: install ${nativePackage(target)} or pass --addon (npm run release fetches it)`);
+    throw new Error(
+      `No libSQL native addon for ${target}: install ${nativePackage(target)} or pass --addon (npm run release fetches it)`,
+    );
   }
 }
 const addon = values.addon === undefined ? installedAddon() : resolve(values.addon);
@@ -42,9 +47,13 @@ if (!existsSync(addon)) throw new Error(`The libSQL native addon is missing: ${a
 
 /** The commit built from, "-dirty" when tracked files differ from it; "unknown" outside a git checkout. */
 function gitCommit(): string {
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: import.meta.dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: import.meta.dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
   try {
-    return git("rev-parse", "--short=12", "HEAD") + (git("status", "--porcelain", "--untracked-files=no") === "" ? "" : "-dirty");
+    return (
+      git("rev-parse", "--short=12", "HEAD") +
+      (git("status", "--porcelain", "--untracked-files=no") === "" ? "" : "-dirty")
+    );
   } catch {
     return "unknown";
   }
@@ -58,9 +67,14 @@ const embedLibsqlAddon: BunPlugin = {
       const source = await Bun.file(path).text();
       const requireNative = /function requireNative\(\) \{[\s\S]*?\n\}\n/;
       if (!requireNative.test(source)) {
-        throw new Error(`${path}: requireNative() not found, so the native addon cannot be embedded (did libsql change?)`);
+        throw new Error(
+          `${path}: requireNative() not found, so the native addon cannot be embedded (did libsql change?)`,
+        );
       }
-      const contents = source.replace(requireNative, `function requireNative() {\n  return require(${JSON.stringify(addon)});\n}\n`);
+      const contents = source.replace(
+        requireNative,
+        `function requireNative() {\n  return require(${JSON.stringify(addon)});\n}\n`,
+      );
       embedded = true;
       return { contents, loader: "js" };
     });
@@ -96,7 +110,9 @@ if (!result.success) {
 }
 if (!embedded) {
   rmSync(partial, { force: true });
-  throw new Error("libsql/index.js was not part of the bundle, so no native addon was embedded: is the libSQL adapter imported?");
+  throw new Error(
+    "libsql/index.js was not part of the bundle, so no native addon was embedded: is the libSQL adapter imported?",
+  );
 }
 renameSync(partial, outfile);
 console.log(`built ${outfile} for ${target} (libSQL addon ${nativePackage(target)})`);

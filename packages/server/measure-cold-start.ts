@@ -26,11 +26,15 @@ function healthz(port: number): Promise<number> {
 
 async function coldStart(dir: string, port: number): Promise<number> {
   const started = process.hrtime.bigint();
-  const child = spawn(join(dir, "petstore"), ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", "file:petstore.db"], {
-    cwd: dir,
-    env: { PATH: dir, TMPDIR: dir },
-    stdio: "ignore",
-  });
+  const child = spawn(
+    join(dir, "petstore"),
+    ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", "file:petstore.db"],
+    {
+      cwd: dir,
+      env: { PATH: dir, TMPDIR: dir },
+      stdio: "ignore",
+    },
+  );
   const deadline = Date.now() + 10_000;
   while ((await healthz(port)) !== 200) {
     if (Date.now() > deadline) throw new Error("no 200 from /healthz within 10 s");
@@ -59,6 +63,8 @@ for (const database of ["fresh", "existing"] as const) {
     times.push(await coldStart(dir, 19_300 + run));
   }
   rmSync(dir, { recursive: true, force: true });
-  console.log(`${database} database: runs (ms) ${times.map((t) => t.toFixed(1)).join(", ")}; median ${median(times).toFixed(1)} ms`);
+  console.log(
+    `${database} database: runs (ms) ${times.map((t) => t.toFixed(1)).join(", ")}; median ${median(times).toFixed(1)} ms`,
+  );
 }
 console.log(`binary: ${statSync(binary).size} bytes (${(statSync(binary).size / 2 ** 20).toFixed(1)} MiB)`);

@@ -37,7 +37,9 @@ function fetchAddon(pkg: string): string {
   const addon = join(dir, "package", "index.node");
   if (!existsSync(addon)) {
     mkdirSync(dir, { recursive: true });
-    const tarball = execFileSync("npm", ["pack", `${pkg}@${version}`, "--pack-destination", dir, "--silent"], { encoding: "utf8" }).trim();
+    const tarball = execFileSync("npm", ["pack", `${pkg}@${version}`, "--pack-destination", dir, "--silent"], {
+      encoding: "utf8",
+    }).trim();
     execFileSync("tar", ["xzf", join(dir, tarball), "-C", dir, "package/index.node"]);
   }
   return addon;
@@ -49,13 +51,24 @@ const names = values.only?.split(",") ?? Object.keys(PLATFORMS);
 mkdirSync(out, { recursive: true });
 
 const sums: string[] = [];
-const sha256 = (file: string) => `${createHash("sha256").update(readFileSync(join(out, file))).digest("hex")}  ${file}\n`;
+const sha256 = (file: string) =>
+  `${createHash("sha256")
+    .update(readFileSync(join(out, file)))
+    .digest("hex")}  ${file}\n`;
 for (const name of names) {
   const platform = PLATFORMS[name];
   if (!platform) throw new Error(`Unknown platform ${name}: one of ${Object.keys(PLATFORMS).join(", ")}`);
   const file = `petstore-${name}${name.startsWith("windows") ? ".exe" : ""}`;
   rmSync(join(out, file), { force: true });
-  const args = ["build.ts", "--target", platform.target, "--addon", fetchAddon(platform.addon), "--outfile", join(out, file)];
+  const args = [
+    "build.ts",
+    "--target",
+    platform.target,
+    "--addon",
+    fetchAddon(platform.addon),
+    "--outfile",
+    join(out, file),
+  ];
   execFileSync(process.execPath, args, { cwd: import.meta.dir, stdio: "inherit" });
   sums.push(sha256(file));
 }
@@ -64,7 +77,11 @@ const root = join(import.meta.dir, "../..");
 const version: string = JSON.parse(readFileSync(join(root, "packages/core/package.json"), "utf8")).version;
 const tarballs = ["core", "adapters"].map((name) => `petstore-${name}-${version}.tgz`);
 for (const tarball of tarballs) rmSync(join(out, tarball), { force: true });
-execFileSync("npm", ["pack", "--workspace", "packages/core", "--workspace", "packages/adapters", "--pack-destination", out, "--silent"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+execFileSync(
+  "npm",
+  ["pack", "--workspace", "packages/core", "--workspace", "packages/adapters", "--pack-destination", out, "--silent"],
+  { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+);
 sums.push(...tarballs.map(sha256));
 // sha256sum's own format, so `sha256sum -c SHA256SUMS` checks every file.
 writeFileSync(join(out, "SHA256SUMS"), sums.join(""));

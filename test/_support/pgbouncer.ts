@@ -8,7 +8,8 @@ import { freePort } from "./free-port.js";
  * The tables the four ports keep their data in: emptied between tests that share a database
  * behind PgBouncer (which passes no `search_path`, so a schema per test cannot be chosen).
  */
-export const DATA_TABLES = "pets, orders, api_keys, key_audit, admin_tokens, rate_limits, idempotency_keys, health_probe";
+export const DATA_TABLES =
+  "pets, orders, api_keys, key_audit, admin_tokens, rate_limits, idempotency_keys, health_probe";
 
 /** How PgBouncer hands server connections to its clients (`pool_mode`). */
 export type PoolMode = "session" | "transaction" | "statement";
@@ -67,12 +68,17 @@ export async function startPgBouncer(serverPort: number, poolMode: PoolMode, poo
         "",
       ].join("\n"),
     );
-    const child = spawn("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", "pgbouncer", config], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", "pgbouncer", config], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     running.add(child);
     child.once("exit", () => running.delete(child));
     const started = await new Promise<string | undefined>((resolve) => {
       let output = "";
-      const timer = setTimeout(() => resolve(`not listening within ${START_TIMEOUT_MS} ms: ${output}`), START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => resolve(`not listening within ${START_TIMEOUT_MS} ms: ${output}`),
+        START_TIMEOUT_MS,
+      );
       child.once("exit", () => {
         clearTimeout(timer);
         resolve(`exited: ${output}`);

@@ -17,20 +17,30 @@ const call = (method: string, path: string, body?: unknown, headers: Record<stri
   petstore.fetch(
     new Request(`http://petstore.test${path}`, {
       method,
-      headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+      headers: {
+        Authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...headers,
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }),
     { clientAddress: "203.0.113.7" },
   );
-const creates = await Promise.all(Array.from({ length: 10 }, (_, i) => call("POST", "/v1/pets", { name: `Pet ${i}`, categoryId: i + 1 })));
+const creates = await Promise.all(
+  Array.from({ length: 10 }, (_, i) => call("POST", "/v1/pets", { name: `Pet ${i}`, categoryId: i + 1 })),
+);
 const ids = await Promise.all(creates.map(async (response) => ((await response.json()) as { id: number }).id));
 const replays = await Promise.all(
-  Array.from({ length: 3 }, () => call("POST", "/v1/pets", { name: "Once", categoryId: 1 }, { "Idempotency-Key": "bun-1" })),
+  Array.from({ length: 3 }, () =>
+    call("POST", "/v1/pets", { name: "Once", categoryId: 1 }, { "Idempotency-Key": "bun-1" }),
+  ),
 );
 const order = await adapters.store.createOrder({ petId: ids[0]!, quantity: 2, status: "placed", complete: true });
 const listed = (await (await call("GET", "/v1/pets?limit=100")).json()) as unknown[];
 // 10 + 3 + 1 requests so far: 46 more are admitted, then 429s.
-const statuses = await Promise.all(Array.from({ length: 50 }, () => call("GET", "/v1/pets?limit=1").then((response) => response.status)));
+const statuses = await Promise.all(
+  Array.from({ length: 50 }, () => call("GET", "/v1/pets?limit=1").then((response) => response.status)),
+);
 const revoked = (await adapters.keys.revoke(record.id)).state === "changed";
 const keys = await adapters.keys.list();
 console.log(
@@ -38,7 +48,10 @@ console.log(
     created: creates.map((response) => response.status),
     ids,
     replays: await Promise.all(
-      replays.map(async (response) => ({ status: response.status, id: response.status === 201 ? ((await response.json()) as { id: number }).id : undefined })),
+      replays.map(async (response) => ({
+        status: response.status,
+        id: response.status === 201 ? ((await response.json()) as { id: number }).id : undefined,
+      })),
     ),
     listed: listed.length,
     order,

@@ -29,7 +29,8 @@ export type Isolation = "read committed" | "repeatable read" | "serializable";
  */
 export function usePostgresDatabase(settings: { isolation?: Isolation } = {}) {
   const serverUrl = inject("postgresUrl");
-  if (!serverUrl) throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
+  if (!serverUrl)
+    throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
   const name = uniqueName("suite");
   const url = serverUrl.replace(/\/[^/]*$/, `/${name}`);
   const admin = postgresClient(serverUrl, { max: 1 });
@@ -43,10 +44,18 @@ export function usePostgresDatabase(settings: { isolation?: Isolation } = {}) {
   });
 
   /** A fresh migrated schema and a client whose `search_path` is it. */
-  async function fresh(options: { max?: number } = {}): Promise<{ source: PostgresSource & { sql: ReturnType<typeof postgres> }; schema: string; close(): Promise<void> }> {
-    created ??= admin.unsafe(`CREATE DATABASE ${name}`).then(() =>
-      settings.isolation === undefined ? undefined : admin.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = '${settings.isolation}'`),
-    );
+  async function fresh(options: { max?: number } = {}): Promise<{
+    source: PostgresSource & { sql: ReturnType<typeof postgres> };
+    schema: string;
+    close(): Promise<void>;
+  }> {
+    created ??= admin
+      .unsafe(`CREATE DATABASE ${name}`)
+      .then(() =>
+        settings.isolation === undefined
+          ? undefined
+          : admin.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = '${settings.isolation}'`),
+      );
     await created;
     const schema = uniqueName("t");
     const sql = postgresClient(url, { ...options, schema });
@@ -75,7 +84,8 @@ export function usePostgresDatabase(settings: { isolation?: Isolation } = {}) {
  */
 export function usePostgresDatabases() {
   const serverUrl = inject("postgresUrl");
-  if (!serverUrl) throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
+  if (!serverUrl)
+    throw new Error("No PostgreSQL server: vitest.config.ts starts one (test/_support/postgres-global-setup.ts)");
   const admin = postgresClient(serverUrl, { max: 1 });
   const names: string[] = [];
   afterAll(async () => {

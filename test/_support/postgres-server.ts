@@ -10,8 +10,12 @@ import { waitFor } from "./wait-for.js";
 export const POSTGRES_BIN = process.env.PETSTORE_POSTGRES_BIN ?? newestPostgresBin();
 
 function newestPostgresBin(): string {
-  const majors = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").filter((name) => /^\d+$/.test(name)) : [];
-  const newest = majors.sort((a, b) => Number(b) - Number(a)).find((major) => existsSync(`/usr/lib/postgresql/${major}/bin/postgres`));
+  const majors = existsSync("/usr/lib/postgresql")
+    ? readdirSync("/usr/lib/postgresql").filter((name) => /^\d+$/.test(name))
+    : [];
+  const newest = majors
+    .sort((a, b) => Number(b) - Number(a))
+    .find((major) => existsSync(`/usr/lib/postgresql/${major}/bin/postgres`));
   return `/usr/lib/postgresql/${newest ?? "15"}/bin`;
 }
 /** The server refuses to run as root: it runs as this unprivileged user (`setpriv` execs, so the PID is the server's). */
@@ -60,7 +64,10 @@ process.on("exit", () => {
 
 /** Runs `argv` as the `postgres` user, synchronously, throwing with its output on failure. */
 function asPostgres(argv: string[]): string {
-  return execFileSync("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", ...argv], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return execFileSync("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", ...argv], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 /** Resolves once `child` exited (at once if it already has). */
@@ -76,19 +83,48 @@ function exited(child: ChildProcess): Promise<void> {
  * the call fails.
  */
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
-  if (!existsSync(join(POSTGRES_BIN, "postgres"))) throw new Error(`PostgreSQL not found in ${POSTGRES_BIN}: run scripts/test-tools.sh`);
+  if (!existsSync(join(POSTGRES_BIN, "postgres")))
+    throw new Error(`PostgreSQL not found in ${POSTGRES_BIN}: run scripts/test-tools.sh`);
   const dir = mkdtempSync(join(tmpdir(), "petstore-pg-"));
   const data = join(dir, "data");
   chownSync(dir, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
   if (options.standbyOf === undefined) {
-    asPostgres([join(POSTGRES_BIN, "initdb"), "-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
+    asPostgres([
+      join(POSTGRES_BIN, "initdb"),
+      "-D",
+      data,
+      "-U",
+      USER,
+      "--auth=trust",
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync",
+    ]);
     const hba = join(data, "pg_hba.conf");
     // The superuser may also stream the WAL: standbys of this server connect as it.
-    writeFileSync(hba, `host all ${USER} 127.0.0.1/32 trust\nhost replication ${USER} 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n`);
+    writeFileSync(
+      hba,
+      `host all ${USER} 127.0.0.1/32 trust\nhost replication ${USER} 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n`,
+    );
     chownSync(hba, Number(asPostgresId("-u")), Number(asPostgresId("-g")));
   } else {
     // A copy of the primary that streams from it (-R writes primary_conninfo and standby.signal).
-    asPostgres([join(POSTGRES_BIN, "pg_basebackup"), "-D", data, "-h", "127.0.0.1", "-p", String(options.standbyOf.port), "-U", USER, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"]);
+    asPostgres([
+      join(POSTGRES_BIN, "pg_basebackup"),
+      "-D",
+      data,
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(options.standbyOf.port),
+      "-U",
+      USER,
+      "-R",
+      "-X",
+      "stream",
+      "--checkpoint=fast",
+      "--no-sync",
+    ]);
   }
   const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   let child: ChildProcess | undefined;
@@ -131,14 +167,19 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     });
     const accepts = () => {
       try {
-        execFileSync(join(POSTGRES_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", USER, "-t", "1"], { stdio: "ignore" });
+        execFileSync(join(POSTGRES_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", USER, "-t", "1"], {
+          stdio: "ignore",
+        });
         return true;
       } catch {
         return false;
       }
     };
     try {
-      await waitFor(() => spawned.exitCode !== null || accepts(), 30_000, { every: 100, what: () => `postgres to become ready: ${output.trim()}` });
+      await waitFor(() => spawned.exitCode !== null || accepts(), 30_000, {
+        every: 100,
+        what: () => `postgres to become ready: ${output.trim()}`,
+      });
     } catch (error) {
       spawned.kill("SIGKILL");
       await exited(spawned);
@@ -214,7 +255,22 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     },
     async promote() {
       // Not execFileSync: a test's requests in flight must be answered (and timed) while pg_ctl waits.
-      await promisify(execFile)("setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", join(POSTGRES_BIN, "pg_ctl"), "promote", "-D", data, "-w", "-t", "30"], { timeout: 40_000 });
+      await promisify(execFile)(
+        "setpriv",
+        [
+          "--reuid=postgres",
+          "--regid=postgres",
+          "--init-groups",
+          join(POSTGRES_BIN, "pg_ctl"),
+          "promote",
+          "-D",
+          data,
+          "-w",
+          "-t",
+          "30",
+        ],
+        { timeout: 40_000 },
+      );
     },
   };
 }

@@ -73,10 +73,12 @@ function parseNodes(text: string): ClusterNode[] {
         port: Number(address!.split("@")[0]!.split(":")[1]),
         role: flagSet.has("master") ? "master" : "replica",
         ...(master !== "-" && { masterId: master! }),
-        slots: slots.filter((slot) => /^\d/.test(slot)).map((slot) => {
-          const [from, to = from] = slot.split("-").map(Number);
-          return [from!, to!] as [number, number];
-        }),
+        slots: slots
+          .filter((slot) => /^\d/.test(slot))
+          .map((slot) => {
+            const [from, to = from] = slot.split("-").map(Number);
+            return [from!, to!] as [number, number];
+          }),
         failed: flagSet.has("fail"),
       } satisfies ClusterNode;
     });
@@ -91,10 +93,29 @@ async function startNode(dir: string): Promise<{ port: number; child: ChildProce
     try {
       // No persistence, as in redis-server.ts: what a failover keeps is what was replicated.
       const child = await spawnRedisProcess("redis-server", [
-        "--port", String(port), "--cluster-port", String(busPort), "--bind", "127.0.0.1", "--dir", nodeDir, "--save", "", "--appendonly", "no",
-        "--protected-mode", "yes", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(CLUSTER_NODE_TIMEOUT_MS),
+        "--port",
+        String(port),
+        "--cluster-port",
+        String(busPort),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        nodeDir,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "yes",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        String(CLUSTER_NODE_TIMEOUT_MS),
         // A replica syncs at once instead of 5 s later (Redis waits for more replicas by default).
-        "--repl-diskless-sync-delay", "0",
+        "--repl-diskless-sync-delay",
+        "0",
       ]);
       return { port, child };
     } catch (error) {
@@ -117,10 +138,16 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const { port, child } of await Promise.all(Array.from({ length: 6 }, () => startNode(dir)))) children.set(port, child);
+    for (const { port, child } of await Promise.all(Array.from({ length: 6 }, () => startNode(dir))))
+      children.set(port, child);
     const ports = [...children.keys()];
-    await run("redis-cli", ["--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 });
-    const living = () => ports.filter((port) => children.get(port)!.exitCode === null && children.get(port)!.signalCode === null);
+    await run(
+      "redis-cli",
+      ["--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"],
+      { timeout: 30_000 },
+    );
+    const living = () =>
+      ports.filter((port) => children.get(port)!.exitCode === null && children.get(port)!.signalCode === null);
     const allOk = async () => {
       const states = await Promise.all(living().map((port) => cli(port, "cluster", "info")));
       return states.every((state) => /cluster_state:ok/.test(state)) ? true : undefined;
@@ -129,14 +156,18 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     // A replica that never synced cannot take over: wait for each one's link to its master.
     const synced = async () => {
       const replication = await Promise.all(ports.map((port) => cli(port, "info", "replication")));
-      return replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text)) ? true : undefined;
+      return replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text))
+        ? true
+        : undefined;
     };
     await waitForValue(synced, 20_000, { what: "every replica synced with its master" });
     const nodes = async () => parseNodes(await cli(living()[0]!, "cluster", "nodes"));
     /** A slot a killed master served, known before it was killed: its replacement serves it. */
     const firstSlotOf = new Map<number, number | undefined>();
     const masterOf = async (slot: number) => {
-      const master = (await nodes()).find((node) => node.role === "master" && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to));
+      const master = (await nodes()).find(
+        (node) => node.role === "master" && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to),
+      );
       if (master === undefined) throw new Error(`no master serves slot ${slot} now`);
       return master;
     };
@@ -155,7 +186,13 @@ export async function startRedisCluster(): Promise<RedisCluster> {
         return waitForValue(
           async () => {
             const current = await nodes();
-            const replaced = current.find((node) => node.port !== port && node.role === "master" && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to));
+            const replaced = current.find(
+              (node) =>
+                node.port !== port &&
+                node.role === "master" &&
+                !node.failed &&
+                node.slots.some(([from, to]) => slot >= from && slot <= to),
+            );
             return replaced && (await allOk()) ? replaced : undefined;
           },
           ms,

@@ -27,13 +27,20 @@ export async function killProcess(child: ChildProcess): Promise<void> {
  * its "+monitor" line). Bounded: killed and rejected after 15 s; a process that exits first
  * rejects with its output (which names a port already in use).
  */
-export function spawnRedisProcess(command: "redis-server" | "redis-sentinel", args: string[], ready = /Ready to accept connections/): Promise<ChildProcess> {
+export function spawnRedisProcess(
+  command: "redis-server" | "redis-sentinel",
+  args: string[],
+  ready = /Ready to accept connections/,
+): Promise<ChildProcess> {
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   child.once("exit", () => running.delete(child));
   return new Promise((resolve, reject) => {
     let output = "";
-    const timer = setTimeout(() => fail(new Error(`${command} did not start within ${START_TIMEOUT_MS} ms: ${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`${command} did not start within ${START_TIMEOUT_MS} ms: ${output}`)),
+      START_TIMEOUT_MS,
+    );
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill("SIGKILL");

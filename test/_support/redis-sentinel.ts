@@ -43,7 +43,9 @@ async function cli(port: number, ...args: string[]): Promise<string> {
 }
 
 /** Starts a process on a free port (`start(port)`), another one when the port was taken meanwhile. */
-async function onFreshPort(start: (port: number) => Promise<ChildProcess>): Promise<{ port: number; child: ChildProcess }> {
+async function onFreshPort(
+  start: (port: number) => Promise<ChildProcess>,
+): Promise<{ port: number; child: ChildProcess }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
@@ -72,8 +74,24 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
     const nodeDir = join(dir, `data-${port}`);
     mkdirSync(nodeDir, { recursive: true });
     // No persistence; a replica syncs at once instead of 5 s later (Redis waits for more replicas by default).
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", nodeDir, "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"];
-    return spawnRedisProcess("redis-server", replicaOf === undefined ? args : [...args, "--replicaof", "127.0.0.1", String(replicaOf)]);
+    const args = [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      nodeDir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--repl-diskless-sync-delay",
+      "0",
+    ];
+    return spawnRedisProcess(
+      "redis-server",
+      replicaOf === undefined ? args : [...args, "--replicaof", "127.0.0.1", String(replicaOf)],
+    );
   };
   try {
     const first = await onFreshPort(dataNode());
@@ -107,7 +125,11 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
       return child.exitCode === null && child.signalCode === null;
     };
     const master = async (): Promise<number | undefined> => {
-      const named = await Promise.all(sentinelPorts.map(async (port) => Number((await cli(port, "sentinel", "get-master-addr-by-name", SENTINEL_MASTER_NAME)).trim().split("\n")[1])));
+      const named = await Promise.all(
+        sentinelPorts.map(async (port) =>
+          Number((await cli(port, "sentinel", "get-master-addr-by-name", SENTINEL_MASTER_NAME)).trim().split("\n")[1]),
+        ),
+      );
       return named.every((port) => port === named[0]) ? named[0] : undefined;
     };
     const synced = async (ms = 20_000) => {
@@ -117,7 +139,10 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
           const replication = await Promise.all(nodes.map((port) => cli(port, "info", "replication")));
           const masters = replication.filter((text) => /role:master/.test(text));
           if (masters.length !== 1) return undefined;
-          return nodes.length === 1 || replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text)) ? true : undefined;
+          return nodes.length === 1 ||
+            replication.every((text) => /role:master/.test(text) || /master_link_status:up/.test(text))
+            ? true
+            : undefined;
         },
         ms,
         { what: "one master and every living replica in sync" },
@@ -141,7 +166,10 @@ export async function startRedisSentinels(): Promise<RedisSentinels> {
           sentinelPorts.map(async (port) => {
             const replicas = await cli(port, "sentinel", "replicas", SENTINEL_MASTER_NAME);
             const others = await cli(port, "sentinel", "sentinels", SENTINEL_MASTER_NAME);
-            return replicas.includes(String(replica.port)) && sentinelPorts.filter((other) => other !== port).every((other) => others.includes(String(other)));
+            return (
+              replicas.includes(String(replica.port)) &&
+              sentinelPorts.filter((other) => other !== port).every((other) => others.includes(String(other)))
+            );
           }),
         );
         return views.every(Boolean) ? true : undefined;

@@ -25,7 +25,22 @@ export interface RedisServer {
 /** Spawns `redis-server` on `port` and resolves once it accepts connections. */
 function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
   // No persistence: each start is an empty server, as after a failover to an empty replica.
-  return spawnRedisProcess("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes"]);
+  return spawnRedisProcess("redis-server", [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--daemonize",
+    "no",
+    "--protected-mode",
+    "yes",
+  ]);
 }
 
 /**

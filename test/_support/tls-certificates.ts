@@ -24,18 +24,67 @@ export interface TestCertificates {
   remove(): void;
 }
 
-const openssl = (dir: string, ...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+const openssl = (dir: string, ...args: string[]) =>
+  execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
 
 /** A self-signed CA, `name.pem` and `name.key`. */
 function makeCa(dir: string, name: string): void {
-  openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.pem`, "-days", "2", "-subj", `/CN=${name}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign");
+  openssl(
+    dir,
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.pem`,
+    "-days",
+    "2",
+    "-subj",
+    `/CN=${name}`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  );
 }
 
 /** A server certificate for `altNames` (subjectAltName syntax), signed by the CA `ca`. */
 function makeServer(dir: string, name: string, ca: string, altNames: string): CertificateFiles {
-  openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
+  openssl(
+    dir,
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+    "-subj",
+    `/CN=${name}`,
+  );
   writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth\n`);
-  openssl(dir, "x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${name}.pem`, "-days", "2", "-extfile", `${name}.ext`);
+  openssl(
+    dir,
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    `${ca}.pem`,
+    "-CAkey",
+    `${ca}.key`,
+    "-CAcreateserial",
+    "-out",
+    `${name}.pem`,
+    "-days",
+    "2",
+    "-extfile",
+    `${name}.ext`,
+  );
   return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
 }
 
@@ -59,5 +108,12 @@ export function makeTestCertificates(owner?: { uid: number; gid: number }): Test
       chmodSync(files.key, 0o600);
     }
   }
-  return { dir, ca: join(dir, "test-ca.pem"), server, otherHost, untrusted, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    ca: join(dir, "test-ca.pem"),
+    server,
+    otherHost,
+    untrusted,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

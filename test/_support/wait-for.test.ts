@@ -19,18 +19,24 @@ describe("waitFor", () => {
 
   it("fails after its bound, naming the condition in its own words", async () => {
     const acknowledged: number[] = [];
-    await expect(waitFor(() => acknowledged.length >= 200, 50)).rejects.toThrow("not within 50 ms: acknowledged.length >= 200");
+    await expect(waitFor(() => acknowledged.length >= 200, 50)).rejects.toThrow(
+      "not within 50 ms: acknowledged.length >= 200",
+    );
   });
 
   it("fails with what it was told it waited for, read when it fails", async () => {
     let output = "starting";
     setTimeout(() => (output = "port in use"), 10);
-    await expect(waitFor(() => false, 100, { what: () => `the server to listen:\n${output}` })).rejects.toThrow("not within 100 ms: the server to listen:\nport in use");
+    await expect(waitFor(() => false, 100, { what: () => `the server to listen:\n${output}` })).rejects.toThrow(
+      "not within 100 ms: the server to listen:\nport in use",
+    );
   });
 
   it("is bounded when an async check never settles", async () => {
     const started = performance.now();
-    await expect(waitFor(() => new Promise<boolean>(() => {}), 100, { what: "a hung server" })).rejects.toThrow("not within 100 ms: a hung server");
+    await expect(waitFor(() => new Promise<boolean>(() => {}), 100, { what: "a hung server" })).rejects.toThrow(
+      "not within 100 ms: a hung server",
+    );
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 

@@ -18,7 +18,11 @@ export interface WaitOptions {
  * exited) instead of waiting out the bound. Shared by test/, examples/ and packages/*.
  * @example await waitFor(() => server.stdout.some((line) => line.includes('"event":"stopping"')));
  */
-export async function waitFor(condition: () => boolean | Promise<boolean>, within = 5_000, options: WaitOptions = {}): Promise<number> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  within = 5_000,
+  options: WaitOptions = {},
+): Promise<number> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const fail = () => {
@@ -40,10 +44,15 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, withi
  * refuses connections for a while); the last error joins the message if the wait fails.
  * @example const master = await waitForValue(async () => (await names()).find(isMaster), 20_000, { what: "a master" });
  */
-export async function waitForValue<T>(check: () => Promise<T | undefined>, within = 5_000, options: WaitOptions = {}): Promise<T> {
+export async function waitForValue<T>(
+  check: () => Promise<T | undefined>,
+  within = 5_000,
+  options: WaitOptions = {},
+): Promise<T> {
   let value: T | undefined;
   let last: unknown;
-  const what = () => `${typeof options.what === "function" ? options.what() : (options.what ?? sourceOf(check))}${last === undefined ? "" : ` (last error: ${String(last)})`}`;
+  const what = () =>
+    `${typeof options.what === "function" ? options.what() : (options.what ?? sourceOf(check))}${last === undefined ? "" : ` (last error: ${String(last)})`}`;
   await waitFor(
     async () => {
       try {

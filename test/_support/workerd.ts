@@ -12,7 +12,9 @@ import { afterAll } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** The compatibility date of the worker-module example's wrangler configuration. */
-export const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(readFileSync(join(ROOT, "examples/worker-module/wrangler.toml"), "utf8"))![1]!;
+export const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"$/m.exec(
+  readFileSync(join(ROOT, "examples/worker-module/wrangler.toml"), "utf8"),
+)![1]!;
 
 /** `entry` (module text) bundled as Workers bundle it: ESM for the browser, packages from their sources. */
 export async function bundleForWorkers(entry: string): Promise<string> {
@@ -69,7 +71,10 @@ function byWorker(workerd: Miniflare, binding: string): D1Database {
     bind: (...values) => statement(sql, values),
     all: async () => (await send([{ sql, args }], false))[0]!,
   });
-  return { prepare: (sql) => statement(sql, []), batch: (statements) => send(statements as (Statement & Sent)[], true) };
+  return {
+    prepare: (sql) => statement(sql, []),
+    batch: (statements) => send(statements as (Statement & Sent)[], true),
+  };
 }
 
 /**
@@ -108,7 +113,10 @@ export function useWorkerdBindings(databases = 100) {
   afterAll(async () => (await started)?.dispose());
 
   async function start(): Promise<Miniflare> {
-    const env: Record<string, { type: "d1"; id: string } | { type: "durable-object"; worker: string; exportName: string }> = {
+    const env: Record<
+      string,
+      { type: "d1"; id: string } | { type: "durable-object"; worker: string; exportName: string }
+    > = {
       LIMITER: { type: "durable-object", worker: "bindings", exportName: "PetstoreRateLimiter" },
     };
     for (let i = 0; i < databases; i++) env[`DB${i}`] = { type: "d1", id: `db${i}` };
@@ -120,7 +128,10 @@ export function useWorkerdBindings(databases = 100) {
           config: {
             name: "bindings",
             compatibilityDate: COMPATIBILITY_DATE,
-            manifest: { mainModule: "worker.mjs", modules: { "worker.mjs": { type: "esm", contents: await bundleForWorkers(BINDINGS_WORKER) } } },
+            manifest: {
+              mainModule: "worker.mjs",
+              modules: { "worker.mjs": { type: "esm", contents: await bundleForWorkers(BINDINGS_WORKER) } },
+            },
             env,
             exports: { PetstoreRateLimiter: { type: "durable-object", storage: "sqlite" } },
           },
@@ -154,7 +165,9 @@ export function useWorkerdBindings(databases = 100) {
     /** A limiter deciding by `clock` (sent with each hit), or by the objects' own clock. */
     async limiter(clock?: () => number): Promise<Required<RateLimiter>> {
       const workerd = await (started ??= start());
-      namespace ??= stubsKept((await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace);
+      namespace ??= stubsKept(
+        (await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace,
+      );
       const prefix = `limiter${++limiters}/`;
       const limiter = durableObjectLimiter(namespace, { clock });
       return {

@@ -36,7 +36,12 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
     ["a key with a typo (bad checksum)", "typo"],
     ["a well-formed key that was never issued", "unknown"],
   ])("returns 401 invalid_token for %s", async (_what, header) => {
-    const value = header === "typo" ? `Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}` : header === "unknown" ? `Bearer ${generateApiKey(() => "A".repeat(32))}` : header;
+    const value =
+      header === "typo"
+        ? `Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}`
+        : header === "unknown"
+          ? `Bearer ${generateApiKey(() => "A".repeat(32))}`
+          : header;
     const response = await world.call("GET", "/v1/pets", { headers: { Authorization: value } });
     expect(response.headers.get("www-authenticate")).toBe('Bearer realm="petstore", error="invalid_token"');
     await errorBody(response, 401, "unauthorized");
@@ -82,7 +87,10 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
     const response = await world.call("GET", "/v1/pets", { address: "198.51.100.1" });
     expect(response.headers.get("x-ratelimit-limit")).toBe("60");
     expect(response.headers.get("x-ratelimit-remaining")).toBe("59");
-    const again = await world.call("GET", "/v1/pets", { address: "198.51.100.1", headers: { Authorization: "Bearer nope" } });
+    const again = await world.call("GET", "/v1/pets", {
+      address: "198.51.100.1",
+      headers: { Authorization: "Bearer nope" },
+    });
     expect(again.headers.get("x-ratelimit-remaining")).toBe("58");
     const otherAddress = await world.call("GET", "/v1/pets", { address: "198.51.100.2" });
     expect(otherAddress.headers.get("x-ratelimit-remaining")).toBe("59");
@@ -100,7 +108,10 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
     const statuses: number[] = [];
     for (let i = 0; i < 95; i++) {
       const guess = generateApiKey(() => String(i).padStart(32, "G"));
-      statuses.push((await world.call("GET", "/v1/pets", { headers: { Authorization: `Bearer ${guess}` }, address: "192.0.2.66" })).status);
+      statuses.push(
+        (await world.call("GET", "/v1/pets", { headers: { Authorization: `Bearer ${guess}` }, address: "192.0.2.66" }))
+          .status,
+      );
     }
     expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(60).every((s) => s === 429)).toBe(true);
@@ -110,7 +121,8 @@ describe.each(ADAPTER_KITS)("authentication on $name", (kit) => {
 
   it("believes X-Forwarded-For only from a trusted proxy", async () => {
     const proxied = await openWorld(kit, { trustProxy: ["10.0.0.0/8"] });
-    const viaProxy = (client: string, address: string) => proxied.call("GET", "/v1/pets", { address, headers: { "X-Forwarded-For": client } });
+    const viaProxy = (client: string, address: string) =>
+      proxied.call("GET", "/v1/pets", { address, headers: { "X-Forwarded-For": client } });
     await viaProxy("198.51.100.9", "10.1.2.3");
     const second = await viaProxy("198.51.100.9", "10.9.9.9");
     expect(second.headers.get("x-ratelimit-remaining")).toBe("58");

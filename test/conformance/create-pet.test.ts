@@ -7,7 +7,8 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
   let key: string;
   beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
 
-  const post = (body: unknown, headers?: Record<string, string>) => world.call("POST", "/v1/pets", { key, body, ...(headers ? { headers } : {}) });
+  const post = (body: unknown, headers?: Record<string, string>) =>
+    world.call("POST", "/v1/pets", { key, body, ...(headers ? { headers } : {}) });
   const postRaw = (raw: string, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
     world.call("POST", "/v1/pets", { key, raw, headers });
 
@@ -80,7 +81,11 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
   });
 
   it("lists every problem of the body at once", async () => {
-    const body = await errorBody(await post({ name: "", categoryId: "x", status: "lost", id: 1, extra: true }), 400, "invalid_body");
+    const body = await errorBody(
+      await post({ name: "", categoryId: "x", status: "lost", id: 1, extra: true }),
+      400,
+      "invalid_body",
+    );
     expect(body.details?.map((d) => d.path).sort()).toEqual(["categoryId", "extra", "id", "name", "status"]);
   });
 
@@ -103,10 +108,13 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
 
   // JSON escapes can spell half a UTF-16 pair, which no UTF-8 store can hold: it would come
   // back as U+FFFD, another name than the one acknowledged.
-  it.each(['"\\ud800"', '"Rex\\udc15"', '"\\udc15\\ud83d"'])("returns 400 invalid_body for a name with an unpaired surrogate, %s", async (name) => {
-    const body = await errorBody(await postRaw(`{"name":${name},"categoryId":1}`), 400, "invalid_body");
-    expect(body.details).toEqual([{ path: "name", message: "must be well-formed Unicode (no unpaired surrogate)" }]);
-  });
+  it.each(['"\\ud800"', '"Rex\\udc15"', '"\\udc15\\ud83d"'])(
+    "returns 400 invalid_body for a name with an unpaired surrogate, %s",
+    async (name) => {
+      const body = await errorBody(await postRaw(`{"name":${name},"categoryId":1}`), 400, "invalid_body");
+      expect(body.details).toEqual([{ path: "name", message: "must be well-formed Unicode (no unpaired surrogate)" }]);
+    },
+  );
 
   it("accepts a surrogate pair written as JSON escapes", async () => {
     const response = await postRaw('{"name":"\\ud83d\\udc15","categoryId":1}');
@@ -124,19 +132,32 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
   });
 
-  it.each(["application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/vnd.petstore+json", "Application/Problem+JSON;v=1"])(
-    "accepts Content-Type '%s'",
-    async (contentType) => {
-      expect((await postRaw('{"name":"Rex","categoryId":1}', { "Content-Type": contentType })).status).toBe(201);
-    },
-  );
+  it.each([
+    "application/json",
+    "application/json; charset=utf-8",
+    "APPLICATION/JSON",
+    "application/vnd.petstore+json",
+    "Application/Problem+JSON;v=1",
+  ])("accepts Content-Type '%s'", async (contentType) => {
+    expect((await postRaw('{"name":"Rex","categoryId":1}', { "Content-Type": contentType })).status).toBe(201);
+  });
 
-  it.each(["text/plain", "application/x-www-form-urlencoded", "application/jsonp", "json", "text/json", "foo/json", "application/json+x", "multipart/form-data; boundary=x"])(
-    "returns 415 unsupported_media_type for Content-Type '%s'",
-    async (contentType) => {
-      await errorBody(await postRaw('{"name":"Rex","categoryId":1}', { "Content-Type": contentType }), 415, "unsupported_media_type");
-    },
-  );
+  it.each([
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "application/jsonp",
+    "json",
+    "text/json",
+    "foo/json",
+    "application/json+x",
+    "multipart/form-data; boundary=x",
+  ])("returns 415 unsupported_media_type for Content-Type '%s'", async (contentType) => {
+    await errorBody(
+      await postRaw('{"name":"Rex","categoryId":1}', { "Content-Type": contentType }),
+      415,
+      "unsupported_media_type",
+    );
+  });
 
   it("returns 415 unsupported_media_type when Content-Type is missing", async () => {
     const request = new Request("http://petstore.test/v1/pets", {
@@ -144,13 +165,17 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
       headers: { Authorization: `Bearer ${key}` },
       body: new Blob(['{"name":"Rex","categoryId":1}']),
     });
-    await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 415, "unsupported_media_type");
+    await errorBody(
+      await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }),
+      415,
+      "unsupported_media_type",
+    );
   });
 
   it("returns 413 payload_too_large for a body over 16 KiB, and accepts one of exactly 16 KiB", async () => {
     const padding = (size: number) => {
       const base = '{"name":"Rex","categoryId":1}';
-      return base.slice(0, -1) + " ".repeat(size - base.length) + "}";
+      return `${base.slice(0, -1) + " ".repeat(size - base.length)}}`;
     };
     expect((await postRaw(padding(16 * 1024))).status).toBe(201);
     await errorBody(await postRaw(padding(16 * 1024 + 1)), 413, "payload_too_large");
@@ -180,32 +205,36 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
       client.abort();
       return new DOMException("The connection was closed.", "AbortError");
     },
-    Deno: () => Object.assign(new Error("Cannot read body as underlying resource unavailable"), { name: "BadResource" }),
+    Deno: () =>
+      Object.assign(new Error("Cannot read body as underlying resource unavailable"), { name: "BadResource" }),
   };
 
-  it.each(Object.entries(hostsOnAbort))("writes nothing and reports no internal error when the client goes away mid-body (as %s says it)", async (_host, abort) => {
-    const events: ResponseEvent[] = [];
-    const observed = await openWorld(kit, { onResponse: (event) => events.push(event) });
-    const proKey = await observed.key({ plan: "pro" });
-    const client = new AbortController();
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
-      pull: (controller) => controller.error(abort(client)),
-    });
-    const request = new Request("http://petstore.test/v1/pets", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${proKey}`, "Content-Type": "application/json", "Content-Length": "100" },
-      body,
-      duplex: "half",
-      signal: client.signal,
-    } as RequestInit);
-    await errorBody(await observed.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
-    expect(observed.internalErrors).toEqual([]);
-    expect(events.map((event) => event.aborted)).toEqual([true]);
-    expect(await (await observed.call("GET", "/v1/pets", { key: proKey })).json()).toEqual([]);
-    expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
-    await observed.close();
-  });
+  it.each(Object.entries(hostsOnAbort))(
+    "writes nothing and reports no internal error when the client goes away mid-body (as %s says it)",
+    async (_host, abort) => {
+      const events: ResponseEvent[] = [];
+      const observed = await openWorld(kit, { onResponse: (event) => events.push(event) });
+      const proKey = await observed.key({ plan: "pro" });
+      const client = new AbortController();
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode('{"name":"Rex",')),
+        pull: (controller) => controller.error(abort(client)),
+      });
+      const request = new Request("http://petstore.test/v1/pets", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${proKey}`, "Content-Type": "application/json", "Content-Length": "100" },
+        body,
+        duplex: "half",
+        signal: client.signal,
+      } as RequestInit);
+      await errorBody(await observed.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 400, "invalid_body");
+      expect(observed.internalErrors).toEqual([]);
+      expect(events.map((event) => event.aborted)).toEqual([true]);
+      expect(await (await observed.call("GET", "/v1/pets", { key: proKey })).json()).toEqual([]);
+      expect(events.map((event) => event.aborted)).toEqual([true, undefined]);
+      await observed.close();
+    },
+  );
 
   it("reports a body read before createPet as an internal error: the host's bug, not an abort", async () => {
     const request = new Request("http://petstore.test/v1/pets", {
@@ -215,7 +244,9 @@ describe.each(ADAPTER_KITS)("createPet on $name", (kit) => {
     });
     await request.text();
     await errorBody(await world.petstore.fetch(request, { clientAddress: "203.0.113.7" }), 500, "internal_error");
-    expect(world.internalErrors.splice(0).map(String)).toEqual(["TypeError: The request body was read before its handler"]);
+    expect(world.internalErrors.splice(0).map(String)).toEqual([
+      "TypeError: The request body was read before its handler",
+    ]);
   });
 
   it("writes nothing when a create is rejected", async () => {

@@ -79,7 +79,9 @@ describe.each(ADAPTER_KITS)("getPet (deprecated) on $name", (kit) => {
   });
 
   it("takes its deprecation dates from configuration", async () => {
-    const custom = await openWorld(kit, { deprecation: { deprecatedAt: Date.UTC(2027, 0, 1), sunsetAt: Date.UTC(2027, 5, 1) } });
+    const custom = await openWorld(kit, {
+      deprecation: { deprecatedAt: Date.UTC(2027, 0, 1), sunsetAt: Date.UTC(2027, 5, 1) },
+    });
     const customKey = await custom.key();
     custom.clock.now = Date.UTC(2027, 5, 1);
     const response = await custom.call("GET", "/v1/pets/1", { key: customKey });

@@ -54,7 +54,10 @@ function workerdKit(): AdapterKit {
   return {
     name: "d1 + durable-object limiter in workerd",
     open: async (clock) => {
-      const adapters = { ...d1Adapters(await workerd.databaseByWorker(), { clock }), limiter: await workerd.limiter(clock) };
+      const adapters = {
+        ...d1Adapters(await workerd.databaseByWorker(), { clock }),
+        limiter: await workerd.limiter(clock),
+      };
       return { adapters, close: async () => {} };
     },
   };
@@ -79,7 +82,11 @@ function libsqlRedisKit(): AdapterKit {
       server ??= startRedis();
       const redis = (client ??= new Redis((await server).url));
       const database = await tempDatabase();
-      const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: `conformance:${++worlds}:`, clock });
+      const limiter = redisLimiter({
+        send: (args) => redis.call(args[0]!, ...args.slice(1)),
+        prefix: `conformance:${++worlds}:`,
+        clock,
+      });
       return { adapters: { ...libsqlAdapters(database.db, { clock }), limiter }, close: database.close };
     },
   };
@@ -169,11 +176,17 @@ export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOption
   const { adapters, close: closeAdapters } = await kit.open(() => clock.now);
   /** Unexpected errors (500s); a test that provokes one on purpose empties this. */
   const internalErrors: unknown[] = [];
-  const petstore = createPetstore({ ...adapters, clock: () => clock.now, onError: (error) => internalErrors.push(error), ...options });
+  const petstore = createPetstore({
+    ...adapters,
+    clock: () => clock.now,
+    onError: (error) => internalErrors.push(error),
+    ...options,
+  });
 
   async function close() {
     await closeAdapters();
-    if (internalErrors.length > 0) throw new Error(`unexpected internal errors: ${internalErrors.map(String).join("; ")}`);
+    if (internalErrors.length > 0)
+      throw new Error(`unexpected internal errors: ${internalErrors.map(String).join("; ")}`);
   }
 
   async function key(input: IssueApiKeyInput = { plan: "free" }): Promise<string> {
@@ -210,7 +223,11 @@ export const ROOMY_LIMITS: Partial<PetstoreOptions> = { plans: { free: { perMinu
  * `use` receives both before every test.
  * @example beforeEachWorld(kit, ROOMY_LIMITS, (opened, freeKey) => ([world, key] = [opened, freeKey]));
  */
-export function beforeEachWorld(kit: AdapterKit, options: Partial<PetstoreOptions>, use: (world: World, key: string) => void): void {
+export function beforeEachWorld(
+  kit: AdapterKit,
+  options: Partial<PetstoreOptions>,
+  use: (world: World, key: string) => void,
+): void {
   let world: World | undefined;
   beforeEach(async () => {
     world = await openWorld(kit, options);
@@ -221,8 +238,19 @@ export function beforeEachWorld(kit: AdapterKit, options: Partial<PetstoreOption
 
 /** Asserts the Error body of the contract and returns it. */
 export async function errorBody(response: Response, status: number, code: string) {
-  const body = (await response.json()) as { code: string; message: string; status: number; details?: { path: string; message: string }[] };
-  if (response.status !== status || body.code !== code || body.status !== status || typeof body.message !== "string" || body.message === "") {
+  const body = (await response.json()) as {
+    code: string;
+    message: string;
+    status: number;
+    details?: { path: string; message: string }[];
+  };
+  if (
+    response.status !== status ||
+    body.code !== code ||
+    body.status !== status ||
+    typeof body.message !== "string" ||
+    body.message === ""
+  ) {
     throw new Error(`expected ${status} ${code}, got ${response.status} ${JSON.stringify(body)}`);
   }
   return body;

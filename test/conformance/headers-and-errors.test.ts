@@ -2,7 +2,14 @@ import { StorageUnavailableError } from "@petstore/core";
 import { describe, expect, it, vi } from "vitest";
 import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, type World } from "./harness.js";
 
-const COMMON = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy", "x-request-id"];
+const COMMON = [
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "ratelimit",
+  "ratelimit-policy",
+  "x-request-id",
+];
 
 describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
   let world: World;
@@ -18,16 +25,19 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     ["404 for an unknown path", "GET", "/v1/cats", true],
     ["405", "PUT", "/v1/pets", true],
     ["openapi", "GET", "/v1/openapi.json", false],
-  ] as const)("puts the rate-limit, request-id and safety headers on a %s answer", async (_what, method, path, withKey) => {
-    const response = await world.call(method, path, {
-      ...(withKey ? { key } : {}),
-      ...(method === "POST" ? { body: { name: "Rex", categoryId: 1 } } : {}),
-    });
-    for (const name of COMMON) expect(response.headers.get(name), name).not.toBeNull();
-    expect(response.headers.get("content-type")).toBe("application/json");
-    expect(response.headers.get("cache-control")).toBe("no-store");
-    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-  });
+  ] as const)(
+    "puts the rate-limit, request-id and safety headers on a %s answer",
+    async (_what, method, path, withKey) => {
+      const response = await world.call(method, path, {
+        ...(withKey ? { key } : {}),
+        ...(method === "POST" ? { body: { name: "Rex", categoryId: 1 } } : {}),
+      });
+      for (const name of COMMON) expect(response.headers.get(name), name).not.toBeNull();
+      expect(response.headers.get("content-type")).toBe("application/json");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    },
+  );
 
   it("puts the headers on a 429 too", async () => {
     const limited = await world.key({ plan: "free", perMinute: 1, perDay: 10 });
@@ -87,12 +97,18 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     failing.adapters.store.listPets = async () => {
       throw new Error("SQLITE_CORRUPT: SELECT * FROM pets at /srv/db.ts:42");
     };
-    const response = await failing.call("GET", "/v1/pets", { key: failingKey, headers: { "X-Request-Id": "trace-me" } });
+    const response = await failing.call("GET", "/v1/pets", {
+      key: failingKey,
+      headers: { "X-Request-Id": "trace-me" },
+    });
     const text = await response.clone().text();
     expect(text).not.toMatch(/SQLITE|SELECT|db\.ts/);
     await errorBody(response, 500, "internal_error");
     expect(response.headers.get("x-ratelimit-limit")).toBe("60");
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: expect.stringContaining("SQLITE_CORRUPT") }), "trace-me");
+    expect(onError).toHaveBeenCalledWith(
+      expect.objectContaining({ message: expect.stringContaining("SQLITE_CORRUPT") }),
+      "trace-me",
+    );
     await failing.close();
   });
 
@@ -117,7 +133,9 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(response.headers.get("x-ratelimit-limit")).toBe("300");
     expect(response.headers.get("x-ratelimit-remaining")).toBe("0");
-    expect(Number(response.headers.get("x-ratelimit-reset"))).toBeGreaterThanOrEqual(Math.ceil(world.clock.now / 1000) + retryAfter);
+    expect(Number(response.headers.get("x-ratelimit-reset"))).toBeGreaterThanOrEqual(
+      Math.ceil(world.clock.now / 1000) + retryAfter,
+    );
     expect(response.headers.get("ratelimit")).toBe(`"minute";r=0;t=${retryAfter}`);
     expect(response.headers.get("ratelimit-policy")).toBe('"minute";q=300;w=60, "day";q=10000;w=86400');
   });
@@ -135,7 +153,10 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
 
   it("reports every answer to onResponse with its request id and, for an authenticated caller, the key's id only", async () => {
     const events: { requestId: string; keyId?: string; status: number }[] = [];
-    const observed = await openWorld(kit, { onResponse: ({ response, requestId, keyId }) => events.push({ requestId, status: response.status, ...(keyId ? { keyId } : {}) }) });
+    const observed = await openWorld(kit, {
+      onResponse: ({ response, requestId, keyId }) =>
+        events.push({ requestId, status: response.status, ...(keyId ? { keyId } : {}) }),
+    });
     const observedKey = await observed.key();
     const [record] = await observed.adapters.keys.list();
     await observed.call("GET", "/v1/pets", { key: observedKey, headers: { "X-Request-Id": "one" } });
@@ -160,12 +181,26 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
     for (let i = 0; i < 4; i++) await observed.call("GET", "/v1/pets", { key: proKey });
     await observed.call("GET", "/v1/cats", { key: `${proKey.slice(0, -1)}${proKey.endsWith("x") ? "y" : "x"}` });
     await observed.call("GET", "/v1/openapi.json");
-    const none = { route: undefined, plan: undefined, errorCode: undefined, keyCache: undefined, banStarted: undefined };
+    const none = {
+      route: undefined,
+      plan: undefined,
+      errorCode: undefined,
+      keyCache: undefined,
+      banStarted: undefined,
+    };
     expect(events).toEqual([
       { ...none, status: 404, route: "/pets/:petId", plan: "pro", errorCode: "not_found", keyCache: "miss" },
       { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "rate_limited", keyCache: "hit" },
       { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "rate_limited", keyCache: "hit" },
-      { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "temporarily_banned", keyCache: "hit", banStarted: true },
+      {
+        ...none,
+        status: 429,
+        route: "/pets",
+        plan: "pro",
+        errorCode: "temporarily_banned",
+        keyCache: "hit",
+        banStarted: true,
+      },
       { ...none, status: 429, route: "/pets", plan: "pro", errorCode: "temporarily_banned", keyCache: "hit" },
       // A mistyped key fails its checksum: refused without asking storage, so no cache outcome.
       { ...none, status: 401, errorCode: "unauthorized" },
@@ -177,7 +212,10 @@ describe.each(ADAPTER_KITS)("headers and errors on $name", (kit) => {
   it("serves under a configured base path", async () => {
     const mounted = await openWorld(kit, { basePath: "/api/petstore/" });
     const mountedKey = await mounted.key();
-    const created = await mounted.call("POST", "/api/petstore/pets", { key: mountedKey, body: { name: "Rex", categoryId: 1 } });
+    const created = await mounted.call("POST", "/api/petstore/pets", {
+      key: mountedKey,
+      body: { name: "Rex", categoryId: 1 },
+    });
     expect(created.headers.get("location")).toBe("/api/petstore/pets/1");
     const got = await mounted.call("GET", "/api/petstore/pets/1", { key: mountedKey });
     expect(got.headers.get("link")).toBe('</api/petstore/pets>; rel="successor-version"');

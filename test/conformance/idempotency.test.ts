@@ -9,7 +9,8 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
 
   const post = (idempotencyKey: string, body: unknown, apiKey = key) =>
     world.call("POST", "/v1/pets", { key: apiKey, body, headers: { "Idempotency-Key": idempotencyKey } });
-  const petCount = async () => ((await (await world.call("GET", "/v1/pets?limit=100", { key })).json()) as unknown[]).length;
+  const petCount = async () =>
+    ((await (await world.call("GET", "/v1/pets?limit=100", { key })).json()) as unknown[]).length;
 
   it("replays the stored response for the same key and body, with Idempotent-Replayed: true", async () => {
     const first = await post("order-1", { name: "Rex", categoryId: 1 });
@@ -24,7 +25,11 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
   });
 
   it("treats bodies differing only in key order and whitespace as the same body", async () => {
-    await world.call("POST", "/v1/pets", { key, raw: '{"name":"Rex","categoryId":1}', headers: { "Idempotency-Key": "k", "Content-Type": "application/json" } });
+    await world.call("POST", "/v1/pets", {
+      key,
+      raw: '{"name":"Rex","categoryId":1}',
+      headers: { "Idempotency-Key": "k", "Content-Type": "application/json" },
+    });
     const again = await world.call("POST", "/v1/pets", {
       key,
       raw: '{ "categoryId": 1,\n "name": "Rex" }',
@@ -53,7 +58,12 @@ describe.each(ADAPTER_KITS)("Idempotency-Key on createPet on $name", (kit) => {
     };
     const first = post("slow", { name: "Rex", categoryId: 1 });
     // The second request arrives once the first holds its claim and waits in the store.
-    await Promise.race([inStore, first.then((response) => Promise.reject(new Error(`the first request was answered ${response.status} before reaching the store`)))]);
+    await Promise.race([
+      inStore,
+      first.then((response) =>
+        Promise.reject(new Error(`the first request was answered ${response.status} before reaching the store`)),
+      ),
+    ]);
     await errorBody(await post("slow", { name: "Rex", categoryId: 1 }), 409, "idempotency_key_in_use");
     finish();
     expect((await first).status).toBe(201);

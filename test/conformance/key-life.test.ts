@@ -40,7 +40,11 @@ describe.each(ADAPTER_KITS)("the life of a key on $name", (kit) => {
   });
 
   it("keeps a rolled key's counters: rolling never resets a quota", async () => {
-    const { key: old, record } = await issueApiKey(world.adapters.keys, { plan: "enterprise", perMinute: 5, perDay: 100 });
+    const { key: old, record } = await issueApiKey(world.adapters.keys, {
+      plan: "enterprise",
+      perMinute: 5,
+      perDay: 100,
+    });
     for (let i = 0; i < 4; i++) expect((await get(old)).status).toBe(200);
     const rolled = await rollApiKey(world.adapters.keys, record.id, 0, ADMIN);
     if (rolled.state !== "changed") throw new Error(`roll: ${rolled.state}`);
@@ -71,7 +75,10 @@ describe.each(ADAPTER_KITS)("the life of a key on $name", (kit) => {
     const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
     for (let i = 0; i < 3; i++) await get(key);
     expect((await get(key)).headers.get("x-ratelimit-limit")).toBe("60");
-    expect(await world.adapters.keys.update(record.id, { plan: "pro" }, ADMIN)).toMatchObject({ state: "changed", record: { plan: "pro" } });
+    expect(await world.adapters.keys.update(record.id, { plan: "pro" }, ADMIN)).toMatchObject({
+      state: "changed",
+      record: { plan: "pro" },
+    });
     world.clock.now += 5_000;
     const upgraded = await get(key);
     expect(upgraded.headers.get("x-ratelimit-limit")).toBe("300");

@@ -26,7 +26,12 @@ describe.each(ADAPTER_KITS)("listOrders (GET /store/orders) on $name", (kit) => 
   });
 
   it("filters by order status and pages with Link like /pets", async () => {
-    await seed(...Array.from({ length: 6 }, (_, i) => ({ petId: 1, quantity: 1, status: i % 2 ? "approved" : "placed" }) as const));
+    await seed(
+      ...Array.from(
+        { length: 6 },
+        (_, i) => ({ petId: 1, quantity: 1, status: i % 2 ? "approved" : "placed" }) as const,
+      ),
+    );
     const first = await world.call("GET", "/v1/store/orders?status=approved&limit=2", { key });
     expect(((await first.json()) as { id: number }[]).map((o) => o.id)).toEqual([2, 4]);
     const link = first.headers.get("link")!;

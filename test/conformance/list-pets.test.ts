@@ -59,26 +59,43 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
   });
 
   it("returns 400 when limit is repeated", async () => {
-    const body = await errorBody(await world.call("GET", "/v1/pets?limit=5&limit=5", { key }), 400, "invalid_parameter");
+    const body = await errorBody(
+      await world.call("GET", "/v1/pets?limit=5&limit=5", { key }),
+      400,
+      "invalid_parameter",
+    );
     expect(body.message).toContain("limit");
   });
 
   it("returns only pets of the given status", async () => {
     await seed(9, (i) => ["available", "pending", "sold"][i % 3]);
     for (const status of ["available", "pending", "sold"]) {
-      const pets = (await (await world.call("GET", `/v1/pets?status=${status}`, { key })).json()) as { status: string }[];
+      const pets = (await (await world.call("GET", `/v1/pets?status=${status}`, { key })).json()) as {
+        status: string;
+      }[];
       expect(pets).toHaveLength(3);
       expect(pets.every((p) => p.status === status)).toBe(true);
     }
   });
 
-  it.each(["unknown", "", "SOLD", "sold,pending"])("returns 400 invalid_parameter when status is '%s'", async (status) => {
-    const body = await errorBody(await world.call("GET", `/v1/pets?status=${encodeURIComponent(status)}`, { key }), 400, "invalid_parameter");
-    expect(body.message).toContain("status");
-  });
+  it.each(["unknown", "", "SOLD", "sold,pending"])(
+    "returns 400 invalid_parameter when status is '%s'",
+    async (status) => {
+      const body = await errorBody(
+        await world.call("GET", `/v1/pets?status=${encodeURIComponent(status)}`, { key }),
+        400,
+        "invalid_parameter",
+      );
+      expect(body.message).toContain("status");
+    },
+  );
 
   it("lists every query problem in details, the first one named in the message", async () => {
-    const body = await errorBody(await world.call("GET", "/v1/pets?limit=abc&status=dead&cursor=x&cursor=y", { key }), 400, "invalid_parameter");
+    const body = await errorBody(
+      await world.call("GET", "/v1/pets?limit=abc&status=dead&cursor=x&cursor=y", { key }),
+      400,
+      "invalid_parameter",
+    );
     expect(body.message).toMatch(/^Query parameter 'limit' .*; 2 more in details$/);
     expect(body.details).toEqual([
       { path: "limit", message: "must be an integer from 1 to 100 (got 'abc')" },
@@ -126,10 +143,17 @@ describe.each(ADAPTER_KITS)("listPets on $name", (kit) => {
     expect(response.headers.get("link")).toBeNull();
   });
 
-  it.each(["garbage", "YWZ0ZXI6MA", "YWZ0ZXI6LTE", "%00", "YWZ0ZXI6YWJj"])("returns 400 invalid_parameter for cursor '%s'", async (cursor) => {
-    const body = await errorBody(await world.call("GET", `/v1/pets?cursor=${cursor}`, { key }), 400, "invalid_parameter");
-    expect(body.message).toContain("cursor");
-  });
+  it.each(["garbage", "YWZ0ZXI6MA", "YWZ0ZXI6LTE", "%00", "YWZ0ZXI6YWJj"])(
+    "returns 400 invalid_parameter for cursor '%s'",
+    async (cursor) => {
+      const body = await errorBody(
+        await world.call("GET", `/v1/pets?cursor=${cursor}`, { key }),
+        400,
+        "invalid_parameter",
+      );
+      expect(body.message).toContain("cursor");
+    },
+  );
 
   it("answers HEAD with the GET headers and no body", async () => {
     await seed(3);

@@ -28,7 +28,11 @@ describe.each(ADAPTER_KITS)("rate limits on $name", (kit) => {
 
   it("reports the Free plan's minute window: limit 60, remaining after this request, reset at the next whole minute", async () => {
     const key = await world.key();
-    expect(limits(await world.call("GET", "/v1/pets", { key }))).toEqual({ limit: "60", remaining: "59", reset: seconds(NEXT_MINUTE) });
+    expect(limits(await world.call("GET", "/v1/pets", { key }))).toEqual({
+      limit: "60",
+      remaining: "59",
+      reset: seconds(NEXT_MINUTE),
+    });
     expect(limits(await world.call("GET", "/v1/pets", { key }))).toMatchObject({ remaining: "58" });
   });
 
@@ -95,7 +99,11 @@ describe.each(ADAPTER_KITS)("rate limits on $name", (kit) => {
 
   it("on a tie of remaining, reports the window that resets later", async () => {
     const key = await world.key({ plan: "free", perMinute: 5, perDay: 5 });
-    expect(limits(await world.call("GET", "/v1/pets", { key }))).toEqual({ limit: "5", remaining: "4", reset: seconds(NEXT_MIDNIGHT) });
+    expect(limits(await world.call("GET", "/v1/pets", { key }))).toEqual({
+      limit: "5",
+      remaining: "4",
+      reset: seconds(NEXT_MIDNIGHT),
+    });
   });
 
   it("refuses over the day limit across minutes, with Retry-After until midnight", async () => {
@@ -204,7 +212,9 @@ describe.each(ADAPTER_KITS)("rate limits on $name", (kit) => {
 
   it("admits exactly the limit out of many concurrent requests", async () => {
     const key = await world.key({ plan: "free", perMinute: 25, perDay: 1000 });
-    const statuses = await Promise.all(Array.from({ length: 60 }, () => world.call("GET", "/v1/pets", { key }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, () => world.call("GET", "/v1/pets", { key }).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(25);
     expect(statuses.filter((s) => s === 429)).toHaveLength(35);
   });

@@ -15,12 +15,18 @@ describe("deploy/prometheus", () => {
     expect(checked.stdout).toContain("SUCCESS: 6 rules found");
     expect(checked.status).toBe(0);
     const tested = promtool(["test", "rules", "petstore-alerts.test.yml"]);
-    expect({ status: tested.status, output: tested.stdout + tested.stderr }).toEqual({ status: 0, output: expect.stringContaining("SUCCESS") });
+    expect({ status: tested.status, output: tested.stdout + tested.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining("SUCCESS"),
+    });
   });
 
   it("has an example configuration that loads the rules", () => {
     const checked = promtool(["check", "config", "prometheus.example.yml"]);
-    expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: expect.stringContaining("SUCCESS: 6 rules found") });
+    expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining("SUCCESS: 6 rules found"),
+    });
   });
 
   it("fails the rules' unit tests when an alert's threshold is changed: they can fail", () => {
@@ -31,7 +37,11 @@ describe("deploy/prometheus", () => {
       expect(broken).not.toBe(rules);
       writeFileSync(join(dir, "petstore-alerts.yml"), broken);
       copyFileSync(join(DIR, "petstore-alerts.test.yml"), join(dir, "petstore-alerts.test.yml"));
-      const tested = spawnSync("promtool", ["test", "rules", "petstore-alerts.test.yml"], { cwd: dir, encoding: "utf8", timeout: 30_000 });
+      const tested = spawnSync("promtool", ["test", "rules", "petstore-alerts.test.yml"], {
+        cwd: dir,
+        encoding: "utf8",
+        timeout: 30_000,
+      });
       expect(tested.status).toBe(1);
       expect(tested.stdout + tested.stderr).toContain("alertname: PetstoreBanSpike");
     } finally {

@@ -19,16 +19,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  * /usr/local/bin/petstore. Nothing else is changed.
  */
 function stage(files: Record<string, string>): string[] {
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text.replaceAll(INSTALLED, join(dir, "petstore")));
+  for (const [name, text] of Object.entries(files))
+    writeFileSync(join(dir, name), text.replaceAll(INSTALLED, join(dir, "petstore")));
   return Object.keys(files).map((name) => join(dir, name));
 }
 
 function verify(paths: string[]) {
-  const result = spawnSync("systemd-analyze", ["verify", "--man=no", ...paths], { cwd: dir, encoding: "utf8", timeout: 30_000 });
+  const result = spawnSync("systemd-analyze", ["verify", "--man=no", ...paths], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   return { status: result.status, output: (result.stdout + result.stderr).trim() };
 }
 
-const shipped = () => Object.fromEntries(readdirSync(UNITS).map((name) => [name, readFileSync(join(UNITS, name), "utf8")]));
+const shipped = () =>
+  Object.fromEntries(readdirSync(UNITS).map((name) => [name, readFileSync(join(UNITS, name), "utf8")]));
 
 describe.skipIf(!available)("deploy/systemd", () => {
   beforeAll(() => symlinkSync(ensureBinary(), join(dir, "petstore")), 120_000);
@@ -37,7 +43,9 @@ describe.skipIf(!available)("deploy/systemd", () => {
     const units = shipped();
     expect(Object.keys(units).sort()).toEqual(["petstore-backup.service", "petstore-backup.timer", "petstore.service"]);
     expect(units["petstore.service"]).toContain(`ExecStart=${INSTALLED} serve`);
-    expect(units["petstore-backup.service"]).toContain(`exec ${INSTALLED} backup --db file:/var/lib/petstore/petstore.db`);
+    expect(units["petstore-backup.service"]).toContain(
+      `exec ${INSTALLED} backup --db file:/var/lib/petstore/petstore.db`,
+    );
     expect(units["petstore-backup.timer"]).toMatch(/^OnCalendar=/m);
   });
 

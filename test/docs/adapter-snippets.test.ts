@@ -27,7 +27,15 @@ const dir = mkdtempSync(join(ROOT, "dist", "adapter-snippets-"));
 function serverSnippets(): { index: number; runtime: "node" | "bun" | "deno"; code: string }[] {
   const blocks = [...readFileSync(README, "utf8").matchAll(/```(js|ts)\n([\s\S]*?)```/g)].map((match) => match[2]!);
   return blocks
-    .map((code, index) => ({ index, code, runtime: code.includes("Deno.") ? ("deno" as const) : code.includes("Bun.") ? ("bun" as const) : ("node" as const) }))
+    .map((code, index) => ({
+      index,
+      code,
+      runtime: code.includes("Deno.")
+        ? ("deno" as const)
+        : code.includes("Bun.")
+          ? ("bun" as const)
+          : ("node" as const),
+    }))
     .filter(({ code }) => /\bserve\(/.test(code));
 }
 
@@ -52,7 +60,10 @@ afterAll(async () => {
 });
 
 /** Starts the snippet, the README's port made a free one; its stderr as it comes. */
-async function start(snippet: ReturnType<typeof serverSnippets>[number], env: NodeJS.ProcessEnv): Promise<{ port: number; stderr: () => string }> {
+async function start(
+  snippet: ReturnType<typeof serverSnippets>[number],
+  env: NodeJS.ProcessEnv,
+): Promise<{ port: number; stderr: () => string }> {
   const port = await freePort();
   const file = join(dir, `snippet-${snippet.index}.${snippet.runtime === "deno" ? "ts" : "mjs"}`);
   expect(snippet.code).toContain("port: 3000");
@@ -60,19 +71,35 @@ async function start(snippet: ReturnType<typeof serverSnippets>[number], env: No
   const command = {
     node: ["node", "--conditions=@petstore/source", "--import", "tsx", file],
     bun: [join(BIN, "bun"), "--conditions=@petstore/source", file],
-    deno: [join(BIN, "deno"), "run", "--sloppy-imports", "--node-modules-dir=manual", "--conditions=@petstore/source", "-A", file],
+    deno: [
+      join(BIN, "deno"),
+      "run",
+      "--sloppy-imports",
+      "--node-modules-dir=manual",
+      "--conditions=@petstore/source",
+      "-A",
+      file,
+    ],
   }[snippet.runtime];
-  const child = spawn(command[0]!, command.slice(1), { cwd: dir, env: { ...process.env, ...env, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: dir,
+    env: { ...process.env, ...env, NO_COLOR: "1" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(child);
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
   // The snippets print nothing when they listen: ready when a request is answered (at most 30 s).
-  const exited = () => new Error(`snippet ${snippet.index} (${snippet.runtime}) exited (${child.exitCode}):\n${stderr}`);
+  const exited = () =>
+    new Error(`snippet ${snippet.index} (${snippet.runtime}) exited (${child.exitCode}):\n${stderr}`);
   const answers = async () => {
     if (child.exitCode !== null) throw exited();
     return (await anonymousRequest(port).catch(() => undefined)) !== undefined;
   };
-  await waitFor(answers, 30_000, { every: 100, what: () => `snippet ${snippet.index} (${snippet.runtime}) to answer:\n${stderr}` });
+  await waitFor(answers, 30_000, {
+    every: 100,
+    what: () => `snippet ${snippet.index} (${snippet.runtime}) to answer:\n${stderr}`,
+  });
   // Answered by this snippet, not by another process that took the port meanwhile.
   if (child.exitCode !== null) throw exited();
   return { port, stderr: () => stderr };
@@ -104,31 +131,39 @@ describe("the adapters README's server snippets", () => {
     ]);
   });
 
-  it.each(snippets.map((snippet) => [snippet.index, snippet.runtime, snippet]))("block %i (%s) counts a caller without a key by its own address, and listens on 127.0.0.1", async (index, _runtime, snippet) => {
-    const database = `snippet_${process.pid}_${index}`;
-    databases.push(database);
-    await admin.unsafe(`CREATE DATABASE ${database}`);
-    const url = serverUrl.replace(/\/[^/]*$/, `/${database}`);
-    await redisClient.flushall();
-    const { port, stderr } = await start(snippet, { DATABASE_URL: url, REDIS_URL: redis.url });
+  it.each(snippets.map((snippet) => [snippet.index, snippet.runtime, snippet]))(
+    "block %i (%s) counts a caller without a key by its own address, and listens on 127.0.0.1",
+    async (index, _runtime, snippet) => {
+      const database = `snippet_${process.pid}_${index}`;
+      databases.push(database);
+      await admin.unsafe(`CREATE DATABASE ${database}`);
+      const url = serverUrl.replace(/\/[^/]*$/, `/${database}`);
+      await redisClient.flushall();
+      const { port, stderr } = await start(snippet, { DATABASE_URL: url, REDIS_URL: redis.url });
 
-    expect(await anonymousRequest(port, "127.0.0.2")).toBe(401);
-    const buckets = snippet.code.includes("redisLimiter")
-      ? (await redisClient.keys("petstore:limit:*")).map((key) => /\{(.*)\}/.exec(key)![1])
-      : await (async () => {
-          const sql = postgresClient(url, { max: 1 });
-          try {
-            return (await sql.unsafe("SELECT bucket FROM rate_limits")).map((row) => row.bucket as string);
-          } finally {
-            await sql.end({ timeout: 5 });
-          }
-        })();
-    // The readiness probe came from 127.0.0.1, the request under test from 127.0.0.2.
-    expect(buckets.sort()).toEqual(["ip:127.0.0.1", "ip:127.0.0.2"]);
-    expect(stderr()).not.toContain("@petstore/core:");
-    // Not on every interface: nothing answers on another local address.
-    await expect(new Promise((resolve, reject) => request({ host: "127.0.0.3", port, path: "/v1/pets" }, resolve).on("error", reject).end())).rejects.toThrow(/ECONNREFUSED/);
-  }, 60_000);
+      expect(await anonymousRequest(port, "127.0.0.2")).toBe(401);
+      const buckets = snippet.code.includes("redisLimiter")
+        ? (await redisClient.keys("petstore:limit:*")).map((key) => /\{(.*)\}/.exec(key)![1])
+        : await (async () => {
+            const sql = postgresClient(url, { max: 1 });
+            try {
+              return (await sql.unsafe("SELECT bucket FROM rate_limits")).map((row) => row.bucket as string);
+            } finally {
+              await sql.end({ timeout: 5 });
+            }
+          })();
+      // The readiness probe came from 127.0.0.1, the request under test from 127.0.0.2.
+      expect(buckets.sort()).toEqual(["ip:127.0.0.1", "ip:127.0.0.2"]);
+      expect(stderr()).not.toContain("@petstore/core:");
+      // Not on every interface: nothing answers on another local address.
+      await expect(
+        new Promise((resolve, reject) =>
+          request({ host: "127.0.0.3", port, path: "/v1/pets" }, resolve).on("error", reject).end(),
+        ),
+      ).rejects.toThrow(/ECONNREFUSED/);
+    },
+    60_000,
+  );
 
   it("as they were, mounting fetch bare, count every caller without a key as one, and the library says so once on stderr", async () => {
     const database = `snippet_${process.pid}_bare`;
@@ -136,7 +171,14 @@ describe("the adapters README's server snippets", () => {
     await admin.unsafe(`CREATE DATABASE ${database}`);
     const url = serverUrl.replace(/\/[^/]*$/, `/${database}`);
     const snippet = snippets[0]!;
-    const bare = { ...snippet, index: 100, code: snippet.code.replace(/^serve\(.*$/m, "serve({ hostname: \"127.0.0.1\", port: 3000, fetch: petstore.fetch });") };
+    const bare = {
+      ...snippet,
+      index: 100,
+      code: snippet.code.replace(
+        /^serve\(.*$/m,
+        'serve({ hostname: "127.0.0.1", port: 3000, fetch: petstore.fetch });',
+      ),
+    };
     expect(bare.code).not.toContain("clientAddress");
     const { port, stderr } = await start(bare, { DATABASE_URL: url });
     expect(await anonymousRequest(port, "127.0.0.2")).toBe(401);
@@ -146,7 +188,13 @@ describe("the adapters README's server snippets", () => {
     } finally {
       await sql.end({ timeout: 5 });
     }
-    const warnings = stderr().split("\n").filter((line) => line.startsWith("@petstore/core:"));
-    expect(warnings).toEqual([expect.stringContaining("came without a client address, so all such callers share one rate-limit bucket (ip:unknown)")]);
+    const warnings = stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("@petstore/core:"));
+    expect(warnings).toEqual([
+      expect.stringContaining(
+        "came without a client address, so all such callers share one rate-limit bucket (ip:unknown)",
+      ),
+    ]);
   }, 60_000);
 });

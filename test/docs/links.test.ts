@@ -9,7 +9,10 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const markdown = execFileSync("git", ["ls-files", "*.md"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").filter(Boolean);
+const markdown = execFileSync("git", ["ls-files", "*.md"], { cwd: ROOT, encoding: "utf8" })
+  .trim()
+  .split("\n")
+  .filter(Boolean);
 
 /** GitHub's anchor of a heading: lowercase, punctuation dropped, spaces to hyphens, repeats numbered. */
 function anchorsOf(file: string): Set<string> {
@@ -20,7 +23,11 @@ function anchorsOf(file: string): Set<string> {
     if (line.startsWith("```")) fenced = !fenced;
     const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
     if (!heading) continue;
-    const text = heading[1]!.replace(/`/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").trim().toLowerCase();
+    const text = heading[1]!
+      .replace(/`/g, "")
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .trim()
+      .toLowerCase();
     const slug = text.replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
@@ -32,7 +39,9 @@ function anchorsOf(file: string): Set<string> {
 /** The relative links of a Markdown text, outside code blocks and code spans. */
 function linksOf(text: string): string[] {
   const prose = text.replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
-  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((match) => match[1]!)
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
 describe("the Markdown files' relative links", () => {
@@ -50,7 +59,12 @@ describe("the Markdown files' relative links", () => {
         broken.push(`${link}: no such file`);
         continue;
       }
-      if (anchor !== undefined && resolved.endsWith(".md") && statSync(resolved).isFile() && !anchorsOf(resolved).has(anchor)) {
+      if (
+        anchor !== undefined &&
+        resolved.endsWith(".md") &&
+        statSync(resolved).isFile() &&
+        !anchorsOf(resolved).has(anchor)
+      ) {
         broken.push(`${link}: no heading with that anchor`);
       }
     }
@@ -63,9 +77,16 @@ describe("the Markdown files' relative links", () => {
  * `see PATH.md, "Heading"` names a file that exists and a heading it has.
  */
 describe("the deploy files' references to the documentation", () => {
-  const files = execFileSync("git", ["ls-files", "deploy"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "deploy"], { cwd: ROOT, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .filter(Boolean);
   const references = files.flatMap((file) =>
-    [...readFileSync(join(ROOT, file), "utf8").matchAll(/([\w./-]+\.md)(?:, "([^"]+)")?/g)].map((match) => ({ file, page: match[1]!, heading: match[2] })),
+    [...readFileSync(join(ROOT, file), "utf8").matchAll(/([\w./-]+\.md)(?:, "([^"]+)")?/g)].map((match) => ({
+      file,
+      page: match[1]!,
+      heading: match[2],
+    })),
   );
 
   it("finds them (petstore.service points to its install steps)", () => {
@@ -75,6 +96,12 @@ describe("the deploy files' references to the documentation", () => {
   it.each(references)("$file: $page, $heading", ({ page, heading }) => {
     const path = join(ROOT, page);
     expect(existsSync(path)).toBe(true);
-    if (heading !== undefined) expect([...anchorsOf(path)]).toContain(heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-"));
+    if (heading !== undefined)
+      expect([...anchorsOf(path)]).toContain(
+        heading
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+          .replace(/\s/g, "-"),
+      );
   });
 });

@@ -63,8 +63,16 @@ describe("the Node versions the README documents", () => {
   const section = /## Node versions\n([\s\S]*?)\n## /.exec(read("README.md"))?.[1] ?? "";
 
   it("reads ranges as npm does", () => {
-    expect([satisfies("20.19.0", ">=20.19"), satisfies("20.18.1", "^20.19.0 || >=22.12.0"), satisfies("22.12.0", "^20.19.0 || >=22.12.0")]).toEqual([true, false, true]);
-    expect([satisfies("20.19.0", ">=22.0.0"), satisfies("24.1.0", "^20.0.0 || ^22.0.0 || >=24.0.0"), satisfies("23.1.0", "^20.0.0 || ^22.0.0 || >=24.0.0")]).toEqual([false, true, false]);
+    expect([
+      satisfies("20.19.0", ">=20.19"),
+      satisfies("20.18.1", "^20.19.0 || >=22.12.0"),
+      satisfies("22.12.0", "^20.19.0 || >=22.12.0"),
+    ]).toEqual([true, false, true]);
+    expect([
+      satisfies("20.19.0", ">=22.0.0"),
+      satisfies("24.1.0", "^20.0.0 || ^22.0.0 || >=24.0.0"),
+      satisfies("23.1.0", "^20.0.0 || ^22.0.0 || >=24.0.0"),
+    ]).toEqual([false, true, false]);
   });
 
   it(`are the repository's own engines (${documented}), named in the README's Node versions section`, () => {
@@ -72,10 +80,18 @@ describe("the Node versions the README documents", () => {
   });
 
   it("name every installed package that wants a newer Node, and why", () => {
-    const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, { engines?: { node?: string }; optional?: boolean }> };
+    const lock = JSON.parse(read("package-lock.json")) as {
+      packages: Record<string, { engines?: { node?: string }; optional?: boolean }>;
+    };
     // Optional packages that do not fit are skipped by npm without a warning.
     const newer = Object.entries(lock.packages)
-      .filter(([path, entry]) => path.startsWith("node_modules/") && !entry.optional && entry.engines?.node !== undefined && !satisfies(lowest, entry.engines.node))
+      .filter(
+        ([path, entry]) =>
+          path.startsWith("node_modules/") &&
+          !entry.optional &&
+          entry.engines?.node !== undefined &&
+          !satisfies(lowest, entry.engines.node),
+      )
       .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));
     expect(newer.sort()).toEqual(["@cloudflare/kv-asset-handler", "miniflare", "wrangler"]);
     for (const name of newer) expect(section).toContain(`\`${name}\``);
@@ -83,7 +99,8 @@ describe("the Node versions the README documents", () => {
   });
 
   it("include the wrangler the worker example was tested with, the one package.json pins", () => {
-    const wrangler = (JSON.parse(read("package.json")) as { devDependencies: Record<string, string> }).devDependencies.wrangler!;
+    const wrangler = (JSON.parse(read("package.json")) as { devDependencies: Record<string, string> }).devDependencies
+      .wrangler!;
     expect(wrangler).toMatch(/^\d+\.\d+\.\d+$/);
     const readme = read("examples/worker-module/README.md");
     expect(readme).toContain(`Tested with wrangler ${wrangler}`);

@@ -20,7 +20,11 @@ describe("the documentation's facts", () => {
     expect((await petstore.fetch(new Request("http://petstore.test/v1/openapi.json"), info)).status).toBe(200);
     expect((await petstore.fetch(new Request("http://petstore.test/openapi.json"), info)).status).not.toBe(200);
     // A path that starts at /openapi.json (not <base>/openapi.json, not /v1/openapi.json).
-    const bare = pages.flatMap((page) => [...read(page).matchAll(/(?<![\w>/.-])\/openapi\.json/g)].map((match) => `${page}: ...${read(page).slice(Math.max(0, match.index - 40), match.index + 13)}`));
+    const bare = pages.flatMap((page) =>
+      [...read(page).matchAll(/(?<![\w>/.-])\/openapi\.json/g)].map(
+        (match) => `${page}: ...${read(page).slice(Math.max(0, match.index - 40), match.index + 13)}`,
+      ),
+    );
     expect(bare).toEqual([]);
   });
 
@@ -28,6 +32,7 @@ describe("the documentation's facts", () => {
     const claim = /\[examples\/testing-with-memory\]\(\.\.\/examples\/testing-with-memory\) does all of it/;
     expect(read("docs/library.md")).toMatch(claim);
     const example = read("examples/testing-with-memory/restock.test.ts");
-    for (const shown of ["seed: {", "clock: () => now", "keyCacheMs: 0", "keys.revoke(", "status: 401", "status: 429"]) expect(example).toContain(shown);
+    for (const shown of ["seed: {", "clock: () => now", "keyCacheMs: 0", "keys.revoke(", "status: 401", "status: 429"])
+      expect(example).toContain(shown);
   });
 });

@@ -7,7 +7,13 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 /** The compiled executable the end-to-end suites run. */
 export const BINARY = join(ROOT, "packages/server/dist/petstore");
 
-const SOURCES = ["packages/core/src", "packages/adapters/src", "packages/server/src", "packages/server/build.ts", "packages/server/package.json"];
+const SOURCES = [
+  "packages/core/src",
+  "packages/adapters/src",
+  "packages/server/src",
+  "packages/server/build.ts",
+  "packages/server/package.json",
+];
 
 function newestChange(path: string): number {
   const stat = statSync(path);
@@ -21,9 +27,15 @@ function newestChange(path: string): number {
  * half-written one.
  */
 export function ensureBinary(): string {
-  const stale = !existsSync(BINARY) || statSync(BINARY).mtimeMs < Math.max(...SOURCES.map((source) => newestChange(join(ROOT, source))));
+  const stale =
+    !existsSync(BINARY) ||
+    statSync(BINARY).mtimeMs < Math.max(...SOURCES.map((source) => newestChange(join(ROOT, source))));
   if (stale) {
-    execFileSync(join(ROOT, "node_modules/.bin/bun"), ["packages/server/build.ts"], { cwd: ROOT, stdio: "pipe", timeout: 120_000 });
+    execFileSync(join(ROOT, "node_modules/.bin/bun"), ["packages/server/build.ts"], {
+      cwd: ROOT,
+      stdio: "pipe",
+      timeout: 120_000,
+    });
   }
   return BINARY;
 }

@@ -33,9 +33,13 @@ export async function cleanUp(): Promise<void> {
 }
 
 /** Sends `signal` and resolves with how the process ended. */
-export function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export function stopProcess(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
     else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
   child.kill(signal);
@@ -49,22 +53,36 @@ export interface CliResult {
 }
 
 /** Runs the binary with `args` to completion (at most 20 s). */
-export function cli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; executable?: string } = {}): Promise<CliResult> {
+export function cli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; executable?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       options.executable ?? BINARY,
       args,
       { env: options.env ?? process.env, cwd: options.cwd, timeout: 20_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr }),
     );
   });
 }
 
 /** Makes an API key with the CLI and returns what `keys create --json` printed. */
-export async function createKey(db: string, flags: string[] = ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"]) {
+export async function createKey(
+  db: string,
+  flags: string[] = ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"],
+) {
   const result = await cli(["keys", "create", ...flags, "--db", db, "--json"]);
   if (result.code !== 0) throw new Error(`keys create failed (${result.code}): ${result.stderr}`);
-  return JSON.parse(result.stdout) as { id: string; key: string; plan: string; perMinute: number; perDay: number; label: string | null };
+  return JSON.parse(result.stdout) as {
+    id: string;
+    key: string;
+    plan: string;
+    perMinute: number;
+    perDay: number;
+    label: string | null;
+  };
 }
 
 export interface Server {
@@ -82,9 +100,16 @@ export function binaryServe(db: string): string[] {
 }
 
 /** Starts `command` (e.g. `binaryServe(db)`) and resolves once it logged that it listens (at most 30 s). */
-export function startServer(command: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Server> {
+export function startServer(
+  command: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Server> {
   const [executable, ...args] = command;
-  const child = spawn(executable!, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(executable!, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => {

@@ -56,11 +56,19 @@ export function rawExchange(port: number, data: string | Uint8Array, options: Ra
 }
 
 /** One HTTP/1.1 request as bytes; `Content-Length` is computed unless `headers` sets it. */
-export function rawRequest(method: string, path: string, headers: Record<string, string> = {}, body: string | Uint8Array = ""): Buffer {
+export function rawRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body: string | Uint8Array = "",
+): Buffer {
   const bytes = typeof body === "string" ? Buffer.from(body) : Buffer.from(body);
   const all: Record<string, string> = { Host: "127.0.0.1", ...headers };
-  if (bytes.length > 0 && !Object.keys(all).some((name) => name.toLowerCase() === "content-length")) all["Content-Length"] = String(bytes.length);
-  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`).join("")}\r\n`;
+  if (bytes.length > 0 && !Object.keys(all).some((name) => name.toLowerCase() === "content-length"))
+    all["Content-Length"] = String(bytes.length);
+  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("")}\r\n`;
   return Buffer.concat([Buffer.from(head, "latin1"), bytes]);
 }
 

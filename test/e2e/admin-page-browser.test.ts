@@ -4,11 +4,28 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminToken } from "./_admin.js";
 import { ensureBinary, ROOT } from "./_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+} from "./_processes.js";
 
 /** Debian's chromium (scripts/test-tools.sh installs it), as in docs-browser.test.ts. */
 const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
 const WAIT_MS = 20_000;
 /**
  * Where the page's screenshots go for docs/keys.md when PETSTORE_SCREENSHOTS is set (e.g.
@@ -28,7 +45,9 @@ beforeAll(async () => {
   db = tempDatabaseUrl();
   token = await adminToken(db);
   server = await startServer([...binaryServe(db), "--admin-listen", "0"]);
-  adminUrl = server.stdout.map((line) => JSON.parse(line) as { event?: string; url?: string }).find((entry) => entry.event === "admin listening")!.url!;
+  adminUrl = server.stdout
+    .map((line) => JSON.parse(line) as { event?: string; url?: string })
+    .find((entry) => entry.event === "admin listening")!.url!;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
   if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
 }, 150_000);
@@ -62,12 +81,18 @@ async function signedIn(): Promise<{ page: Page; requests: string[]; errors: str
 }
 
 const admin = (path: string, init: RequestInit = {}) =>
-  fetch(new URL(path, adminUrl), { ...init, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" } });
+  fetch(new URL(path, adminUrl), {
+    ...init,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+  });
 
 describe("the operator's page in Chromium", () => {
   it("lists a key created through the admin API, with its usage, and asks no other host", async () => {
-    const created = (await (await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "pro", label: "Acme Corp" }) })).json()) as { id: string; key: string };
-    for (let i = 0; i < 3; i++) await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${created.key}` } });
+    const created = (await (
+      await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "pro", label: "Acme Corp" }) })
+    ).json()) as { id: string; key: string };
+    for (let i = 0; i < 3; i++)
+      await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${created.key}` } });
     await createKey(db, ["--plan", "free", "--label", "trial"]);
     const { page, requests, errors } = await signedIn();
     const row = page.locator(`#keys tr[data-id="${created.id}"]`);
@@ -103,7 +128,9 @@ describe("the operator's page in Chromium", () => {
     await page.locator("#secret").waitFor({ state: "visible" });
     const secret = await page.locator("#secret-value").inputValue();
     expect(secret).toMatch(/^psk_/);
-    expect((await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${secret}` } })).status).toBe(200);
+    expect(
+      (await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${secret}` } })).status,
+    ).toBe(200);
     if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, "keys-page-created.png") });
     await page.keyboard.press("Escape");
     await expect.poll(() => page.locator("#keys").textContent()).toContain("Keyboard Ltd");
@@ -111,7 +138,9 @@ describe("the operator's page in Chromium", () => {
   });
 
   it("rolls a key from the page: the new secret shown once, the row saying until when the old one works", async () => {
-    const created = (await (await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "free", label: "Rolling Inc" }) })).json()) as { id: string; key: string };
+    const created = (await (
+      await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "free", label: "Rolling Inc" }) })
+    ).json()) as { id: string; key: string };
     const { page } = await signedIn();
     await page.getByRole("button", { name: `Roll ${created.id}` }).focus();
     await page.keyboard.press("Enter");
@@ -128,13 +157,18 @@ describe("the operator's page in Chromium", () => {
     const old = await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${created.key}` } });
     expect(old.status).toBe(200);
     expect(old.headers.get("sunset")).not.toBeNull();
-    expect((await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${secret}` } })).status).toBe(200);
+    expect(
+      (await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${secret}` } })).status,
+    ).toBe(200);
     await page.context().close();
   });
 
   it("revokes a key and lifts a ban from the page", async () => {
-    const created = (await (await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "free", label: "Noisy" }) })).json()) as { id: string; key: string };
-    for (let i = 0; i < 92; i++) await fetch(new URL("/v1/store/orders", server.url), { headers: { Authorization: `Bearer ${created.key}` } });
+    const created = (await (
+      await admin("/admin/v1/keys", { method: "POST", body: JSON.stringify({ plan: "free", label: "Noisy" }) })
+    ).json()) as { id: string; key: string };
+    for (let i = 0; i < 92; i++)
+      await fetch(new URL("/v1/store/orders", server.url), { headers: { Authorization: `Bearer ${created.key}` } });
     const { page } = await signedIn();
     const row = page.locator(`#keys tr[data-id="${created.id}"]`);
     await expect.poll(() => row.textContent()).toMatch(/banned until/);
@@ -144,7 +178,14 @@ describe("the operator's page in Chromium", () => {
     await page.locator("#confirm").waitFor({ state: "visible" });
     await page.getByRole("button", { name: "Revoke", exact: true }).press("Enter");
     await expect.poll(() => row.textContent()).toMatch(/revoked/);
-    await expect.poll(async () => (await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${created.key}` } })).status, { timeout: 10_000 }).toBe(401);
+    await expect
+      .poll(
+        async () =>
+          (await fetch(new URL("/v1/pets", server.url), { headers: { Authorization: `Bearer ${created.key}` } }))
+            .status,
+        { timeout: 10_000 },
+      )
+      .toBe(401);
     await page.context().close();
   }, 60_000);
 });

@@ -55,7 +55,9 @@ describe("petstore backup, then petstore restore", () => {
     // Restore: the server is stopped; the command replaces the database and its -wal and -shm.
     const restore = await cli(["restore", "--from", join(dir, "backup.db"), "--db", `file:${db}`]);
     expect(restore).toMatchObject({ code: 0, stderr: "" });
-    expect(restore.stdout).toContain(`Restored ${db} from ${join(dir, "backup.db")}: ${summary.pets} pets, 0 orders, 1 API key; integrity check ok.`);
+    expect(restore.stdout).toContain(
+      `Restored ${db} from ${join(dir, "backup.db")}: ${summary.pets} pets, 0 orders, 1 API key; integrity check ok.`,
+    );
     const restored = await startServer(binaryServe(`file:${db}`));
     const restoredApi = client(restored.url, key);
     const pets = await listAllPets(restoredApi);
@@ -65,7 +67,9 @@ describe("petstore backup, then petstore restore", () => {
     const created = await restoredApi("/v1/pets", { method: "POST", json: { name: "after restore", categoryId: 1 } });
     expect(created.status).toBe(201);
     // Never an id a client was given before the restore, though the backup holds fewer pets.
-    expect(((await created.json()) as { id: number }).id).toBeGreaterThan(Math.max(...acknowledged.map((pet) => pet.id)));
+    expect(((await created.json()) as { id: number }).id).toBeGreaterThan(
+      Math.max(...acknowledged.map((pet) => pet.id)),
+    );
     expect(await stopProcess(restored.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(execFileSync("sqlite3", [db, "PRAGMA integrity_check"], { encoding: "utf8" }).trim()).toBe("ok");
   }, 90_000);
@@ -74,14 +78,19 @@ describe("petstore backup, then petstore restore", () => {
 /** The pets of a database file as sqlite3 sees it, or the error sqlite3 printed. */
 function petCount(db: string): number | string {
   try {
-    return Number(execFileSync("sqlite3", [db, "SELECT count(*) FROM pets"], { encoding: "utf8", stdio: "pipe" }).trim());
+    return Number(
+      execFileSync("sqlite3", [db, "SELECT count(*) FROM pets"], { encoding: "utf8", stdio: "pipe" }).trim(),
+    );
   } catch (error) {
     return String((error as { stderr?: string }).stderr ?? error);
   }
 }
 
 /** A database with `pets` pets (and a WAL still holding some: the server is killed, not stopped) and a backup of it made after `backedUp` of them. */
-async function databaseWithBackup(pets: number, backedUp: number): Promise<{ dir: string; db: string; backup: string; key: string; ids: number[] }> {
+async function databaseWithBackup(
+  pets: number,
+  backedUp: number,
+): Promise<{ dir: string; db: string; backup: string; key: string; ids: number[] }> {
   const dir = tempDir();
   const db = join(dir, "live.db");
   const backup = join(dir, "backup.db");
@@ -105,9 +114,14 @@ describe("petstore restore, used carelessly", () => {
     const server = await startServer(binaryServe(`file:${db}`));
     const refused = await cli(["restore", "--from", backup, "--db", `file:${db}`]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`petstore: another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore\n`);
+    expect(refused.stderr).toBe(
+      `petstore: another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore\n`,
+    );
     expect(await listAllPets(client(server.url, key))).toHaveLength(30);
-    const created = await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "still here", categoryId: 1 } });
+    const created = await client(server.url, key)("/v1/pets", {
+      method: "POST",
+      json: { name: "still here", categoryId: 1 },
+    });
     expect(created.status).toBe(201);
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(petCount(db)).toBe(31);
@@ -132,7 +146,10 @@ describe("petstore restore, used carelessly", () => {
     const other = join(dir, "other.db");
     execFileSync("sqlite3", [other, "CREATE TABLE t (x)"]);
     const refused = await cli(["restore", "--from", other, "--db", `file:${db}`]);
-    expect(refused).toMatchObject({ code: 1, stderr: `petstore: ${other} is not a Pet Store database (it has no pets, orders and api_keys tables)\n` });
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: `petstore: ${other} is not a Pet Store database (it has no pets, orders and api_keys tables)\n`,
+    });
     expect(petCount(db)).toBe(5);
   }, 60_000);
 

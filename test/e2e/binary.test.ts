@@ -3,14 +3,27 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, tempDir, waitFor } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  cli,
+  createKey,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  tempDir,
+  waitFor,
+} from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 describe("the petstore binary's command line", () => {
   it("prints its version and help", async () => {
-    const version = new RegExp(`^petstore 1\\.0\\.0 \\(commit [0-9a-f]{12}(-dirty)?, bun [0-9.]+, target bun-${process.platform}-${process.arch}\\)\n$`);
+    const version = new RegExp(
+      `^petstore 1\\.0\\.0 \\(commit [0-9a-f]{12}(-dirty)?, bun [0-9.]+, target bun-${process.platform}-${process.arch}\\)\n$`,
+    );
     expect(await cli(["--version"])).toEqual({ code: 0, stdout: expect.stringMatching(version), stderr: "" });
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
@@ -32,10 +45,14 @@ describe("the petstore binary's command line", () => {
   it("exits 2 on a bad value from a flag or an environment variable", async () => {
     const flag = await cli(["keys", "create", "--plan", "gold", "--db", ":memory:"]);
     expect(flag.code).toBe(2);
-    expect(flag.stderr.split("\n")[0]).toBe("petstore: --plan must be one of free, pro, business, enterprise, not 'gold'");
+    expect(flag.stderr.split("\n")[0]).toBe(
+      "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'",
+    );
     const env = await cli(["serve"], { env: { ...process.env, PETSTORE_PORT: "99999" } });
     expect(env.code).toBe(2);
-    expect(env.stderr.split("\n")[0]).toBe("petstore: PETSTORE_PORT must be a whole number from 0 to 65535, not '99999'");
+    expect(env.stderr.split("\n")[0]).toBe(
+      "petstore: PETSTORE_PORT must be a whole number from 0 to 65535, not '99999'",
+    );
   });
 
   it("creates, lists and revokes keys, never showing key material in the list", async () => {
@@ -53,7 +70,11 @@ describe("the petstore binary's command line", () => {
       revokedAt: null,
       lastUsedAt: null,
       rolling: null,
-      usage: { minute: { used: 0, limit: 1_000, resetAt: expect.any(String) }, day: { used: 0, limit: 100_000, resetAt: expect.any(String) }, bannedUntil: null },
+      usage: {
+        minute: { used: 0, limit: 1_000, resetAt: expect.any(String) },
+        day: { used: 0, limit: 100_000, resetAt: expect.any(String) },
+        bannedUntil: null,
+      },
       database: db.slice("file:".length),
       databaseCreated: true,
     });
@@ -62,7 +83,10 @@ describe("the petstore binary's command line", () => {
     expect(listed.stdout).toContain(made.id);
     expect(listed.stdout).not.toContain(made.key);
     expect((await cli(["keys", "revoke", made.id, "--db", db])).code).toBe(0);
-    const json = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).stdout) as { id: string; revokedAt: string | null }[];
+    const json = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).stdout) as {
+      id: string;
+      revokedAt: string | null;
+    }[];
     expect(json).toEqual([expect.objectContaining({ id: made.id, revokedAt: expect.any(String) })]);
     expect(JSON.stringify(json)).not.toContain("psk_");
     const unknown = await cli(["keys", "revoke", "key_nope", "--db", db]);
@@ -72,7 +96,10 @@ describe("the petstore binary's command line", () => {
   it("says where keys create wrote when run without --db, and refuses --db :memory:", async () => {
     // Issue 30: in an empty directory it made ./petstore.db and printed a key, naming no database.
     const dir = tempDir();
-    const created = await cli(["keys", "create", "--plan", "free"], { cwd: dir, env: { ...process.env, PETSTORE_DB: "" } });
+    const created = await cli(["keys", "create", "--plan", "free"], {
+      cwd: dir,
+      env: { ...process.env, PETSTORE_DB: "" },
+    });
     expect(created.code).toBe(0);
     expect(created.stdout.split("\n")[1]).toBe(
       `Stored in a new database, ${join(dir, "petstore.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
@@ -130,7 +157,10 @@ describe("the petstore binary serving HTTP", () => {
   });
 
   it("creates a pet, gets it by id with the deprecation headers, and lists it", async () => {
-    const created = await api("/v1/pets", { method: "POST", json: { name: "  Rex ", categoryId: 3, status: "available" } });
+    const created = await api("/v1/pets", {
+      method: "POST",
+      json: { name: "  Rex ", categoryId: 3, status: "available" },
+    });
     expect(created.status).toBe(201);
     const pet = (await created.json()) as { id: number };
     expect(pet).toEqual({ id: expect.any(Number), name: "Rex", categoryId: 3, status: "available" });
@@ -151,7 +181,8 @@ describe("the petstore binary serving HTTP", () => {
   });
 
   it("pages through pets with Link headers", async () => {
-    for (let i = 0; i < 5; i++) expect((await api("/v1/pets", { method: "POST", json: { name: `page-${i}`, categoryId: 1 } })).status).toBe(201);
+    for (let i = 0; i < 5; i++)
+      expect((await api("/v1/pets", { method: "POST", json: { name: `page-${i}`, categoryId: 1 } })).status).toBe(201);
     const first = await api("/v1/pets?limit=2");
     expect(first.status).toBe(200);
     expect(first.headers.get("link")).toMatch(/^<\/v1\/pets\?limit=2&cursor=[\w-]+>; rel="next"$/);
@@ -220,7 +251,9 @@ describe("the petstore binary serving HTTP", () => {
     const response = await api("/v1/pets?limit=1", { headers: { "x-request-id": "e2e-log-check" } });
     expect(response.status).toBe(200);
     await waitFor(() => server.stdout.some((line) => line.includes("e2e-log-check")));
-    const entries = server.stdout.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entries = server.stdout
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(entries.find((entry) => entry.requestId === "e2e-log-check")).toEqual({
       time: expect.any(String),
       requestId: "e2e-log-check",
@@ -243,7 +276,10 @@ describe("the petstore binary on its own", () => {
   it("is the size docs/binary.md says, within 5 %", () => {
     const stated = Number(/one ~(\d+) MiB executable/.exec(readFileSync(join(ROOT, "docs/binary.md"), "utf8"))![1]);
     const size = statSync(ensureBinary()).size / 2 ** 20;
-    expect(Math.abs(size - stated) / stated, `the binary is ${size.toFixed(1)} MiB, the docs say ~${stated}`).toBeLessThan(0.05);
+    expect(
+      Math.abs(size - stated) / stated,
+      `the binary is ${size.toFixed(1)} MiB, the docs say ~${stated}`,
+    ).toBeLessThan(0.05);
   });
 
   it("serves from an empty directory with a file database, without Node, Bun or node_modules", async () => {
@@ -256,7 +292,10 @@ describe("the petstore binary on its own", () => {
     expect(made.code).toBe(0);
     const { key } = JSON.parse(made.stdout) as { key: string };
     const server = await startServer([executable, "serve", "--host", "127.0.0.1", "--port", "0"], { cwd: dir, env });
-    const created = await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "Alone", categoryId: 1 } });
+    const created = await client(server.url, key)("/v1/pets", {
+      method: "POST",
+      json: { name: "Alone", categoryId: 1 },
+    });
     expect(created.status).toBe(201);
     expect(readdirSync(dir)).toContain("petstore.db");
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
@@ -267,14 +306,18 @@ describe("the petstore binary on its own", () => {
     const server = await startServer([...binaryServe(db), "--dev"]);
     await waitFor(() => server.stdout.some((line) => line.startsWith("Make another key:")));
     const banner = server.stdout.slice(server.stdout.findIndex((line) => line.startsWith("Development mode")));
-    expect(banner).toContain("It allows 60 requests a minute and 1000 a day; past 30 refusals (429) within a minute it is banned for 10 minutes.");
+    expect(banner).toContain(
+      "It allows 60 requests a minute and 1000 a day; past 30 refusals (429) within a minute it is banned for 10 minutes.",
+    );
     const another = banner.find((line) => line.startsWith("Make another key: "))!.slice("Make another key: ".length);
     expect(another).toBe(`petstore keys create --plan free --db ${db}`);
     expect(banner).toContain(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
     // The line as printed makes a key in the server's own database, which the server then accepts.
     const made = await cli([...another.split(" ").slice(1), "--json"]);
     expect(JSON.parse(made.stdout)).toMatchObject({ database: db.slice("file:".length), databaseCreated: false });
-    const answer = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${JSON.parse(made.stdout).key}` } });
+    const answer = await fetch(`${server.url}/v1/pets`, {
+      headers: { authorization: `Bearer ${JSON.parse(made.stdout).key}` },
+    });
     expect(answer.status).toBe(200);
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });

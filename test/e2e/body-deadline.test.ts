@@ -3,7 +3,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, createKey, onFreePort, type Server, startServer, stopProcess, tempDatabaseUrl } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  onFreePort,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+} from "./_processes.js";
 import { parseResponse, rawExchange, rawRequest } from "./_raw-http.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
@@ -18,10 +27,17 @@ const DEADLINE_MS = 800;
  */
 async function stalledBodiesAreAnswered(server: Server, key: string, closes: boolean): Promise<void> {
   const port = Number(new URL(server.url).port);
-  const head = rawRequest("POST", "/v1/pets", { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" }, '{"name":"Sl');
+  const head = rawRequest(
+    "POST",
+    "/v1/pets",
+    { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
+    '{"name":"Sl',
+  );
   const began = performance.now();
   // Waited for until the server closes the connection; where it does not, a little past the deadline.
-  const stalled = Array.from({ length: 200 }, () => rawExchange(port, head, { after: "wait", deadlineMs: DEADLINE_MS + (closes ? 20_000 : 3_000) }));
+  const stalled = Array.from({ length: 200 }, () =>
+    rawExchange(port, head, { after: "wait", deadlineMs: DEADLINE_MS + (closes ? 20_000 : 3_000) }),
+  );
   // Meanwhile the others are served as ever.
   const api = client(server.url, key);
   const others = [];
@@ -36,9 +52,18 @@ async function stalledBodiesAreAnswered(server: Server, key: string, closes: boo
   for (const answer of answers) {
     expect(answer.closedBy).toBe(closes ? "server" : "deadline");
     expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({ code: "request_timeout", message: `The request body did not arrive in full within ${DEADLINE_MS / 1000} s`, status: 408 });
+    expect(JSON.parse(answer.body)).toEqual({
+      code: "request_timeout",
+      message: `The request body did not arrive in full within ${DEADLINE_MS / 1000} s`,
+      status: 408,
+    });
     // The contract's headers, as on every answer.
-    expect(answer.headers).toMatchObject({ "x-ratelimit-limit": "100000", "content-type": "application/json", "cache-control": "no-store", connection: "close" });
+    expect(answer.headers).toMatchObject({
+      "x-ratelimit-limit": "100000",
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      connection: "close",
+    });
     expect(answer.headers["x-request-id"]).toMatch(/.+/);
   }
   expect(ms).toBeLessThan(DEADLINE_MS + 10_000);
@@ -48,7 +73,9 @@ describe("a body that never arrives in full", () => {
   it("is answered 408 request_timeout with the contract's headers after PETSTORE_BODY_TIMEOUT_MS, and its connection closed, on 200 connections while others are served (the binary)", async () => {
     const db = tempDatabaseUrl();
     const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"]);
-    const server = await startServer(binaryServe(db), { env: { ...process.env, PETSTORE_BODY_TIMEOUT_MS: String(DEADLINE_MS) } });
+    const server = await startServer(binaryServe(db), {
+      env: { ...process.env, PETSTORE_BODY_TIMEOUT_MS: String(DEADLINE_MS) },
+    });
     await stalledBodiesAreAnswered(server, key, true);
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   }, 60_000);
@@ -58,13 +85,16 @@ describe("a body that never arrives in full", () => {
   it("is answered the same under Deno, which keeps the connection open until the client closes it", async () => {
     const db = tempDatabaseUrl("deno.db");
     const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"]);
-    const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"]!;
+    const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
+      .scripts["start:deno"]!;
     const [, ...args] = script.split(" ");
     const server = await onFreePort((port) =>
       startServer(
         [
           join(ROOT, "node_modules/.bin/deno"),
-          ...args.filter((arg) => arg !== "--dev").map((arg) => (arg === "--allow-net=127.0.0.1:8080" ? `--allow-net=127.0.0.1:${port}` : arg)),
+          ...args
+            .filter((arg) => arg !== "--dev")
+            .map((arg) => (arg === "--allow-net=127.0.0.1:8080" ? `--allow-net=127.0.0.1:${port}` : arg)),
           "--host",
           "127.0.0.1",
           "--port",

@@ -18,7 +18,11 @@ describe("a clean shutdown", () => {
     const api = client(server.url, key);
     const acknowledged: number[] = [];
     for (let round = 0; round < 10; round++) {
-      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => api("/v1/pets", { method: "POST", json: { name: `Pet ${round}-${i}`, categoryId: 1 } })));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          api("/v1/pets", { method: "POST", json: { name: `Pet ${round}-${i}`, categoryId: 1 } }),
+        ),
+      );
       for (const answer of answers) {
         expect(answer.status).toBe(201);
         acknowledged.push(((await answer.json()) as { id: number }).id);
@@ -31,7 +35,10 @@ describe("a clean shutdown", () => {
     const copy = join(tempDir(), "petstore.db");
     copyFileSync(path, copy);
     expect(existsSync(`${copy}-wal`)).toBe(false);
-    const ids = execFileSync("sqlite3", [copy, "SELECT id FROM pets ORDER BY id"], { encoding: "utf8" }).trim().split("\n").map(Number);
+    const ids = execFileSync("sqlite3", [copy, "SELECT id FROM pets ORDER BY id"], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .map(Number);
     expect(ids).toEqual(acknowledged.sort((a, b) => a - b));
   }, 60_000);
 });

@@ -10,7 +10,8 @@ afterAll(cleanUp);
 
 /** The documented Deno command (`npm run start:deno`), moved to `port` and `db`. */
 function denoCommand(port: number, db: string): string[] {
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"]!;
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
+    .scripts["start:deno"]!;
   const [deno, ...args] = script.split(" ");
   expect(deno).toBe("deno");
   expect(args).toContain("--allow-net=127.0.0.1:8080");
@@ -28,7 +29,9 @@ describe("the server source on Deno", () => {
   it("boots with the documented permissions and answers authenticated requests", async () => {
     const db = tempDatabaseUrl("deno.db");
     const { key } = await createKey(db);
-    const server = await onFreePort((port) => startServer(denoCommand(port, db), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } }));
+    const server = await onFreePort((port) =>
+      startServer(denoCommand(port, db), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } }),
+    );
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const api = client(server.url, key);
 
@@ -39,7 +42,9 @@ describe("the server source on Deno", () => {
     expect(await (await api(`/v1/pets/${pet.id}`)).json()).toEqual({ id: pet.id, name: "Dino", categoryId: 2 });
     expect((await fetch(new URL("/v1/pets", server.url))).status).toBe(401);
     // The anonymous bucket is named by the socket address Deno reports.
-    await waitFor(() => server.stdout.some((line) => line.includes('"status":401') && line.includes('"client":"127.0.0.1"')));
+    await waitFor(() =>
+      server.stdout.some((line) => line.includes('"status":401') && line.includes('"client":"127.0.0.1"')),
+    );
 
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(server.stderr.join("\n")).not.toMatch(/NotCapable|PermissionDenied/);

@@ -85,15 +85,29 @@ describe("the API reference in a browser", () => {
         id: block.id,
         method: block.querySelector(".opblock-summary-method")?.textContent,
         // Swagger UI strikes a deprecated operation's path through with a class of its own.
-        path: block.querySelector(".opblock-summary-path, .opblock-summary-path__deprecated")?.textContent?.replace(/\u200b/g, ""),
+        path: block
+          .querySelector(".opblock-summary-path, .opblock-summary-path__deprecated")
+          ?.textContent?.replace(/\u200b/g, ""),
         summary: block.querySelector(".opblock-summary-description")?.textContent,
         deprecated: block.classList.contains("opblock-deprecated"),
       })),
     );
     await page.screenshot({ path: SCREENSHOT, fullPage: true, timeout: WAIT_MS });
     expect(operations).toEqual([
-      { id: "operations-default-listPets", method: "GET", path: "/pets", summary: "List animals, optionally filtered by status", deprecated: false },
-      { id: "operations-default-createPet", method: "POST", path: "/pets", summary: "Add an animal", deprecated: false },
+      {
+        id: "operations-default-listPets",
+        method: "GET",
+        path: "/pets",
+        summary: "List animals, optionally filtered by status",
+        deprecated: false,
+      },
+      {
+        id: "operations-default-createPet",
+        method: "POST",
+        path: "/pets",
+        summary: "Add an animal",
+        deprecated: false,
+      },
       {
         id: "operations-default-getPet",
         method: "GET",
@@ -101,8 +115,20 @@ describe("the API reference in a browser", () => {
         summary: "Get an animal (deprecated: removed on 5 December 2030; use GET /pets)",
         deprecated: true,
       },
-      { id: "operations-default-listOrders", method: "GET", path: "/store/orders", summary: "List store orders, optionally filtered by status", deprecated: false },
-      { id: "operations-default-getOpenApi", method: "GET", path: "/openapi.json", summary: "This document", deprecated: false },
+      {
+        id: "operations-default-listOrders",
+        method: "GET",
+        path: "/store/orders",
+        summary: "List store orders, optionally filtered by status",
+        deprecated: false,
+      },
+      {
+        id: "operations-default-getOpenApi",
+        method: "GET",
+        path: "/openapi.json",
+        summary: "This document",
+        deprecated: false,
+      },
     ]);
     await expect(page.locator(".info .title").textContent()).resolves.toContain("Pet Store");
 

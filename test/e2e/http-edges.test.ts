@@ -32,27 +32,35 @@ async function logLine(requestId: string, ms = 5_000): Promise<Record<string, un
   return JSON.parse(find()!) as Record<string, unknown>;
 }
 
-const json = (requestId: string) => ({ Authorization: `Bearer ${key}`, "Content-Type": "application/json", "X-Request-Id": requestId });
+const json = (requestId: string) => ({
+  Authorization: `Bearer ${key}`,
+  "Content-Type": "application/json",
+  "X-Request-Id": requestId,
+});
 
 describe("HEAD over a real socket", () => {
-  it.each(["/v1/pets?limit=5", "/v1/pets/999", "/v1/openapi.json", "/healthz"])("answers HEAD %s with the length GET sends and no body", async (path) => {
-    const headers = { Authorization: `Bearer ${key}`, Connection: "close" };
-    const head = await rawExchange(port, rawRequest("HEAD", path, headers), { after: "wait", deadlineMs: 5_000 });
-    const get = await rawExchange(port, rawRequest("GET", path, headers), { after: "wait", deadlineMs: 5_000 });
-    expect([head.closedBy, get.closedBy]).toEqual(["server", "server"]);
-    const getAnswer = parseResponse(get.received);
-    expect(getAnswer.body.length).toBeGreaterThan(0);
-    const headAnswer = parseResponse(head.received);
-    expect(headAnswer.status).toBe(getAnswer.status);
-    // RFC 9110 section 9.3.2: the GET body's length (or none), never a made-up 0.
-    expect(headAnswer.headers["content-length"]).toBe(String(Buffer.byteLength(getAnswer.body, "latin1")));
-    expect(headAnswer.body).toBe("");
-  });
+  it.each(["/v1/pets?limit=5", "/v1/pets/999", "/v1/openapi.json", "/healthz"])(
+    "answers HEAD %s with the length GET sends and no body",
+    async (path) => {
+      const headers = { Authorization: `Bearer ${key}`, Connection: "close" };
+      const head = await rawExchange(port, rawRequest("HEAD", path, headers), { after: "wait", deadlineMs: 5_000 });
+      const get = await rawExchange(port, rawRequest("GET", path, headers), { after: "wait", deadlineMs: 5_000 });
+      expect([head.closedBy, get.closedBy]).toEqual(["server", "server"]);
+      const getAnswer = parseResponse(get.received);
+      expect(getAnswer.body.length).toBeGreaterThan(0);
+      const headAnswer = parseResponse(head.received);
+      expect(headAnswer.status).toBe(getAnswer.status);
+      // RFC 9110 section 9.3.2: the GET body's length (or none), never a made-up 0.
+      expect(headAnswer.headers["content-length"]).toBe(String(Buffer.byteLength(getAnswer.body, "latin1")));
+      expect(headAnswer.body).toBe("");
+    },
+  );
 });
 
 describe("a client that never finishes its body", () => {
   // Declares 100 bytes, sends 28: a valid NewPet cut short, so only the missing rest keeps it from being created.
-  const partial = (requestId: string) => rawRequest("POST", "/v1/pets", { ...json(requestId), "Content-Length": "100" }, '{"name":"Cut","categoryId":1');
+  const partial = (requestId: string) =>
+    rawRequest("POST", "/v1/pets", { ...json(requestId), "Content-Length": "100" }, '{"name":"Cut","categoryId":1');
 
   /**
    * "destroy": the client closes its socket half-way; "end": it half-closes (FIN) and waits for
@@ -61,14 +69,21 @@ describe("a client that never finishes its body", () => {
    */
   it("is logged as aborted (499), not as a server error, gets no answer and writes nothing", async () => {
     const cases = ["destroy", "end", "wait"] as const;
-    const exchanges = await Promise.all(cases.map((after) => rawExchange(port, partial(`abort-${after}`), { after, deadlineMs: 20_000 })));
+    const exchanges = await Promise.all(
+      cases.map((after) => rawExchange(port, partial(`abort-${after}`), { after, deadlineMs: 20_000 })),
+    );
     expect(exchanges.map((exchange) => [exchange.closedBy, exchange.received])).toEqual([
       ["client", ""],
       ["server", ""],
       ["server", ""],
     ]);
     for (const after of cases) {
-      expect(await logLine(`abort-${after}`)).toMatchObject({ method: "POST", path: "/v1/pets", status: 499, aborted: true });
+      expect(await logLine(`abort-${after}`)).toMatchObject({
+        method: "POST",
+        path: "/v1/pets",
+        status: 499,
+        aborted: true,
+      });
     }
     expect(server.stderr.filter((line) => line.includes('"level":"error"'))).toEqual([]);
     expect((await listAllPets(api)).filter((pet) => pet.name === "Cut")).toEqual([]);
@@ -77,7 +92,11 @@ describe("a client that never finishes its body", () => {
   it("is logged as aborted when a chunked body is cut before its last chunk", async () => {
     const head = rawRequest("POST", "/v1/pets", { ...json("abort-chunked"), "Transfer-Encoding": "chunked" });
     const chunk = '{"name":"Cut","categoryId":1}';
-    const exchange = await rawExchange(port, Buffer.concat([head, Buffer.from(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)]), { after: "destroy", deadlineMs: 5_000 });
+    const exchange = await rawExchange(
+      port,
+      Buffer.concat([head, Buffer.from(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)]),
+      { after: "destroy", deadlineMs: 5_000 },
+    );
     expect(exchange.received).toBe("");
     expect(await logLine("abort-chunked")).toMatchObject({ status: 499, aborted: true });
     expect(server.stderr.filter((line) => line.includes('"level":"error"'))).toEqual([]);
@@ -87,10 +106,20 @@ describe("a client that never finishes its body", () => {
 
 describe("bodies that are not well-formed text", () => {
   it.each([
-    ["invalid UTF-8 bytes", Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x2c, 0x22, 0x63, 0x61, 0x74, 0x65, 0x67, 0x6f, 0x72, 0x79, 0x49, 0x64, 0x22, 0x3a, 0x31, 0x7d])],
+    [
+      "invalid UTF-8 bytes",
+      Buffer.from([
+        0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x2c, 0x22, 0x63, 0x61, 0x74, 0x65,
+        0x67, 0x6f, 0x72, 0x79, 0x49, 0x64, 0x22, 0x3a, 0x31, 0x7d,
+      ]),
+    ],
     ["an unpaired surrogate as a JSON escape", '{"name":"\\ud800","categoryId":1}'],
   ])("answers a name of %s with 400 invalid_body", async (_what, body) => {
-    const exchange = await rawExchange(port, rawRequest("POST", "/v1/pets", { ...json("text"), Connection: "close" }, body), { after: "wait", deadlineMs: 5_000 });
+    const exchange = await rawExchange(
+      port,
+      rawRequest("POST", "/v1/pets", { ...json("text"), Connection: "close" }, body),
+      { after: "wait", deadlineMs: 5_000 },
+    );
     const answer = parseResponse(exchange.received);
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toMatchObject({ code: "invalid_body", status: 400 });
@@ -98,7 +127,8 @@ describe("bodies that are not well-formed text", () => {
 });
 
 describe("pipelined HTTP/1.1 requests (several in one write)", () => {
-  const LIMITATION = "Bun now sends bytes back for pipelined requests: update this pin and the README's known limitation (The binary)";
+  const LIMITATION =
+    "Bun now sends bytes back for pipelined requests: update this pin and the README's known limitation (The binary)";
 
   /**
    * Pins a limitation of Bun's HTTP layer (bun 1.4.5, the newest published when written): a
@@ -107,7 +137,12 @@ describe("pipelined HTTP/1.1 requests (several in one write)", () => {
    * request ran (oven-sh/bun pull request 38128, open). When an upgrade fixes it, this fails.
    */
   it("closes the connection without an answer, after running the first; a retry with its Idempotency-Key replays it", async () => {
-    const create = rawRequest("POST", "/v1/pets", { ...json("pipelined-create"), "Idempotency-Key": "pipelined-1" }, '{"name":"Piped","categoryId":1}');
+    const create = rawRequest(
+      "POST",
+      "/v1/pets",
+      { ...json("pipelined-create"), "Idempotency-Key": "pipelined-1" },
+      '{"name":"Piped","categoryId":1}',
+    );
     const list = rawRequest("GET", "/v1/pets?limit=1", { Authorization: `Bearer ${key}` });
     const exchange = await rawExchange(port, Buffer.concat([create, list]), { after: "wait", deadlineMs: 5_000 });
     expect(exchange.received, LIMITATION).toBe("");
@@ -115,7 +150,11 @@ describe("pipelined HTTP/1.1 requests (several in one write)", () => {
     expect(await logLine("pipelined-create")).toMatchObject({ status: 201 });
 
     // The mitigation the README gives: the client's retry with the same key creates nothing new.
-    const retry = await api("/v1/pets", { method: "POST", headers: { "Idempotency-Key": "pipelined-1" }, json: { name: "Piped", categoryId: 1 } });
+    const retry = await api("/v1/pets", {
+      method: "POST",
+      headers: { "Idempotency-Key": "pipelined-1" },
+      json: { name: "Piped", categoryId: 1 },
+    });
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect((await listAllPets(api)).filter((pet) => pet.name === "Piped")).toHaveLength(1);

@@ -19,7 +19,11 @@ beforeAll(async () => {
 
 /** One HTTP/1.0 request without a Host header, as the bytes a bare client sends. */
 async function withoutHost(target: string, headers: string[] = []) {
-  const exchange = await rawExchange(port, `GET ${target} HTTP/1.0\r\n${headers.map((line) => `${line}\r\n`).join("")}\r\n`, { after: "wait", deadlineMs: 5_000 });
+  const exchange = await rawExchange(
+    port,
+    `GET ${target} HTTP/1.0\r\n${headers.map((line) => `${line}\r\n`).join("")}\r\n`,
+    { after: "wait", deadlineMs: 5_000 },
+  );
   return parseResponse(exchange.received);
 }
 

@@ -28,6 +28,7 @@ afterAll(async () => {
 });
 
 /** The binary's command line, failing the test with its stderr when it does not exit 0; `--json` output parsed. */
+// biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
 async function petstore(args: string[]): Promise<any> {
   const result = await cli(args);
   if (result.code !== 0) throw new Error(`petstore ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
@@ -35,7 +36,12 @@ async function petstore(args: string[]): Promise<any> {
 }
 
 /** Requests until `done(answer)`, at most every `everyMs`, for at most `ms`; resolves with the answers and how long it took. */
-async function requestUntil(request: () => Promise<Response>, done: (response: Response, body: { code?: string }) => boolean, ms: number, everyMs = 0) {
+async function requestUntil(
+  request: () => Promise<Response>,
+  done: (response: Response, body: { code?: string }) => boolean,
+  ms: number,
+  everyMs = 0,
+) {
   const answers: { status: number; code: string | undefined }[] = [];
   let response!: Response;
   const elapsedMs = await waitFor(
@@ -46,7 +52,10 @@ async function requestUntil(request: () => Promise<Response>, done: (response: R
       return done(response, body);
     },
     ms,
-    { every: everyMs, what: () => `an answer where ${String(done)}; the last ones ${JSON.stringify(answers.slice(-5))}` },
+    {
+      every: everyMs,
+      what: () => `an answer where ${String(done)}; the last ones ${JSON.stringify(answers.slice(-5))}`,
+    },
   );
   return { response, answers, elapsedMs };
 }
@@ -62,7 +71,11 @@ describe.each([
     const api = client(server.url, key);
 
     // Over the limit until banned: more than 30 refusals within a minute.
-    const banning = await requestUntil(() => api("/v1/pets?limit=1"), (_, body) => body.code === "temporarily_banned", 30_000);
+    const banning = await requestUntil(
+      () => api("/v1/pets?limit=1"),
+      (_, body) => body.code === "temporarily_banned",
+      30_000,
+    );
     const admitted = banning.answers.filter((answer) => answer.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(2);
     const banned = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
@@ -71,26 +84,45 @@ describe.each([
     if (limiter().length > 0) {
       // The database records that its servers count in Redis: without --limiter, no usage is made up.
       const blind = await cli(["keys", "show", id, "--db", db, "--json"]);
-      expect([blind.code, JSON.parse(blind.stdout).usage, blind.stderr]).toEqual([0, null, expect.stringContaining("give --limiter redis://HOST (or PETSTORE_LIMITER)")]);
+      expect([blind.code, JSON.parse(blind.stdout).usage, blind.stderr]).toEqual([
+        0,
+        null,
+        expect.stringContaining("give --limiter redis://HOST (or PETSTORE_LIMITER)"),
+      ]);
     }
 
     // The upgrade, seen by the running server while the ban holds (requests during a ban count nothing).
     await petstore(["keys", "update", id, "--plan", "pro", "--per-minute", "plan", "--db", db]);
-    const upgrade = await requestUntil(() => api("/v1/pets?limit=1"), (response) => response.headers.get("x-ratelimit-limit") === "300", 8_000, 100);
+    const upgrade = await requestUntil(
+      () => api("/v1/pets?limit=1"),
+      (response) => response.headers.get("x-ratelimit-limit") === "300",
+      8_000,
+      100,
+    );
     expect(upgrade.response.status).toBe(429);
     // 5 s of key cache at most, and one poll and one request more (on 2 shared cores).
     expect(upgrade.elapsedMs).toBeLessThan(6_000);
 
-    expect(await petstore(["keys", "unban", id, "--db", db, ...limiter()])).toBe(`Lifted the ban of ${id}: its next request is decided by its limits alone.\n`);
+    expect(await petstore(["keys", "unban", id, "--db", db, ...limiter()])).toBe(
+      `Lifted the ban of ${id}: its next request is decided by its limits alone.\n`,
+    );
     const next = await api("/v1/pets?limit=1");
     expect(next.status).toBe(200);
     expect(next.headers.get("x-ratelimit-limit")).toBe("300");
 
     const after = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
-    expect(after).toMatchObject({ plan: "pro", perMinute: 300, perDay: 10_000, label: "shop", usage: { day: { used: admitted + 1, limit: 10_000 }, bannedUntil: null } });
+    expect(after).toMatchObject({
+      plan: "pro",
+      perMinute: 300,
+      perDay: 10_000,
+      label: "shop",
+      usage: { day: { used: admitted + 1, limit: 10_000 }, bannedUntil: null },
+    });
     const trail = await petstore(["audit", "--key", id, "--db", db, "--json"]);
     expect(trail.map((entry: { action: string }) => entry.action)).toEqual(["unban", "update", "create"]);
-    console.log(`[keys-cli ${limiter().length ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`);
+    console.log(
+      `[keys-cli ${limiter().length ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`,
+    );
   });
 });
 
@@ -102,7 +134,9 @@ describe("the CLI on the servers' Redis", () => {
     const empty = `${redis.url}/3`;
     const shown = await petstore(["keys", "show", id, "--db", db, "--limiter", empty, "--json"]);
     expect(shown.usage).toMatchObject({ day: { used: 0 }, bannedUntil: null });
-    expect(await petstore(["keys", "unban", id, "--db", db, "--limiter", empty])).toBe(`${id} was not banned; nothing changed.\n`);
+    expect(await petstore(["keys", "unban", id, "--db", db, "--limiter", empty])).toBe(
+      `${id} was not banned; nothing changed.\n`,
+    );
     const redisClient = new Redis(empty);
     try {
       expect(await redisClient.keys("*")).toEqual([]);
@@ -120,11 +154,20 @@ describe("a key rolled by the CLI", () => {
     expect((await client(server.url, oldKey)("/v1/pets?limit=1")).status).toBe(200);
 
     const rolled = await petstore(["keys", "roll", id, "--overlap", "60s", "--db", db, "--json"]);
-    expect(rolled).toMatchObject({ id, plan: "free", rolling: { since: expect.any(String), until: expect.any(String) } });
+    expect(rolled).toMatchObject({
+      id,
+      plan: "free",
+      rolling: { since: expect.any(String), until: expect.any(String) },
+    });
     const { since, until } = rolled.rolling as { since: string; until: string };
     expect(Date.parse(until) - Date.parse(since)).toBe(60_000);
     // The server's key cache may hold the record from before the roll for up to 5 s.
-    const old = await requestUntil(() => client(server.url, oldKey)("/v1/pets?limit=1"), (response) => response.headers.has("sunset"), 6_000, 100);
+    const old = await requestUntil(
+      () => client(server.url, oldKey)("/v1/pets?limit=1"),
+      (response) => response.headers.has("sunset"),
+      6_000,
+      100,
+    );
     expect(old.response.status).toBe(200);
     expect(old.response.headers.get("deprecation")).toBe(`@${Math.floor(Date.parse(since) / 1000)}`);
     expect(old.response.headers.get("sunset")).toBe(new Date(until).toUTCString());
@@ -134,10 +177,14 @@ describe("a key rolled by the CLI", () => {
     // One roll at a time: the CLI names when the overlap ends.
     const again = await cli(["keys", "roll", id, "--overlap", "0s", "--db", db]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toBe(`petstore: ${id} is already rolling: rolled at ${since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)\n`);
+    expect(again.stderr).toBe(
+      `petstore: ${id} is already rolling: rolled at ${since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)\n`,
+    );
 
     // A server 65 s ahead (libfaketime) lives after the overlap: the old secret is refused there, the new one served.
-    const later = await startServer(binaryServe(db), { env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+65s" } });
+    const later = await startServer(binaryServe(db), {
+      env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+65s" },
+    });
     const refused = await client(later.url, oldKey)("/v1/pets?limit=1");
     expect(refused.status).toBe(401);
     expect((await client(later.url, rolled.key)("/v1/pets?limit=1")).status).toBe(200);

@@ -5,7 +5,16 @@ import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, createKey, onFreePort, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  onFreePort,
+  startServer,
+  stopProcess,
+  tempDir,
+  waitFor,
+} from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 
@@ -31,7 +40,9 @@ async function query(base: string, promql: string): Promise<Sample[]> {
 
 /** The query's samples as { labels-of-interest: value }, for comparing with what was sent. */
 async function totals(base: string, promql: string, label: string): Promise<Record<string, number>> {
-  return Object.fromEntries((await query(base, promql)).map((sample) => [sample.metric[label] ?? "", Number(sample.value[1])]));
+  return Object.fromEntries(
+    (await query(base, promql)).map((sample) => [sample.metric[label] ?? "", Number(sample.value[1])]),
+  );
 }
 
 describe("Prometheus scraping the binary's metrics listener", () => {
@@ -41,31 +52,53 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     // Five requests a day: the sixth and later are refused however the minute falls.
     const { key } = await createKey(db, ["--plan", "free", "--per-minute", "5", "--per-day", "5"]);
     const server = await startServer([...binaryServe(db), "--metrics-listen", "127.0.0.1:0"]);
-    const metricsLine = server.stdout.map((line) => JSON.parse(line) as { event?: string; url?: string }).find((entry) => entry.event === "metrics listening");
+    const metricsLine = server.stdout
+      .map((line) => JSON.parse(line) as { event?: string; url?: string })
+      .find((entry) => entry.event === "metrics listening");
     expect(metricsLine?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const target = new URL(metricsLine!.url!).host;
 
     // The exposition as served is valid for Prometheus's own checker.
     const exposition = await (await fetch(metricsLine!.url!)).text();
-    const checked = spawnSync("promtool", ["check", "metrics"], { input: exposition, encoding: "utf8", timeout: 10_000 });
+    const checked = spawnSync("promtool", ["check", "metrics"], {
+      input: exposition,
+      encoding: "utf8",
+      timeout: 10_000,
+    });
     expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: "" });
     // The API's port does not serve them (that 404 is counted as route="other").
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
 
     writeFileSync(
       join(dir, "prometheus.yml"),
-      ["global:", "  scrape_interval: 1s", "scrape_configs:", "  - job_name: petstore", "    static_configs:", `      - targets: ["${target}"]`, ""].join("\n"),
+      [
+        "global:",
+        "  scrape_interval: 1s",
+        "scrape_configs:",
+        "  - job_name: petstore",
+        "    static_configs:",
+        `      - targets: ["${target}"]`,
+        "",
+      ].join("\n"),
     );
     const base = await onFreePort(async (port) => {
       const log: string[] = [];
       prometheus = spawn(
         "prometheus",
-        [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "tsdb")}`, `--web.listen-address=127.0.0.1:${port}`],
+        [
+          `--config.file=${join(dir, "prometheus.yml")}`,
+          `--storage.tsdb.path=${join(dir, "tsdb")}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+        ],
         { stdio: ["ignore", "ignore", "pipe"] },
       );
       prometheus.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-      const exited = new Promise<never>((_, reject) => prometheus!.once("exit", () => reject(new Error(`prometheus exited:\n${log.join("")}`))));
-      const ready = waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000, { what: () => `prometheus to start:\n${log.join("")}` });
+      const exited = new Promise<never>((_, reject) =>
+        prometheus!.once("exit", () => reject(new Error(`prometheus exited:\n${log.join("")}`))),
+      );
+      const ready = waitFor(() => log.join("").includes("Server is ready to receive web requests"), 20_000, {
+        what: () => `prometheus to start:\n${log.join("")}`,
+      });
       await Promise.race([ready, exited]);
       return `http://127.0.0.1:${port}`;
     });
@@ -86,7 +119,9 @@ describe("Prometheus scraping the binary's metrics listener", () => {
     });
     expect(await totals(base, 'petstore_rate_limit_refusals_total{job="petstore"}', "plan")).toEqual({ free: 3 });
     expect(await totals(base, 'petstore_unauthorized_total{job="petstore"}', "job")).toEqual({ petstore: 2 });
-    expect(await totals(base, 'sum by (route) (petstore_http_request_duration_seconds_count{job="petstore"})', "route")).toEqual({ "/v1/pets": 10, other: 1 });
+    expect(
+      await totals(base, 'sum by (route) (petstore_http_request_duration_seconds_count{job="petstore"})', "route"),
+    ).toEqual({ "/v1/pets": 10, other: 1 });
     expect(await totals(base, 'up{job="petstore"}', "job")).toEqual({ petstore: 1 });
     // Every admitted or refused request was counted by a limiter write: at least one batch committed.
     const batches = await totals(base, 'petstore_libsql_commit_seconds_count{job="petstore"}', "job");

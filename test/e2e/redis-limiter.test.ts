@@ -5,7 +5,17 @@ import { usePostgresDatabases } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, freePort, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  cli,
+  createKey,
+  freePort,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "./_processes.js";
 
 /**
  * `petstore serve --limiter redis://...` against a real redis-server: the limits live in Redis
@@ -32,7 +42,14 @@ afterAll(async () => {
 /** A fresh database with one key of `perMinute` requests, served with the limits in Redis. */
 async function serveOnRedis(perMinute: number, env: NodeJS.ProcessEnv = {}, flags: string[] = []) {
   const db = tempDatabaseUrl();
-  const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", String(perMinute), "--per-day", "100000"]);
+  const { key, id } = await createKey(db, [
+    "--plan",
+    "enterprise",
+    "--per-minute",
+    String(perMinute),
+    "--per-day",
+    "100000",
+  ]);
   // PETSTORE_LIMITER in `env` names Redis instead of the flag.
   const limiter = env.PETSTORE_LIMITER === undefined ? ["--limiter", redis.url] : [];
   const server = await startServer([...binaryServe(db), ...limiter, ...flags], { env: { ...process.env, ...env } });
@@ -54,7 +71,10 @@ async function redisBack(): Promise<void> {
 /** GETs until one is answered 200 (the server reconnected by itself); at most `ms`. */
 async function until200(api: ReturnType<typeof client>, ms = 15_000): Promise<Response> {
   let last: Response | undefined;
-  await waitFor(async () => (last = await api("/v1/pets")).status === 200, ms, { every: 100, what: () => `a 200 (last ${last?.status})` });
+  await waitFor(async () => (last = await api("/v1/pets")).status === 200, ms, {
+    every: 100,
+    what: () => `a 200 (last ${last?.status})`,
+  });
   return last!;
 }
 
@@ -132,11 +152,16 @@ describe("petstore serve --limiter redis://", () => {
   it("counts in each fail-open line the requests of its own outage only, and their total when Redis answers again", async () => {
     const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_TIMEOUT_MS: "300" }, ["--limiter-fail-open"]);
     const lines = (event: string) =>
-      server.stderr.map((line) => JSON.parse(line) as { event?: string; admittedWithoutLimit?: number }).filter((line) => line.event === event);
+      server.stderr
+        .map((line) => JSON.parse(line) as { event?: string; admittedWithoutLimit?: number })
+        .filter((line) => line.event === event);
     const reconnects = () => lines("limiter reconnected").length;
     expect((await api("/v1/pets")).status).toBe(200);
     // Issue 27 §3.9: the second outage's first line said 150 (the first outage's), or nothing.
-    for (const [outage, requests] of [[1, 150], [2, 7]] as const) {
+    for (const [outage, requests] of [
+      [1, 150],
+      [2, 7],
+    ] as const) {
       // Counted before the outage: the server may reconnect before redisBack() returns.
       const reconnected = reconnects();
       await redis.kill();
@@ -160,7 +185,8 @@ describe("petstore serve --limiter redis://", () => {
     // Two a minute: the 3rd to 33rd requests are refused, the 34th bans the key for 600 s.
     const { server, api } = await serveOnRedis(2);
     const codes = [];
-    for (let i = 0; i < 34; i++) codes.push(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code ?? "ok");
+    for (let i = 0; i < 34; i++)
+      codes.push(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code ?? "ok");
     expect(codes.at(-1)).toBe("temporarily_banned");
     expect(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code).toBe("temporarily_banned");
     const lost = () => server.stderr.filter((line) => line.includes('"event":"limiter data lost"')).length;
@@ -201,17 +227,23 @@ describe("petstore serve --limiter redis://", () => {
 
   it("names Redis's own reason in the log and /healthz when it refuses commands (OOM) or a reconnect (WRONGPASS), and says when it answers again", async () => {
     await admin.config("SET", "requirepass", "first-pw");
-    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_PASSWORD: "first-pw" }).finally(() => admin.config("SET", "requirepass", ""));
+    const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_PASSWORD: "first-pw" }).finally(() =>
+      admin.config("SET", "requirepass", ""),
+    );
     expect((await api("/v1/pets")).status).toBe(200);
     const events = () => server.stderr.map((line) => JSON.parse(line) as { event?: string; reason?: string });
-    const health = async () => (await (await fetch(new URL("/healthz", server.url))).json()) as { status: string; reason?: string };
+    const health = async () =>
+      (await (await fetch(new URL("/healthz", server.url))).json()) as { status: string; reason?: string };
     // Out of memory with noeviction: Redis answers every write "OOM command not allowed...".
     await admin.config("SET", "maxmemory-policy", "noeviction");
     await admin.config("SET", "maxmemory", "1");
     try {
       expect((await api("/v1/pets")).status).toBe(503);
       expect((await api("/v1/pets")).status).toBe(503);
-      expect(await health()).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/^OOM command not allowed/) });
+      expect(await health()).toMatchObject({
+        status: "unavailable",
+        reason: expect.stringMatching(/^OOM command not allowed/),
+      });
       expect(events().filter((line) => line.event === "limiter refusing commands")).toEqual([
         expect.objectContaining({ reason: expect.stringMatching(/^OOM command not allowed/) }),
       ]);
@@ -240,7 +272,17 @@ describe("petstore serve --limiter redis://", () => {
 
   it("refuses to start in one line when Redis does not answer, or the URL is not redis://", async () => {
     const db = tempDatabaseUrl();
-    const down = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", "redis://127.0.0.1:1"]);
+    const down = await cli([
+      "serve",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--db",
+      db,
+      "--limiter",
+      "redis://127.0.0.1:1",
+    ]);
     expect(down.code).not.toBe(0);
     expect(down.stderr.trim().split("\n")).toHaveLength(1);
     expect(down.stderr).toMatch(/cannot use limiter redis:\/\/127\.0\.0\.1:1: /);
@@ -253,10 +295,27 @@ describe("petstore serve --limiter redis://", () => {
   it("refuses a database index other than 0..15 in the URL with a usage error (exit 2), and counts in the one it names", async () => {
     const db = tempDatabaseUrl();
     // Issue 27 §3.8: /99 and /abc used database 0 in silence.
-    for (const [path, shown] of [["/99", "99"], ["/abc", "abc"], ["/-1", "-1"], ["/1/2", "1/2"]] as const) {
-      const refused = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--limiter", `${redis.url}${path}`]);
+    for (const [path, shown] of [
+      ["/99", "99"],
+      ["/abc", "abc"],
+      ["/-1", "-1"],
+      ["/1/2", "1/2"],
+    ] as const) {
+      const refused = await cli([
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--db",
+        db,
+        "--limiter",
+        `${redis.url}${path}`,
+      ]);
       expect({ path, code: refused.code }).toEqual({ path, code: 2 });
-      expect(refused.stderr.split("\n")[0]).toBe(`petstore: --limiter's database must be a whole number from 0 to 15 (redis://HOST:PORT/DB), not '${shown}'`);
+      expect(refused.stderr.split("\n")[0]).toBe(
+        `petstore: --limiter's database must be a whole number from 0 to 15 (redis://HOST:PORT/DB), not '${shown}'`,
+      );
     }
     const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "5", "--per-day", "100"]);
     const server = await startServer([...binaryServe(db), "--limiter", `${redis.url}/3`]);
@@ -276,11 +335,30 @@ describe("petstore serve --limiter redis://", () => {
     const { key, id } = await createKey(db, ["--plan", "enterprise", "--per-minute", "3", "--per-day", "100"]);
     const port = await freePort();
     const deno = [
-      join(ROOT, "node_modules/.bin/deno"), "run", "--sloppy-imports", "--node-modules-dir=manual", "--conditions=@petstore/source", "--allow-env",
-      "--allow-sys=cpus,networkInterfaces,hostname", "--allow-ffi=node_modules/@libsql/linux-x64-gnu/index.node", "--allow-read", "--allow-write",
-      `--allow-net=127.0.0.1:${port},127.0.0.1:${redis.port}`, "packages/server/src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db,
+      join(ROOT, "node_modules/.bin/deno"),
+      "run",
+      "--sloppy-imports",
+      "--node-modules-dir=manual",
+      "--conditions=@petstore/source",
+      "--allow-env",
+      "--allow-sys=cpus,networkInterfaces,hostname",
+      "--allow-ffi=node_modules/@libsql/linux-x64-gnu/index.node",
+      "--allow-read",
+      "--allow-write",
+      `--allow-net=127.0.0.1:${port},127.0.0.1:${redis.port}`,
+      "packages/server/src/main.ts",
+      "serve",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--db",
+      db,
     ];
-    const server = await startServer(deno, { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", PETSTORE_LIMITER: redis.url } });
+    const server = await startServer(deno, {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: "1", PETSTORE_LIMITER: redis.url },
+    });
     const api = client(server.url, key);
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await api("/v1/pets")).status);
@@ -309,17 +387,23 @@ describe.each([
       "petstore: this server would keep the rate limits in Redis (--limiter), but the servers of this database keep them in the database: the two would split every key's limits. Start it the way the others run, or with --change-limiter to switch the database over (then restart the others the new way)",
     ]);
     // The first server counts every request of the key, alone.
-    const statuses = await Promise.all(Array.from({ length: 100 }, async () => (await client(inDatabase.url, key)("/v1/pets?limit=1")).status));
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, async () => (await client(inDatabase.url, key)("/v1/pets?limit=1")).status),
+    );
     expect(statuses.filter((status) => status === 200)).toHaveLength(60);
     await stopProcess(inDatabase.child, "SIGTERM");
 
     // Switching over is said, and from then on the database's servers are the ones on Redis.
     const onRedis = await startServer([...binaryServe(db), "--limiter", redis.url, "--change-limiter"]);
-    expect(onRedis.stdout.map((line) => JSON.parse(line) as { event?: string })).toContainEqual(expect.objectContaining({ event: "limiter changed", limiter: "redis", was: "database" }));
+    expect(onRedis.stdout.map((line) => JSON.parse(line) as { event?: string })).toContainEqual(
+      expect.objectContaining({ event: "limiter changed", limiter: "redis", was: "database" }),
+    );
     const another = await startServer([...binaryServe(db), "--limiter", redis.url]);
     const old = await cli(serve);
     expect(old.code).toBe(1);
-    expect(old.stderr).toContain("petstore: this server would keep the rate limits in the database, but the servers of this database keep them in Redis (--limiter)");
+    expect(old.stderr).toContain(
+      "petstore: this server would keep the rate limits in the database, but the servers of this database keep them in Redis (--limiter)",
+    );
     await Promise.all([onRedis, another].map((server) => stopProcess(server.child, "SIGTERM")));
   }, 90_000);
 });

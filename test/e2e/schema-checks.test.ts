@@ -26,7 +26,11 @@ async function alter(db: string, statement: string): Promise<void> {
 }
 
 /** stderr without the usage reminder. */
-const errorLines = (stderr: string) => stderr.trimEnd().split("\n").filter((line) => line !== "");
+const errorLines = (stderr: string) =>
+  stderr
+    .trimEnd()
+    .split("\n")
+    .filter((line) => line !== "");
 
 /** Issue 27 §3.3: a schema this binary does not know, or one changed by hand, is named instead of served. */
 describe.each([
@@ -37,12 +41,17 @@ describe.each([
     const db = await newDatabase();
     await createKey(db);
     await alter(db, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from a newer release', 0)");
-    for (const command of [["serve", "--host", "127.0.0.1", "--port", "0"], ["keys", "list"]]) {
+    for (const command of [
+      ["serve", "--host", "127.0.0.1", "--port", "0"],
+      ["keys", "list"],
+    ]) {
       const result = await cli([...command, "--db", db]);
       expect({ command, code: result.code }).toEqual({ command, code: 1 });
       const lines = errorLines(result.stderr);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^petstore: cannot open .*: the database's schema has version 99, newer than this petstore knows \(up to \d+\): a newer release migrated it; run that release or a newer one$/);
+      expect(lines[0]).toMatch(
+        /^petstore: cannot open .*: the database's schema has version 99, newer than this petstore knows \(up to \d+\): a newer release migrated it; run that release or a newer one$/,
+      );
     }
   }, 60_000);
 
@@ -64,7 +73,9 @@ describe.each([
     const again = await cli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", db]);
     expect(again.code).toBe(1);
     expect(errorLines(again.stderr)).toEqual([
-      expect.stringMatching(/^petstore: cannot serve .*: the database lacks pets\.status, which petstore's statements need \(changed outside petstore\?\)$/),
+      expect.stringMatching(
+        /^petstore: cannot serve .*: the database lacks pets\.status, which petstore's statements need \(changed outside petstore\?\)$/,
+      ),
     ]);
   }, 60_000);
 });

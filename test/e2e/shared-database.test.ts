@@ -30,7 +30,8 @@ describe("two binaries on one database file", () => {
     // The limit really was shared, not enforced by each process alone: one of them refused
     // requests before it had admitted the limit itself (which one depends on scheduling).
     const answeredBy = [0, 1].map((server) => responses.filter((_, i) => i % 2 === server));
-    const refusedEarly = (answers: Response[]) => answers.some((r) => r.status === 429) && answers.filter((r) => r.status === 200).length < limit;
+    const refusedEarly = (answers: Response[]) =>
+      answers.some((r) => r.status === 429) && answers.filter((r) => r.status === 200).length < limit;
     expect(answeredBy.some(refusedEarly)).toBe(true);
   }, 60_000);
 

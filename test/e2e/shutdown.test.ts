@@ -1,7 +1,16 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ensureBinary } from "./_binary.js";
-import { binaryServe, cleanUp, createKey, freePort, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  freePort,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -20,7 +29,11 @@ function slowCreate(url: string, key: string, name: string) {
     method: "POST",
     path: "/v1/pets",
     agent: false,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    },
   });
   const response = new Promise<{ status: number; body: string } | Error>((resolve) => {
     req.on("response", (res) => {
@@ -75,7 +88,9 @@ describe("stopping the binary with SIGTERM", () => {
     await expect(fetch(new URL("/healthz", server.url))).rejects.toThrow();
     for (const request of slow) request.finish();
     const answers = await Promise.all(slow.map((request) => request.response));
-    expect(answers.map((answer) => (answer instanceof Error ? answer.message : answer.status))).toEqual([201, 201, 201, 201, 201]);
+    expect(answers.map((answer) => (answer instanceof Error ? answer.message : answer.status))).toEqual([
+      201, 201, 201, 201, 201,
+    ]);
     expect(await stopped).toEqual({ code: 0, signal: null });
 
     const events = server.stdout.map((line) => JSON.parse(line) as { event?: string; status?: number });
@@ -98,7 +113,9 @@ describe("stopping the binary with SIGTERM", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     // The server says the grace period (its own timer, 10 s) ran out with the request unfinished:
     // an event in its log, not a duration measured here, which would depend on the machine's load.
-    const events = server.stdout.map((line) => JSON.parse(line) as { event?: string; graceMs?: number; status?: number });
+    const events = server.stdout.map(
+      (line) => JSON.parse(line) as { event?: string; graceMs?: number; status?: number },
+    );
     const names = events.flatMap((entry) => (entry.event === undefined ? [] : [entry.event]));
     expect(names.slice(-3)).toEqual(["stopping", "grace period over", "stopped"]);
     expect(events.find((entry) => entry.event === "grace period over")?.graceMs).toBe(10_000);

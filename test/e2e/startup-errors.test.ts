@@ -21,14 +21,18 @@ describe("the binary's start-up errors", () => {
   it("names a database's missing directory instead of the driver's ConnectionFailed(...: 14)", async () => {
     const result = await cli(["serve", "--port", "0", "--db", "file:/nonexistent/dir/x.db"]);
     expect(result.code).toBe(1);
-    expect(errorLines(result.stderr)).toEqual(["petstore: cannot open database /nonexistent/dir/x.db: the directory /nonexistent/dir does not exist"]);
+    expect(errorLines(result.stderr)).toEqual([
+      "petstore: cannot open database /nonexistent/dir/x.db: the directory /nonexistent/dir does not exist",
+    ]);
   }, 30_000);
 
   it("refuses a --host that is no address before listening (was: ENOENT ... listen)", async () => {
     for (const host of ["999.1.1.1", "1:2:3", "a b"]) {
       const result = await cli(["serve", "--host", host, "--port", "0", "--db", tempDatabaseUrl("host.db")]);
       expect(result.code).toBe(2);
-      expect(errorLines(result.stderr)).toEqual([`petstore: --host must be an IP address or a host name, not '${host}'`]);
+      expect(errorLines(result.stderr)).toEqual([
+        `petstore: --host must be an IP address or a host name, not '${host}'`,
+      ]);
     }
   }, 30_000);
 
@@ -36,21 +40,42 @@ describe("the binary's start-up errors", () => {
     // A file where a directory should be: nothing can be unpacked under it.
     const notADirectory = join(mkdtempSync(join(tmpdir(), "petstore-tmpdir-")), "file");
     writeFileSync(notADirectory, "");
-    const result = await cli(["keys", "list", "--db", tempDatabaseUrl("tmpdir.db")], { env: { ...process.env, TMPDIR: notADirectory } });
+    const result = await cli(["keys", "list", "--db", tempDatabaseUrl("tmpdir.db")], {
+      env: { ...process.env, TMPDIR: notADirectory },
+    });
     expect(result.code).toBe(1);
     const lines = errorLines(result.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^petstore: cannot load SQLite's driver \\(.*\\); the binary unpacks it into TMPDIR \\(${notADirectory}\\)`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^petstore: cannot load SQLite's driver \\(.*\\); the binary unpacks it into TMPDIR \\(${notADirectory}\\)`,
+      ),
+    );
   }, 30_000);
 
   it("refuses a malformed --db or PETSTORE_DB URL as a usage error naming it, exit 2 (was: petstore: Invalid URL, exit 1)", async () => {
     for (const [args, env, line] of [
-      [["--db", "postgres://petstore@db.internal:99999/petstore"], {}, "petstore: --db is not a valid URL (not repeated here: it may hold a password);"],
-      [["--db", "postgres://[db.internal/petstore"], {}, "petstore: --db is not a valid URL 'postgres://[db.internal/petstore';"],
-      [[], { PETSTORE_DB: "postgres://petstore:pa#ss@db.internal/petstore" }, "petstore: PETSTORE_DB is not a valid URL (not repeated here: it may hold a password);"],
+      [
+        ["--db", "postgres://petstore@db.internal:99999/petstore"],
+        {},
+        "petstore: --db is not a valid URL (not repeated here: it may hold a password);",
+      ],
+      [
+        ["--db", "postgres://[db.internal/petstore"],
+        {},
+        "petstore: --db is not a valid URL 'postgres://[db.internal/petstore';",
+      ],
+      [
+        [],
+        { PETSTORE_DB: "postgres://petstore:pa#ss@db.internal/petstore" },
+        "petstore: PETSTORE_DB is not a valid URL (not repeated here: it may hold a password);",
+      ],
       [["--db", "http://a b"], {}, "petstore: --db is not a valid URL 'http://a b';"],
     ] as const) {
-      for (const command of [["serve", "--port", "0"], ["keys", "list"]]) {
+      for (const command of [
+        ["serve", "--port", "0"],
+        ["keys", "list"],
+      ]) {
         const result = await cli([...command, ...args], { env: { ...process.env, ...env } });
         expect({ command, args, code: result.code }).toEqual({ command, args, code: 2 });
         const lines = errorLines(result.stderr);
@@ -62,7 +87,10 @@ describe("the binary's start-up errors", () => {
   }, 60_000);
 
   it("names a --db directory that takes no files, instead of ConnectionFailed(... 14)", async () => {
-    for (const command of [["serve", "--port", "0"], ["keys", "create", "--plan", "free"]]) {
+    for (const command of [
+      ["serve", "--port", "0"],
+      ["keys", "create", "--plan", "free"],
+    ]) {
       const result = await cli([...command, "--db", "file:/proc/x.db"]);
       expect(result.code).toBe(1);
       expect(errorLines(result.stderr)).toEqual([
@@ -88,7 +116,10 @@ describe("the binary's start-up errors", () => {
     let binary: string;
     // TMPDIR /tmp, where nobody may unpack the native driver whatever this run's TMPDIR is.
     const asNobody = (args: string[]) =>
-      cli(["--reuid=65534", "--regid=65534", "--clear-groups", binary, ...args], { executable: "setpriv", env: { ...process.env, TMPDIR: "/tmp" } });
+      cli(["--reuid=65534", "--regid=65534", "--clear-groups", binary, ...args], {
+        executable: "setpriv",
+        env: { ...process.env, TMPDIR: "/tmp" },
+      });
     let path: string;
     beforeAll(async () => {
       const dir = tempDir();
@@ -104,7 +135,9 @@ describe("the binary's start-up errors", () => {
       const problem = `the database file ${path} belongs to root, and this process runs as nobody, who may not write it: run petstore as root (sudo -u root petstore ...), or give the files to nobody (sudo chown nobody ${path}*)`;
       const serve = await asNobody(["serve", "--host", "127.0.0.1", "--port", "0", "--db", `file:${path}`]);
       expect(serve.code).toBe(1);
-      expect(errorLines(serve.stderr).filter((line) => !line.startsWith("{"))).toEqual([`petstore: cannot serve file:${path}: ${problem}`]);
+      expect(errorLines(serve.stderr).filter((line) => !line.startsWith("{"))).toEqual([
+        `petstore: cannot serve file:${path}: ${problem}`,
+      ]);
       const create = await asNobody(["keys", "create", "--plan", "free", "--db", `file:${path}`]);
       expect([create.code, errorLines(create.stderr)]).toEqual([1, [`petstore: ${problem}`]]);
       const revoke = await asNobody(["keys", "revoke", "key_unknown", "--db", `file:${path}`]);
@@ -120,7 +153,10 @@ describe("the binary's start-up errors", () => {
       chownSync(own, 65534, 65534);
       chmodSync(own, 0o444);
       const create = await asNobody(["keys", "create", "--plan", "free", "--db", `file:${own}`]);
-      expect([create.code, errorLines(create.stderr)]).toEqual([1, [`petstore: the database file ${own} is not writable (mode 444) by its owner nobody: chmod u+w ${own}`]]);
+      expect([create.code, errorLines(create.stderr)]).toEqual([
+        1,
+        [`petstore: the database file ${own} is not writable (mode 444) by its owner nobody: chmod u+w ${own}`],
+      ]);
     }, 30_000);
   });
 

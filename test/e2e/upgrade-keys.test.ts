@@ -18,10 +18,17 @@ import { binaryServe, cleanUp, cli, startServer, tempDatabaseUrl, waitFor } from
 
 const FIXTURES = join(ROOT, "test/fixtures");
 type OldKey = { id: string; key: string };
-const OLD_KEYS = JSON.parse(readFileSync(join(FIXTURES, "pre-issue-29.keys.json"), "utf8")) as Record<"libsql" | "postgres", Record<"free" | "enterprise" | "revoked", OldKey>>;
+const OLD_KEYS = JSON.parse(readFileSync(join(FIXTURES, "pre-issue-29.keys.json"), "utf8")) as Record<
+  "libsql" | "postgres",
+  Record<"free" | "enterprise" | "revoked", OldKey>
+>;
 
 /** What issue 29 and the releases after it added, by engine: the versions a pre-issue-29 database lacks. */
-const NEW_MIGRATIONS = ["the life of a key: expiry, rolls, last use, audit trail", "deployment settings", "admin tokens"];
+const NEW_MIGRATIONS = [
+  "the life of a key: expiry, rolls, last use, audit trail",
+  "deployment settings",
+  "admin tokens",
+];
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -31,18 +38,27 @@ const databases = usePostgresDatabases();
 /** The versions in `schema_migrations`, in order, read as an operator's own tool would. */
 async function migrations(db: string): Promise<{ version: number; name: string }[]> {
   if (db.startsWith("file:")) {
-    const rows = execFileSync("sqlite3", ["-json", db.slice("file:".length), "SELECT version, name FROM schema_migrations ORDER BY version"], { encoding: "utf8" });
+    const rows = execFileSync(
+      "sqlite3",
+      ["-json", db.slice("file:".length), "SELECT version, name FROM schema_migrations ORDER BY version"],
+      { encoding: "utf8" },
+    );
     return JSON.parse(rows) as { version: number; name: string }[];
   }
   const sql = postgres(db, { max: 1, onnotice: () => {} });
   try {
-    return [...(await sql.unsafe<{ version: number; name: string }[]>("SELECT version, name FROM schema_migrations ORDER BY version"))];
+    return [
+      ...(await sql.unsafe<{ version: number; name: string }[]>(
+        "SELECT version, name FROM schema_migrations ORDER BY version",
+      )),
+    ];
   } finally {
     await sql.end();
   }
 }
 
 /** The binary's command line, failing the test with its stderr when it does not exit 0; `--json` output parsed. */
+// biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
 async function petstore(args: string[]): Promise<any> {
   const result = await cli(args);
   if (result.code !== 0) throw new Error(`petstore ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
@@ -50,7 +66,10 @@ async function petstore(args: string[]): Promise<any> {
 }
 
 /** Requests until the answer satisfies `done`, every 100 ms for at most 6 s: a server's key cache holds a record up to 5 s. */
-async function answerOnceCacheExpired(request: () => Promise<Response>, done: (response: Response) => boolean): Promise<Response> {
+async function answerOnceCacheExpired(
+  request: () => Promise<Response>,
+  done: (response: Response) => boolean,
+): Promise<Response> {
   let response!: Response;
   await waitFor(
     async () => {
@@ -58,7 +77,11 @@ async function answerOnceCacheExpired(request: () => Promise<Response>, done: (r
       return done(response);
     },
     6_000,
-    { every: 100, what: () => `an answer where ${String(done)}; the last was ${response?.status} ${JSON.stringify([...(response?.headers ?? [])])}` },
+    {
+      every: 100,
+      what: () =>
+        `an answer where ${String(done)}; the last was ${response?.status} ${JSON.stringify([...(response?.headers ?? [])])}`,
+    },
   );
   return response;
 }
@@ -70,7 +93,9 @@ describe.each([
     versionsBefore: [1, 2, 3, 4, 5],
     async load() {
       const db = tempDatabaseUrl();
-      execFileSync("sqlite3", [db.slice("file:".length)], { input: readFileSync(join(FIXTURES, "pre-issue-29.libsql.sql")) });
+      execFileSync("sqlite3", [db.slice("file:".length)], {
+        input: readFileSync(join(FIXTURES, "pre-issue-29.libsql.sql")),
+      });
       return db;
     },
   },
@@ -80,7 +105,20 @@ describe.each([
     versionsBefore: [1, 2],
     async load() {
       const db = await databases.create("upgrade");
-      execFileSync(join(POSTGRES_BIN, "psql"), ["--quiet", "--no-psqlrc", "-v", "ON_ERROR_STOP=1", "--dbname", db, "--file", join(FIXTURES, "pre-issue-29.postgres.sql")], { stdio: "pipe" });
+      execFileSync(
+        join(POSTGRES_BIN, "psql"),
+        [
+          "--quiet",
+          "--no-psqlrc",
+          "-v",
+          "ON_ERROR_STOP=1",
+          "--dbname",
+          db,
+          "--file",
+          join(FIXTURES, "pre-issue-29.postgres.sql"),
+        ],
+        { stdio: "pipe" },
+      );
       return db;
     },
   },
@@ -96,33 +134,52 @@ describe.each([
     const after = await migrations(db);
     expect(after.slice(0, before.length)).toEqual(before);
     const last = versionsBefore.at(-1)!;
-    expect(after.slice(before.length)).toEqual(NEW_MIGRATIONS.map((name, index) => ({ version: last + 1 + index, name })));
+    expect(after.slice(before.length)).toEqual(
+      NEW_MIGRATIONS.map((name, index) => ({ version: last + 1 + index, name })),
+    );
     expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
 
     const free = await client(server.url, keys.free.key)("/v1/pets?limit=1");
     expect([free.status, free.headers.get("x-ratelimit-limit")]).toEqual([200, "60"]);
     const enterprise = await client(server.url, keys.enterprise.key)("/v1/pets?limit=1");
-    expect([enterprise.status, enterprise.headers.get("x-ratelimit-limit"), enterprise.headers.get("ratelimit-policy")]).toEqual([
-      200,
-      "5000",
-      '"minute";q=5000;w=60, "day";q=250000;w=86400',
-    ]);
+    expect([
+      enterprise.status,
+      enterprise.headers.get("x-ratelimit-limit"),
+      enterprise.headers.get("ratelimit-policy"),
+    ]).toEqual([200, "5000", '"minute";q=5000;w=60, "day";q=250000;w=86400']);
     const revoked = await client(server.url, keys.revoked.key)("/v1/pets?limit=1");
     expect([revoked.status, ((await revoked.json()) as { code: string }).code]).toEqual([401, "unauthorized"]);
 
     // The CLI shows them with the new fields empty: no expiry, no roll; a use is written up to a minute late.
-    const lastUse = (view: { lastUsedAt: string | null }) => view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
-    const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as { id: string; lastUsedAt: string | null }[];
+    const lastUse = (view: { lastUsedAt: string | null }) =>
+      view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
+    const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as {
+      id: string;
+      lastUsedAt: string | null;
+    }[];
     expect(listed.map((view) => view.id)).toEqual([keys.free.id, keys.enterprise.id, keys.revoked.id]);
     expect(listed.every(lastUse)).toBe(true);
     const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
     const unchanged = { expiresAt: null, rolling: null };
     const shownFree = await shown(keys.free);
-    expect(shownFree).toMatchObject({ ...unchanged, plan: "free", perMinute: 60, perDay: 1_000, label: "free before issue 29", revokedAt: null });
+    expect(shownFree).toMatchObject({
+      ...unchanged,
+      plan: "free",
+      perMinute: 60,
+      perDay: 1_000,
+      label: "free before issue 29",
+      revokedAt: null,
+    });
     expect(lastUse(shownFree)).toBe(true);
     // Made by the old release, not at the upgrade.
     expect(Date.parse(shownFree.createdAt)).toBeLessThan(startedAt);
-    expect(await shown(keys.enterprise)).toMatchObject({ ...unchanged, plan: "enterprise", perMinute: 5_000, perDay: 250_000, revokedAt: null });
+    expect(await shown(keys.enterprise)).toMatchObject({
+      ...unchanged,
+      plan: "enterprise",
+      perMinute: 5_000,
+      perDay: 250_000,
+      revokedAt: null,
+    });
     const shownRevoked = await shown(keys.revoked);
     expect(shownRevoked).toMatchObject({ ...unchanged, plan: "pro", lastUsedAt: null, revokedAt: expect.any(String) });
     expect(Date.parse(shownRevoked.revokedAt)).toBeLessThan(startedAt);
@@ -130,32 +187,58 @@ describe.each([
     // Update: the running server applies the enterprise key's new minute limit; its own day limit stays.
     await petstore(["keys", "update", keys.enterprise.id, "--per-minute", "7000", "--db", db]);
     expect(await shown(keys.enterprise)).toMatchObject({ perMinute: 7_000, perDay: 250_000 });
-    const updated = await answerOnceCacheExpired(() => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"), (response) => response.headers.get("x-ratelimit-limit") === "7000");
+    const updated = await answerOnceCacheExpired(
+      () => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"),
+      (response) => response.headers.get("x-ratelimit-limit") === "7000",
+    );
     expect(updated.status).toBe(200);
 
     // Roll: the old secret answers with Sunset until the overlap ends, the new one without.
     const rolled = await petstore(["keys", "roll", keys.free.id, "--overlap", "1h", "--db", db, "--json"]);
-    expect(rolled).toMatchObject({ id: keys.free.id, plan: "free", rolling: { since: expect.any(String), until: expect.any(String) } });
-    const old = await answerOnceCacheExpired(() => client(server.url, keys.free.key)("/v1/pets?limit=1"), (response) => response.headers.has("sunset"));
+    expect(rolled).toMatchObject({
+      id: keys.free.id,
+      plan: "free",
+      rolling: { since: expect.any(String), until: expect.any(String) },
+    });
+    const old = await answerOnceCacheExpired(
+      () => client(server.url, keys.free.key)("/v1/pets?limit=1"),
+      (response) => response.headers.has("sunset"),
+    );
     expect([old.status, old.headers.get("sunset")]).toEqual([200, new Date(rolled.rolling.until).toUTCString()]);
     const fresh = await client(server.url, rolled.key)("/v1/pets?limit=1");
-    expect([fresh.status, fresh.headers.get("x-ratelimit-limit"), fresh.headers.has("sunset")]).toEqual([200, "60", false]);
+    expect([fresh.status, fresh.headers.get("x-ratelimit-limit"), fresh.headers.has("sunset")]).toEqual([
+      200,
+      "60",
+      false,
+    ]);
 
     // A revoked key stays revoked for the new commands too.
     const refused = await cli(["keys", "update", keys.revoked.id, "--per-minute", "7000", "--db", db]);
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${keys.revoked.id} was revoked at`)]);
 
     // The audit trail begins at the upgrade: the old release recorded no creation.
-    const trail = async (key: OldKey) => ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map((entry) => entry.action);
-    expect([await trail(keys.free), await trail(keys.enterprise), await trail(keys.revoked)]).toEqual([["roll"], ["update"], []]);
+    const trail = async (key: OldKey) =>
+      ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map(
+        (entry) => entry.action,
+      );
+    expect([await trail(keys.free), await trail(keys.enterprise), await trail(keys.revoked)]).toEqual([
+      ["roll"],
+      ["update"],
+      [],
+    ]);
 
     // Last use: a server writes its keys' uses a minute after the first; this one's clock runs
     // 30 times as fast (libfaketime), so its minute passes in 2 s. The revoked key's 401 is no use.
-    const fast = await startServer(binaryServe(db), { env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+0 x30" } });
+    const fast = await startServer(binaryServe(db), {
+      env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+0 x30" },
+    });
     expect((await client(fast.url, keys.enterprise.key)("/v1/pets?limit=1")).status).toBe(200);
     expect((await client(fast.url, keys.revoked.key)("/v1/pets?limit=1")).status).toBe(401);
     let used: { lastUsedAt: string | null } = { lastUsedAt: null };
-    await waitFor(async () => (used = await shown(keys.enterprise)).lastUsedAt !== null, 10_000, { every: 250, what: "the enterprise key's last use written" });
+    await waitFor(async () => (used = await shown(keys.enterprise)).lastUsedAt !== null, 10_000, {
+      every: 250,
+      what: "the enterprise key's last use written",
+    });
     expect(Date.parse(used.lastUsedAt!)).toBeGreaterThanOrEqual(startedAt);
     expect((await shown(keys.revoked)).lastUsedAt).toBeNull();
   }, 60_000);

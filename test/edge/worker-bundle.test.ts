@@ -25,10 +25,15 @@ describe("the libSQL, D1 and Durable Object adapters bundled for a Workers-style
 
   it("has no native addon, no libsql package and no node: import", () => {
     const inputs = Object.keys(metafile.inputs);
-    for (const adapters of ["libsql", "d1", "durable-objects"]) expect(inputs.some((path) => path.includes(`packages/adapters/src/${adapters}/`))).toBe(true);
-    expect(inputs.filter((path) => /node_modules\/(libsql|@libsql\/(linux|darwin|win32)[^/]*)\//.test(path))).toEqual([]);
+    for (const adapters of ["libsql", "d1", "durable-objects"])
+      expect(inputs.some((path) => path.includes(`packages/adapters/src/${adapters}/`))).toBe(true);
+    expect(inputs.filter((path) => /node_modules\/(libsql|@libsql\/(linux|darwin|win32)[^/]*)\//.test(path))).toEqual(
+      [],
+    );
     expect(inputs.filter((path) => path.endsWith(".node") || path.includes("/libsql/local/"))).toEqual([]);
-    const imports = Object.values(metafile.outputs).flatMap((output) => output.imports.map((imported) => imported.path));
+    const imports = Object.values(metafile.outputs).flatMap((output) =>
+      output.imports.map((imported) => imported.path),
+    );
     expect(imports).toEqual([]);
     expect(code).not.toMatch(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/);
   });
@@ -45,8 +50,18 @@ describe("the libSQL, D1 and Durable Object adapters bundled for a Workers-style
       const key = generateApiKey();
       const env = { LIBSQL_URL: "libsql://unused.test", PETSTORE_API_KEY: key };
       const call = (init: RequestInit = {}) =>
-        worker.fetch(new Request("http://worker.test/v1/pets", { ...init, headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "203.0.113.9", ...init.headers } }), env);
-      const created = await call({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+        worker.fetch(
+          new Request("http://worker.test/v1/pets", {
+            ...init,
+            headers: { Authorization: `Bearer ${key}`, "CF-Connecting-IP": "203.0.113.9", ...init.headers },
+          }),
+          env,
+        );
+      const created = await call({
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+      });
       expect(created.status).toBe(201);
       const listed = await call();
       expect(listed.status).toBe(200);

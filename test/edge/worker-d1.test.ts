@@ -20,7 +20,9 @@ function workerdPids(): number[] {
       try {
         // "pid (comm) state ppid ...": comm may hold spaces, so read after its closing parenthesis.
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        return stat.includes("(workerd)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
+        return (
+          stat.includes("(workerd)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid
+        );
       } catch {
         return false; // gone meanwhile
       }
@@ -81,7 +83,11 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
   const call = async (path: string, key?: string, init: RequestInit = {}) =>
     fetch(new URL(path, await workerd.ready), {
       ...init,
-      headers: { ...(key === undefined ? {} : { Authorization: `Bearer ${key}` }), "CF-Connecting-IP": "203.0.113.9", ...init.headers },
+      headers: {
+        ...(key === undefined ? {} : { Authorization: `Bearer ${key}` }),
+        "CF-Connecting-IP": "203.0.113.9",
+        ...init.headers,
+      },
     });
 
   /** A key stored as the README says: the INSERT of `key-insert.ts`, run on the D1 database. */
@@ -114,7 +120,11 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
   it("migrates D1 on its first request, then serves a key stored with the README's INSERT", async () => {
     expect((await call("/v1/pets")).status).toBe(401);
     const key = await storeKey({ plan: "free" });
-    const created = await call("/v1/pets", key, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+    const created = await call("/v1/pets", key, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
     expect(created.status).toBe(201);
     petId = ((await created.json()) as { id: number }).id;
     const listed = await call("/v1/pets", key);
@@ -125,7 +135,10 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
     for (const _ of [1, 2]) {
       const response = await call("/v1/pets", dayKey);
       expect(response.status).toBe(200);
-      dayRemaining = { remaining: Number(response.headers.get("x-ratelimit-remaining")), day: Math.floor(Date.now() / DAY) };
+      dayRemaining = {
+        remaining: Number(response.headers.get("x-ratelimit-remaining")),
+        day: Math.floor(Date.now() / DAY),
+      };
     }
     expect(dayRemaining.remaining).toBe(3);
   });
@@ -145,7 +158,11 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
       );
       if (Math.floor(before / MINUTE) !== Math.floor(Date.now() / MINUTE) && attempt < 3) continue;
       const count = (code: string) => codes.filter((c) => c === code).length;
-      expect({ admitted: count("ok"), limited: count("rate_limited"), banned: count("temporarily_banned") }).toEqual({ admitted: 60, limited: 30, banned: 30 });
+      expect({ admitted: count("ok"), limited: count("rate_limited"), banned: count("temporarily_banned") }).toEqual({
+        admitted: 60,
+        limited: 30,
+        banned: 30,
+      });
       expect(responses.filter((r) => r.status === 429)).toHaveLength(60);
       break;
     }
@@ -158,84 +175,111 @@ describe("the worker-module example on D1 and Durable Objects in workerd", () =>
     await workerd.dispose();
     workerd = start();
     const otherKey = await storeKey({ plan: "free" });
-    expect(await (await call(`/v1/pets?limit=1`, otherKey)).json()).toEqual([{ id: petId, name: "Rex", categoryId: 1 }]);
+    expect(await (await call(`/v1/pets?limit=1`, otherKey)).json()).toEqual([
+      { id: petId, name: "Rex", categoryId: 1 },
+    ]);
     const banned = await call("/v1/pets", freeKey);
     expect(banned.status).toBe(429);
     expect(((await banned.json()) as { code: string }).code).toBe("temporarily_banned");
     const counted = await call("/v1/pets", dayKey);
     expect(counted.status).toBe(200);
     // Unless UTC midnight passed since, the day window counted on from before the restart.
-    if (Math.floor(Date.now() / DAY) === dayRemaining.day) expect(counted.headers.get("x-ratelimit-remaining")).toBe(String(dayRemaining.remaining - 1));
+    if (Math.floor(Date.now() / DAY) === dayRemaining.day)
+      expect(counted.headers.get("x-ratelimit-remaining")).toBe(String(dayRemaining.remaining - 1));
   });
 
-  it.runIf(process.platform === "linux")("keeps every pet it answered 201 for when the runtime is killed in the middle of creating", async () => {
-    const key = await storeKey({ plan: "business" });
-    const create = (i: number) =>
-      call("/v1/pets", key, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: `Kill ${i}`, categoryId: 1 }) });
-    const acknowledged: number[] = [];
-    const [pid] = workerdPids();
-    expect(pid).toBeDefined();
-    let killed = false;
-    // Creates keep going until the runtime dies under them, SIGKILLed once ten were answered.
-    const creators = Array.from({ length: 8 }, async (_, creator) => {
-      for (let i = 0; !killed; i++) {
-        try {
-          const response = await create(creator * 1_000 + i);
-          if (response.status !== 201) throw new Error(`create answered ${response.status}`);
-          acknowledged.push(((await response.json()) as { id: number }).id);
-        } catch (error) {
-          if (!killed) throw error;
+  it.runIf(process.platform === "linux")(
+    "keeps every pet it answered 201 for when the runtime is killed in the middle of creating",
+    async () => {
+      const key = await storeKey({ plan: "business" });
+      const create = (i: number) =>
+        call("/v1/pets", key, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ name: `Kill ${i}`, categoryId: 1 }),
+        });
+      const acknowledged: number[] = [];
+      const [pid] = workerdPids();
+      expect(pid).toBeDefined();
+      let killed = false;
+      // Creates keep going until the runtime dies under them, SIGKILLed once ten were answered.
+      const creators = Array.from({ length: 8 }, async (_, creator) => {
+        for (let i = 0; !killed; i++) {
+          try {
+            const response = await create(creator * 1_000 + i);
+            if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+            acknowledged.push(((await response.json()) as { id: number }).id);
+          } catch (error) {
+            if (!killed) throw error;
+          }
+          if (acknowledged.length >= 10 && !killed) {
+            killed = true;
+            process.kill(pid!, "SIGKILL");
+          }
         }
-        if (acknowledged.length >= 10 && !killed) {
-          killed = true;
-          process.kill(pid!, "SIGKILL");
-        }
-      }
-    });
-    await Promise.all(creators);
-    await workerd.dispose().catch(() => {});
-    workerd = start();
-    const listed = (await everyPet(key)).map((pet) => pet.id);
-    expect(acknowledged.length).toBeGreaterThanOrEqual(10);
-    expect(acknowledged.filter((id) => !listed.includes(id))).toEqual([]);
-    expect(new Set(listed).size).toBe(listed.length);
-  }, 60_000);
+      });
+      await Promise.all(creators);
+      await workerd.dispose().catch(() => {});
+      workerd = start();
+      const listed = (await everyPet(key)).map((pet) => pet.id);
+      expect(acknowledged.length).toBeGreaterThanOrEqual(10);
+      expect(acknowledged.filter((id) => !listed.includes(id))).toEqual([]);
+      expect(new Set(listed).size).toBe(listed.length);
+    },
+    60_000,
+  );
 
-  it.runIf(process.platform === "linux")("answers every create 201 and keeps each once when the runtime is stopped (SIGSTOP) in the middle and goes on", async () => {
-    const key = await storeKey({ plan: "business" });
-    const [pid] = workerdPids();
-    expect(pid).toBeDefined();
-    const acknowledged: number[] = [];
-    let stopped: Promise<void> | undefined;
-    const creators = Array.from({ length: 8 }, async (_, creator) => {
-      for (let i = 0; i < 10; i++) {
-        const response = await call("/v1/pets", key, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: `Pause ${creator}-${i}`, categoryId: 2 }) });
-        expect(response.status).toBe(201);
-        acknowledged.push(((await response.json()) as { id: number }).id);
-        if (acknowledged.length === 10) {
-          process.kill(pid!, "SIGSTOP");
-          // The pause is the fault: the creates in flight wait it out.
-          stopped = new Promise((resume) =>
-            setTimeout(() => {
-              process.kill(pid!, "SIGCONT");
-              resume();
-            }, 1_000),
-          );
+  it.runIf(process.platform === "linux")(
+    "answers every create 201 and keeps each once when the runtime is stopped (SIGSTOP) in the middle and goes on",
+    async () => {
+      const key = await storeKey({ plan: "business" });
+      const [pid] = workerdPids();
+      expect(pid).toBeDefined();
+      const acknowledged: number[] = [];
+      let stopped: Promise<void> | undefined;
+      const creators = Array.from({ length: 8 }, async (_, creator) => {
+        for (let i = 0; i < 10; i++) {
+          const response = await call("/v1/pets", key, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ name: `Pause ${creator}-${i}`, categoryId: 2 }),
+          });
+          expect(response.status).toBe(201);
+          acknowledged.push(((await response.json()) as { id: number }).id);
+          if (acknowledged.length === 10) {
+            process.kill(pid!, "SIGSTOP");
+            // The pause is the fault: the creates in flight wait it out.
+            stopped = new Promise((resume) =>
+              setTimeout(() => {
+                process.kill(pid!, "SIGCONT");
+                resume();
+              }, 1_000),
+            );
+          }
         }
-      }
-    });
-    await Promise.all(creators);
-    await stopped;
-    const paused = (await everyPet(key)).filter((pet) => pet.categoryId === 2).map((pet) => pet.id);
-    expect(acknowledged).toHaveLength(80);
-    expect([...paused].sort((a, b) => a - b)).toEqual([...acknowledged].sort((a, b) => a - b));
-  }, 60_000);
+      });
+      await Promise.all(creators);
+      await stopped;
+      const paused = (await everyPet(key)).filter((pet) => pet.categoryId === 2).map((pet) => pet.id);
+      expect(acknowledged).toHaveLength(80);
+      expect([...paused].sort((a, b) => a - b)).toEqual([...acknowledged].sort((a, b) => a - b));
+    },
+    60_000,
+  );
 
   it("passes wrangler deploy --dry-run with the example's wrangler.toml", async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       // wrangler's own launcher refuses Node.js before 22; its CLI runs on 20 for a dry run.
-      [join(ROOT, "node_modules/wrangler/wrangler-dist/cli.js"), "deploy", "--dry-run", "--config", "examples/worker-module/wrangler.toml", "--outdir", join(dir, "dry-run")],
+      [
+        join(ROOT, "node_modules/wrangler/wrangler-dist/cli.js"),
+        "deploy",
+        "--dry-run",
+        "--config",
+        "examples/worker-module/wrangler.toml",
+        "--outdir",
+        join(dir, "dry-run"),
+      ],
       {
         cwd: ROOT,
         timeout: 60_000,

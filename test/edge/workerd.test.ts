@@ -63,7 +63,11 @@ describe("the worker-module example in workerd", () => {
 
   it("creates and lists pets for the key of its binding, with the contract's headers", async () => {
     const auth = { Authorization: `Bearer ${key}` };
-    const created = await fetch(`${base}/v1/pets`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+    const created = await fetch(`${base}/v1/pets`, {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get("location")).toBe("/v1/pets/1");
     const listed = await fetch(`${base}/v1/pets`, { headers: auth });

@@ -13,10 +13,18 @@ function sqlite3(path: string, sql: string): string {
 }
 
 const python = (path: string) =>
-  execFileSync("python3", ["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('select count(*) from pets').fetchone()[0]); c.close()", path], {
-    encoding: "utf8",
-    timeout: 10_000,
-  });
+  execFileSync(
+    "python3",
+    [
+      "-c",
+      "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('select count(*) from pets').fetchone()[0]); c.close()",
+      path,
+    ],
+    {
+      encoding: "utf8",
+      timeout: 10_000,
+    },
+  );
 
 /**
  * What other programs do to a database a server holds: each opens the file and closes it
@@ -39,28 +47,32 @@ const visitors: [string, (path: string, db: string) => Promise<unknown> | unknow
 ];
 
 describe("another process opening the database of a running server", () => {
-  it.each(visitors)("loses no acknowledged pet when %s", async (_, visit) => {
-    const path = join(tempDir(), "p.db");
-    const db = `file:${path}`;
-    const { key } = await createKey(db);
-    const server = await startServer(binaryServe(db));
-    const api = client(server.url, key);
-    const acknowledged: number[] = [];
-    const create = async (name: string) => {
-      const response = await api("/v1/pets", { method: "POST", json: { name, categoryId: 1 } });
-      expect(response.status).toBe(201);
-      acknowledged.push(((await response.json()) as { id: number }).id);
-    };
+  it.each(visitors)(
+    "loses no acknowledged pet when %s",
+    async (_, visit) => {
+      const path = join(tempDir(), "p.db");
+      const db = `file:${path}`;
+      const { key } = await createKey(db);
+      const server = await startServer(binaryServe(db));
+      const api = client(server.url, key);
+      const acknowledged: number[] = [];
+      const create = async (name: string) => {
+        const response = await api("/v1/pets", { method: "POST", json: { name, categoryId: 1 } });
+        expect(response.status).toBe(201);
+        acknowledged.push(((await response.json()) as { id: number }).id);
+      };
 
-    for (const name of ["a1", "a2", "a3"]) await create(name);
-    await visit(path, db);
-    for (const name of ["a4", "a5", "a6"]) await create(name);
-    expect(await stopProcess(server.child, "SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
+      for (const name of ["a1", "a2", "a3"]) await create(name);
+      await visit(path, db);
+      for (const name of ["a4", "a5", "a6"]) await create(name);
+      expect(await stopProcess(server.child, "SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
 
-    const restarted = await startServer(binaryServe(db));
-    const stored = (await listAllPets(client(restarted.url, key))).map((pet) => pet.id);
-    expect(stored).toEqual(expect.arrayContaining(acknowledged));
-    expect(await stopProcess(restarted.child, "SIGTERM")).toEqual({ code: 0, signal: null });
-    expect(sqlite3(path, "PRAGMA integrity_check")).toBe("ok");
-  }, 30_000);
+      const restarted = await startServer(binaryServe(db));
+      const stored = (await listAllPets(client(restarted.url, key))).map((pet) => pet.id);
+      expect(stored).toEqual(expect.arrayContaining(acknowledged));
+      expect(await stopProcess(restarted.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+      expect(sqlite3(path, "PRAGMA integrity_check")).toBe("ok");
+    },
+    30_000,
+  );
 });

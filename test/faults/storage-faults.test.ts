@@ -4,7 +4,17 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client, listAllPets } from "../e2e/_http.js";
-import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopProcess, tempDir, waitFor } from "../e2e/_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  cli,
+  createKey,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDir,
+  waitFor,
+} from "../e2e/_processes.js";
 
 /**
  * Storage faults under a running binary: for each, no acknowledged write is lost, the API
@@ -14,7 +24,13 @@ import { binaryServe, cleanUp, cli, createKey, type Server, startServer, stopPro
  */
 const isRoot = process.getuid?.() === 0;
 if (!isRoot) console.warn("storage-faults.test: skipping the storage-fault suite: tmpfs mounts and chattr need root");
-const RATE_LIMIT_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy"];
+const RATE_LIMIT_HEADERS = [
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "ratelimit",
+  "ratelimit-policy",
+];
 /** Requests wait this long for another process's write lock before their 503. */
 const BUSY_TIMEOUT_MS = "300";
 
@@ -62,7 +78,8 @@ async function writeLockTaken(path: string): Promise<void> {
   await waitFor(() => !weCanWrite(), 10_000, { what: "the other process to take the write lock" });
 }
 
-const sqlite3 = (path: string, sql: string) => execFileSync("sqlite3", [path, sql], { encoding: "utf8", timeout: 10_000 }).trim();
+const sqlite3 = (path: string, sql: string) =>
+  execFileSync("sqlite3", [path, sql], { encoding: "utf8", timeout: 10_000 }).trim();
 
 /** A server on `path` with a key, and what it acknowledged. */
 async function serving(path: string) {
@@ -97,7 +114,10 @@ async function serving(path: string) {
       last = { status: response.status, body: await response.text() };
       return last.status === status;
     };
-    await waitFor(answers, ms, { every: 100, what: () => `/healthz to answer ${status}, still ${last.status}: ${last.body}` });
+    await waitFor(answers, ms, {
+      every: 100,
+      what: () => `/healthz to answer ${status}, still ${last.status}: ${last.body}`,
+    });
     return JSON.parse(last.body) as { status: string; reason?: string };
   }
   /** SIGKILL, start again on the same file: every acknowledged pet must be there. */
@@ -201,7 +221,8 @@ describe("storage faults under a running binary", () => {
     const path = join(tempDir(), "p.db");
     const server = await serving(path);
     await server.createUntil(201);
-    const lock = "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n";
+    const lock =
+      "BEGIN IMMEDIATE;\nINSERT INTO health_probe (id, checked_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET checked_at = 0;\n";
     await inSqlite3Session(path, lock, "COMMIT;\n", async () => {
       await writeLockTaken(path);
       await expectUnavailable(await server.createUntil(503, 100));

@@ -11,7 +11,8 @@ import { createPetstore } from "@petstore/core";
 import { waitFor } from "../_support/wait-for.js";
 
 const { DB_URL, API_KEY, REQUESTS, START_FILE, CLOCK_BASE, PLAIN_CLIENT } = process.env;
-if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE) throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
+if (!DB_URL || !API_KEY || !REQUESTS || !START_FILE || !CLOCK_BASE)
+  throw new Error("missing DB_URL, API_KEY, REQUESTS, START_FILE or CLOCK_BASE");
 
 // PLAIN_CLIENT: as a remote URL gets it, a plain client without the local fast path.
 const plain = PLAIN_CLIENT ? createClient({ url: DB_URL, timeout: 5_000 }) : undefined;

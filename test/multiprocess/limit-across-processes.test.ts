@@ -21,7 +21,10 @@ interface Outcome {
 }
 
 /** Runs one worker; resolves with its result line, rejects on a non-zero exit. */
-function startWorker(env: Record<string, string>, onReady: () => void): { child: ChildProcess; result: Promise<Outcome> } {
+function startWorker(
+  env: Record<string, string>,
+  onReady: () => void,
+): { child: ChildProcess; result: Promise<Outcome> } {
   const child = spawn(process.execPath, ["--conditions=@petstore/source", "--import", "tsx", WORKER], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -51,63 +54,68 @@ describe.each([
   // As a remote URL gets it: a plain client, no local fast path.
   { clients: "plain @libsql/client", env: { PLAIN_CLIENT: "1" } },
 ])("with $clients clients", ({ env: clientEnv }) => {
-  it(
-    `admits exactly the per-minute limit of ${3 * LIMIT} creates fired at once by ${PROCESSES} processes sharing one database file`,
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), "petstore-multiprocess-"));
-      const url = `file:${join(dir, "petstore.db")}`;
-      const startFile = join(dir, "start");
-      const children: ChildProcess[] = [];
-      const timer = setTimeout(() => children.forEach((child) => child.kill("SIGKILL")), 50_000);
-      try {
-        const db = await connectLibsql({ url });
-        await migrateLibsql(db);
-        const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
+  it(`admits exactly the per-minute limit of ${3 * LIMIT} creates fired at once by ${PROCESSES} processes sharing one database file`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "petstore-multiprocess-"));
+    const url = `file:${join(dir, "petstore.db")}`;
+    const startFile = join(dir, "start");
+    const children: ChildProcess[] = [];
+    const timer = setTimeout(() => {
+      for (const child of children) child.kill("SIGKILL");
+    }, 50_000);
+    try {
+      const db = await connectLibsql({ url });
+      await migrateLibsql(db);
+      const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
 
-        // 15 s into the current minute: the burst stays inside one minute window.
-        const clockBase = Math.floor(Date.now() / 60_000) * 60_000 + 15_000;
-        let ready = 0;
-        let allReady!: () => void;
-        const readyPromise = new Promise<void>((resolve) => (allReady = resolve));
-        const env = { ...clientEnv, DB_URL: url, API_KEY: key, REQUESTS: String(PER_PROCESS), START_FILE: startFile, CLOCK_BASE: String(clockBase) };
-        const workers = Array.from({ length: PROCESSES }, () =>
-          startWorker(env, () => {
-            if (++ready === PROCESSES) allReady();
-          }),
-        );
-        children.push(...workers.map((w) => w.child));
-        // A worker that dies before "ready" fails the test here instead of leaving it waiting.
-        await Promise.race([readyPromise, Promise.all(workers.map((w) => w.result))]);
-        await writeFile(startFile, "go");
-        const outcomes = await Promise.all(workers.map((w) => w.result));
+      // 15 s into the current minute: the burst stays inside one minute window.
+      const clockBase = Math.floor(Date.now() / 60_000) * 60_000 + 15_000;
+      let ready = 0;
+      let allReady!: () => void;
+      const readyPromise = new Promise<void>((resolve) => (allReady = resolve));
+      const env = {
+        ...clientEnv,
+        DB_URL: url,
+        API_KEY: key,
+        REQUESTS: String(PER_PROCESS),
+        START_FILE: startFile,
+        CLOCK_BASE: String(clockBase),
+      };
+      const workers = Array.from({ length: PROCESSES }, () =>
+        startWorker(env, () => {
+          if (++ready === PROCESSES) allReady();
+        }),
+      );
+      children.push(...workers.map((w) => w.child));
+      // A worker that dies before "ready" fails the test here instead of leaving it waiting.
+      await Promise.race([readyPromise, Promise.all(workers.map((w) => w.result))]);
+      await writeFile(startFile, "go");
+      const outcomes = await Promise.all(workers.map((w) => w.result));
 
-        const responses = outcomes.flatMap((outcome) => outcome.responses);
-        const admitted = responses.filter((r) => r.status === 201);
-        const refused = responses.filter((r) => r.status === 429);
-        const limited = refused.filter((r) => r.code === "rate_limited");
-        const banned = refused.filter((r) => r.code === "temporarily_banned");
-        const ids = admitted.map((r) => r.id);
-        console.log(
-          `multi-process: ${PROCESSES} processes, admitted ${admitted.length}/${responses.length} (limit ${LIMIT}), ` +
-            `refused ${refused.length} (${limited.length} rate_limited, ${banned.length} temporarily_banned), per process admitted ${outcomes.map((o) => o.responses.filter((r) => r.status === 201).length).join("/")}`,
-        );
+      const responses = outcomes.flatMap((outcome) => outcome.responses);
+      const admitted = responses.filter((r) => r.status === 201);
+      const refused = responses.filter((r) => r.status === 429);
+      const limited = refused.filter((r) => r.code === "rate_limited");
+      const banned = refused.filter((r) => r.code === "temporarily_banned");
+      const ids = admitted.map((r) => r.id);
+      console.log(
+        `multi-process: ${PROCESSES} processes, admitted ${admitted.length}/${responses.length} (limit ${LIMIT}), ` +
+          `refused ${refused.length} (${limited.length} rate_limited, ${banned.length} temporarily_banned), per process admitted ${outcomes.map((o) => o.responses.filter((r) => r.status === 201).length).join("/")}`,
+      );
 
-        expect(responses).toHaveLength(3 * LIMIT);
-        expect(responses.filter((r) => r.status >= 500)).toEqual([]);
-        expect(admitted).toHaveLength(LIMIT);
-        expect(refused).toHaveLength(2 * LIMIT);
-        // Refusals count toward the ban across processes too: the one after the threshold bans.
-        expect(limited).toHaveLength(DEFAULT_BAN.threshold);
-        expect(banned).toHaveLength(2 * LIMIT - DEFAULT_BAN.threshold);
-        expect(new Set(ids).size).toBe(LIMIT);
-        expect(Number((await db.execute("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(LIMIT);
-        db.close();
-      } finally {
-        clearTimeout(timer);
-        for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        await rm(dir, { recursive: true, force: true });
-      }
-    },
-    60_000,
-  );
+      expect(responses).toHaveLength(3 * LIMIT);
+      expect(responses.filter((r) => r.status >= 500)).toEqual([]);
+      expect(admitted).toHaveLength(LIMIT);
+      expect(refused).toHaveLength(2 * LIMIT);
+      // Refusals count toward the ban across processes too: the one after the threshold bans.
+      expect(limited).toHaveLength(DEFAULT_BAN.threshold);
+      expect(banned).toHaveLength(2 * LIMIT - DEFAULT_BAN.threshold);
+      expect(new Set(ids).size).toBe(LIMIT);
+      expect(Number((await db.execute("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(LIMIT);
+      db.close();
+    } finally {
+      clearTimeout(timer);
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

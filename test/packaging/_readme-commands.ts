@@ -48,7 +48,12 @@ export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv): Prom
 }
 
 /** Starts a command line that keeps running (a server) and resolves with the first line matching `ready`, and every line so far. */
-export function startLine(line: string, cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; lines: string[] }> {
+export function startLine(
+  line: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; lines: string[] }> {
   // exec: the PID is the server's own, so killing it stops the server.
   const child = spawn("bash", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
@@ -88,7 +93,12 @@ export function descendants(pid: number): number[] {
   const found: number[] = [];
   for (let queue = [pid]; queue.length > 0; ) {
     const parent = queue.shift()!;
-    for (const [child, of] of parents) if (of === parent) found.push(child), queue.push(child);
+    for (const [child, of] of parents) {
+      if (of === parent) {
+        found.push(child);
+        queue.push(child);
+      }
+    }
   }
   return found;
 }

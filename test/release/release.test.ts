@@ -7,7 +7,18 @@
  * architecture, interpreter and the embedded addon.
  */
 import { execFile } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,7 +35,10 @@ const db = mkdtempSync(join(tmpdir(), "petstore-release-db-"));
 
 beforeAll(async () => {
   const started = performance.now();
-  await run(join(ROOT, "node_modules/.bin/bun"), ["packages/server/release.ts", "--out", out], { cwd: ROOT, timeout: 540_000 });
+  await run(join(ROOT, "node_modules/.bin/bun"), ["packages/server/release.ts", "--out", out], {
+    cwd: ROOT,
+    timeout: 540_000,
+  });
   const sizes = readdirSync(out).map((file) => `${file} ${(statSync(join(out, file)).size / 2 ** 20).toFixed(1)} MiB`);
   console.log(`release: built in ${((performance.now() - started) / 1000).toFixed(1)} s\n${sizes.join("\n")}`);
 }, 600_000);
@@ -34,7 +48,15 @@ afterAll(async () => {
   rmSync(db, { recursive: true, force: true });
 });
 
-const BINARIES = ["darwin-arm64", "darwin-x64", "linux-arm64", "linux-arm64-musl", "linux-x64", "linux-x64-musl", "windows-x64.exe"].map((name) => `petstore-${name}`);
+const BINARIES = [
+  "darwin-arm64",
+  "darwin-x64",
+  "linux-arm64",
+  "linux-arm64-musl",
+  "linux-x64",
+  "linux-x64-musl",
+  "windows-x64.exe",
+].map((name) => `petstore-${name}`);
 const TARBALLS = ["petstore-core-1.0.0.tgz", "petstore-adapters-1.0.0.tgz"];
 
 it("writes one folder: the seven binaries, both packages, INSTALL.md, and a SHA256SUMS of every file that sha256sum -c accepts", async () => {
@@ -77,7 +99,16 @@ describe("INSTALL.md, followed", () => {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
     mkdirSync(join(dir, ".tools"));
     for (const tool of tools) symlinkSync(join(ROOT, "node_modules/.bin", tool), join(dir, ".tools", tool));
-    return { dir, env: { ...process.env, ...npmQuietly, NO_COLOR: "1", RELEASE: release, PATH: `${join(dir, ".tools")}:${pathWithoutBunOrDeno()}` } };
+    return {
+      dir,
+      env: {
+        ...process.env,
+        ...npmQuietly,
+        NO_COLOR: "1",
+        RELEASE: release,
+        PATH: `${join(dir, ".tools")}:${pathWithoutBunOrDeno()}`,
+      },
+    };
   }
 
   const CHECK = [
@@ -88,6 +119,7 @@ describe("INSTALL.md, followed", () => {
     "const adapters = memoryAdapters();",
     "const petstore = createPetstore(adapters);",
     'const { key } = await issueApiKey(adapters.keys, { plan: "free" });',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the script the test writes
     'const answer = await petstore.fetch(new Request("http://app.test/v1/pets", { headers: { authorization: `Bearer ${key}` } }), { clientAddress: "192.0.2.1" });',
     'const db = await connectLibsql({ url: "file:check.db" });',
     "await migrateLibsql(db);",
@@ -100,18 +132,35 @@ describe("INSTALL.md, followed", () => {
     ["npm", 1, [], ["node"]],
     ["pnpm", 2, ["pnpm"], ["node"]],
     ["bun", 3, ["bun"], ["bun"]],
-    ["deno", 4, ["deno"], ["deno", "run", "--allow-read=.", "--allow-write=.", "--allow-env", "--allow-sys", "--allow-ffi"]],
+    [
+      "deno",
+      4,
+      ["deno"],
+      ["deno", "run", "--allow-read=.", "--allow-write=.", "--allow-env", "--allow-sys", "--allow-ffi"],
+    ],
   ] as const)("for %s", (manager, block, tools, runtime) => {
-    it.each(["the folder's path", "a URL"])(`installs both packages from %s, and ${runtime[0]} runs them`, async (from) => {
-      const { dir, env } = project([...tools], from === "a URL" ? url : out);
-      const lines = readmeCommands(guide(), block);
-      expect(lines.at(-1)).toMatch(new RegExp(`^${manager === "deno" ? "deno run -A npm:npm install --allow-remote=root" : manager === "bun" ? "bun add" : manager === "npm" ? "npm install --allow-remote=root" : "pnpm add"} "\\$RELEASE/petstore-core-1\\.0\\.0\\.tgz" "\\$RELEASE/petstore-adapters-1\\.0\\.0\\.tgz"$`));
-      for (const line of lines) await runLine(line, dir, env);
-      writeFileSync(join(dir, "check.mjs"), CHECK);
-      const [command, ...args] = runtime;
-      const { stdout } = await run(command === "node" ? "node" : join(ROOT, "node_modules/.bin", command), [...args, "check.mjs"], { cwd: dir, env, timeout: 60_000 });
-      expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ status: 200, limit: "60", libsql: "Rex" });
-    }, 180_000);
+    it.each(["the folder's path", "a URL"])(
+      `installs both packages from %s, and ${runtime[0]} runs them`,
+      async (from) => {
+        const { dir, env } = project([...tools], from === "a URL" ? url : out);
+        const lines = readmeCommands(guide(), block);
+        expect(lines.at(-1)).toMatch(
+          new RegExp(
+            `^${manager === "deno" ? "deno run -A npm:npm install --allow-remote=root" : manager === "bun" ? "bun add" : manager === "npm" ? "npm install --allow-remote=root" : "pnpm add"} "\\$RELEASE/petstore-core-1\\.0\\.0\\.tgz" "\\$RELEASE/petstore-adapters-1\\.0\\.0\\.tgz"$`,
+          ),
+        );
+        for (const line of lines) await runLine(line, dir, env);
+        writeFileSync(join(dir, "check.mjs"), CHECK);
+        const [command, ...args] = runtime;
+        const { stdout } = await run(
+          command === "node" ? "node" : join(ROOT, "node_modules/.bin", command),
+          [...args, "check.mjs"],
+          { cwd: dir, env, timeout: 60_000 },
+        );
+        expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({ status: 200, limit: "60", libsql: "Rex" });
+      },
+      180_000,
+    );
   });
 
   it("fetches, checks and installs the binary from a URL, which then runs", async () => {
@@ -124,7 +173,9 @@ describe("INSTALL.md, followed", () => {
     let output = "";
     for (const line of lines) output += await runLine(line, dir, { ...env, PATH: `${join(dir, "bin")}:${env.PATH}` });
     expect(output).toContain("petstore-linux-x64: OK");
-    expect(output).toMatch(/petstore 1\.0\.0 \(commit [0-9a-f]{12}(-dirty)?, bun \d+\.\d+\.\d+, target bun-linux-x64\)/);
+    expect(output).toMatch(
+      /petstore 1\.0\.0 \(commit [0-9a-f]{12}(-dirty)?, bun \d+\.\d+\.\d+, target bun-linux-x64\)/,
+    );
   }, 60_000);
 });
 
@@ -138,7 +189,9 @@ describe.each([
   it("prints its build, makes a key in a new file database, and answers an authenticated request", async () => {
     const [executable, ...args] = command("--version");
     const version = await cli(args, { executable: executable! });
-    expect(version.stdout.trim()).toMatch(new RegExp(`^petstore 1\\.0\\.0 \\(commit [0-9a-f]{12}(-dirty)?, bun \\d+\\.\\d+\\.\\d+, target ${target}\\)$`));
+    expect(version.stdout.trim()).toMatch(
+      new RegExp(`^petstore 1\\.0\\.0 \\(commit [0-9a-f]{12}(-dirty)?, bun \\d+\\.\\d+\\.\\d+, target ${target}\\)$`),
+    );
 
     const url = `file:${join(db, `${name}.db`)}`;
     const [keysExecutable, ...keysArgs] = command("keys", "create", "--plan", "free", "--db", url, "--json");
@@ -148,10 +201,16 @@ describe.each([
 
     const server = await startServer(command("serve", "--host", "127.0.0.1", "--port", "0", "--db", url));
     try {
-      const response = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(20_000) });
+      const response = await fetch(`${server.url}/v1/pets`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(20_000),
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual([]);
-      expect([response.headers.get("x-ratelimit-limit"), response.headers.get("x-ratelimit-remaining")]).toEqual(["60", "59"]);
+      expect([response.headers.get("x-ratelimit-limit"), response.headers.get("x-ratelimit-remaining")]).toEqual([
+        "60",
+        "59",
+      ]);
       expect(Number(response.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000);
     } finally {
       expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
@@ -168,10 +227,26 @@ function addonOf(pkg: string): Buffer {
 }
 
 describe.each([
-  ["linux-x64", /ELF 64-bit LSB executable, x86-64, .*interpreter \/lib64\/ld-linux-x86-64\.so\.2/, "@libsql/linux-x64-gnu"],
-  ["linux-x64-musl", /ELF 64-bit LSB executable, x86-64, .*interpreter \/lib\/ld-musl-x86_64\.so\.1/, "@libsql/linux-x64-musl"],
-  ["linux-arm64", /ELF 64-bit LSB executable, ARM aarch64, .*interpreter \/lib\/ld-linux-aarch64\.so\.1/, "@libsql/linux-arm64-gnu"],
-  ["linux-arm64-musl", /ELF 64-bit LSB executable, ARM aarch64, .*interpreter \/lib\/ld-musl-aarch64\.so\.1/, "@libsql/linux-arm64-musl"],
+  [
+    "linux-x64",
+    /ELF 64-bit LSB executable, x86-64, .*interpreter \/lib64\/ld-linux-x86-64\.so\.2/,
+    "@libsql/linux-x64-gnu",
+  ],
+  [
+    "linux-x64-musl",
+    /ELF 64-bit LSB executable, x86-64, .*interpreter \/lib\/ld-musl-x86_64\.so\.1/,
+    "@libsql/linux-x64-musl",
+  ],
+  [
+    "linux-arm64",
+    /ELF 64-bit LSB executable, ARM aarch64, .*interpreter \/lib\/ld-linux-aarch64\.so\.1/,
+    "@libsql/linux-arm64-gnu",
+  ],
+  [
+    "linux-arm64-musl",
+    /ELF 64-bit LSB executable, ARM aarch64, .*interpreter \/lib\/ld-musl-aarch64\.so\.1/,
+    "@libsql/linux-arm64-musl",
+  ],
   ["darwin-x64", /Mach-O 64-bit x86_64 executable/, "@libsql/darwin-x64"],
   ["darwin-arm64", /Mach-O 64-bit arm64 executable/, "@libsql/darwin-arm64"],
   ["windows-x64.exe", /PE32\+ executable \(console\) x86-64, for MS Windows/, "@libsql/win32-x64-msvc"],

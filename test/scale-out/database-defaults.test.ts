@@ -15,71 +15,93 @@ const databases = usePostgresDatabases();
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
-describe.each<Isolation>(["serializable", "repeatable read"])("three servers on a database whose default isolation is %s", (isolation) => {
-  let db: string;
-  let servers: Server[] = [];
-  beforeAll(async () => {
-    db = await databases.create("isolation");
-    const admin = postgres(db, { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`ALTER DATABASE ${new URL(db).pathname.slice(1)} SET default_transaction_isolation = '${isolation}'`);
-    } finally {
-      await admin.end();
-    }
-    servers = await Promise.all([0, 1, 2].map(() => startServer(binaryServe(db))));
-  }, 60_000);
-  afterAll(() => Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM"))));
+describe.each<Isolation>(["serializable", "repeatable read"])(
+  "three servers on a database whose default isolation is %s",
+  (isolation) => {
+    let db: string;
+    let servers: Server[] = [];
+    beforeAll(async () => {
+      db = await databases.create("isolation");
+      const admin = postgres(db, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(
+          `ALTER DATABASE ${new URL(db).pathname.slice(1)} SET default_transaction_isolation = '${isolation}'`,
+        );
+      } finally {
+        await admin.end();
+      }
+      servers = await Promise.all([0, 1, 2].map(() => startServer(binaryServe(db))));
+    }, 60_000);
+    afterAll(() => Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM"))));
 
-  it("admits exactly 60 of 300 concurrent requests of one Free key, refuses 30 as rate limited and bans the rest", async () => {
-    const { key } = await createKey(db, ["--plan", "free"]);
-    const answers = await Promise.all(
-      Array.from({ length: 300 }, async (_, i) => {
-        const response = await client(servers[i % 3]!.url, key)("/v1/pets?limit=1", { signal: AbortSignal.timeout(10_000) });
-        return `${response.status} ${((await response.json()) as { code?: string }).code ?? ""}`.trim();
-      }),
-    );
-    const counts = Object.fromEntries([...new Set(answers)].map((answer) => [answer, answers.filter((each) => each === answer).length]));
-    console.info(`issue 27 §3.1, default isolation ${isolation}: 300 requests of one Free key over 3 servers -> ${JSON.stringify(counts)}`);
-    expect(counts).toEqual({ "200": 60, "429 rate_limited": 30, "429 temporarily_banned": 210 });
-  }, 60_000);
-
-  it("answers 201 to every one of 600 concurrent creates over the three, each pet stored once", async () => {
-    const { key } = await createKey(db);
-    // Each server's pool first prepares the create's statements, with and without a claim, on
-    // its connections, as it would long before a burst in production: on a loaded machine the
-    // first burst on cold servers could pass the 1 s bound of one create (seen: 1 of 600).
-    for (const server of servers) {
-      await Promise.all(
-        Array.from({ length: 20 }, async (_, i) => {
-          const response = await client(server.url, key)("/v1/pets", { method: "POST", headers: i % 2 === 0 ? { "Idempotency-Key": `warm-${server.url}-${i}` } : {}, json: { name: `Warm ${i}`, categoryId: 1 } });
-          expect(response.status).toBe(201);
+    it("admits exactly 60 of 300 concurrent requests of one Free key, refuses 30 as rate limited and bans the rest", async () => {
+      const { key } = await createKey(db, ["--plan", "free"]);
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, async (_, i) => {
+          const response = await client(servers[i % 3]!.url, key)("/v1/pets?limit=1", {
+            signal: AbortSignal.timeout(10_000),
+          });
+          return `${response.status} ${((await response.json()) as { code?: string }).code ?? ""}`.trim();
         }),
       );
-    }
-    const failures: string[] = [];
-    const statuses = await Promise.all(
-      Array.from({ length: 600 }, async (_, i) => {
-        const response = await client(servers[i % 3]!.url, key)("/v1/pets", {
-          method: "POST",
-          headers: i % 2 === 0 ? { "Idempotency-Key": `create-${i}` } : {},
-          json: { name: `Iso ${i}`, categoryId: 1 },
-          signal: AbortSignal.timeout(10_000),
-        });
-        if (response.status !== 201) failures.push(`${response.status} ${await response.text()}`);
-        else await response.body?.cancel();
-        return response.status;
-      }),
-    );
-    const counts = Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((each) => each === status).length]));
-    console.info(`issue 27 §3.1, default isolation ${isolation}: 600 creates over 3 servers -> ${JSON.stringify(counts)}${failures.length ? `; ${failures.join("; ")}` : ""}`);
-    expect(counts).toEqual({ 201: 600 });
-    const sql = postgres(db, { max: 1, onnotice: () => {} });
-    try {
-      expect(await sql`SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM pets WHERE name LIKE 'Iso %'`).toEqual([{ n: 600, names: 600 }]);
-    } finally {
-      await sql.end();
-    }
-    // Nothing went wrong to be logged (the servers started before any key existed: that warning aside).
-    for (const server of servers) expect(server.stderr.filter((line) => !line.includes("no active API key"))).toEqual([]);
-  }, 60_000);
-});
+      const counts = Object.fromEntries(
+        [...new Set(answers)].map((answer) => [answer, answers.filter((each) => each === answer).length]),
+      );
+      console.info(
+        `issue 27 §3.1, default isolation ${isolation}: 300 requests of one Free key over 3 servers -> ${JSON.stringify(counts)}`,
+      );
+      expect(counts).toEqual({ "200": 60, "429 rate_limited": 30, "429 temporarily_banned": 210 });
+    }, 60_000);
+
+    it("answers 201 to every one of 600 concurrent creates over the three, each pet stored once", async () => {
+      const { key } = await createKey(db);
+      // Each server's pool first prepares the create's statements, with and without a claim, on
+      // its connections, as it would long before a burst in production: on a loaded machine the
+      // first burst on cold servers could pass the 1 s bound of one create (seen: 1 of 600).
+      for (const server of servers) {
+        await Promise.all(
+          Array.from({ length: 20 }, async (_, i) => {
+            const response = await client(server.url, key)("/v1/pets", {
+              method: "POST",
+              headers: i % 2 === 0 ? { "Idempotency-Key": `warm-${server.url}-${i}` } : {},
+              json: { name: `Warm ${i}`, categoryId: 1 },
+            });
+            expect(response.status).toBe(201);
+          }),
+        );
+      }
+      const failures: string[] = [];
+      const statuses = await Promise.all(
+        Array.from({ length: 600 }, async (_, i) => {
+          const response = await client(servers[i % 3]!.url, key)("/v1/pets", {
+            method: "POST",
+            headers: i % 2 === 0 ? { "Idempotency-Key": `create-${i}` } : {},
+            json: { name: `Iso ${i}`, categoryId: 1 },
+            signal: AbortSignal.timeout(10_000),
+          });
+          if (response.status !== 201) failures.push(`${response.status} ${await response.text()}`);
+          else await response.body?.cancel();
+          return response.status;
+        }),
+      );
+      const counts = Object.fromEntries(
+        [...new Set(statuses)].map((status) => [status, statuses.filter((each) => each === status).length]),
+      );
+      console.info(
+        `issue 27 §3.1, default isolation ${isolation}: 600 creates over 3 servers -> ${JSON.stringify(counts)}${failures.length ? `; ${failures.join("; ")}` : ""}`,
+      );
+      expect(counts).toEqual({ 201: 600 });
+      const sql = postgres(db, { max: 1, onnotice: () => {} });
+      try {
+        expect(
+          await sql`SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM pets WHERE name LIKE 'Iso %'`,
+        ).toEqual([{ n: 600, names: 600 }]);
+      } finally {
+        await sql.end();
+      }
+      // Nothing went wrong to be logged (the servers started before any key existed: that warning aside).
+      for (const server of servers)
+        expect(server.stderr.filter((line) => !line.includes("no active API key"))).toEqual([]);
+    }, 60_000);
+  },
+);

@@ -17,7 +17,8 @@ const database = usePostgresDatabase();
  * --allow-env (see docs/scaling-out.md).
  */
 function denoCommand(port: number, db: string): string[] {
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start:deno"]!;
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
+    .scripts["start:deno"]!;
   const [, ...args] = script.split(" ");
   const dbHost = new URL(db).host;
   return [

@@ -37,7 +37,9 @@ describe("200 clients while PostgreSQL hangs (SIGSTOP)", () => {
         Array.from({ length: 200 }, async (_, i) => {
           while (performance.now() - began < 4_000) {
             const sent = performance.now();
-            const response = await api(i % 2 === 0 ? "/v1/pets" : "/v1/pets?limit=1", { signal: AbortSignal.timeout(10_000) });
+            const response = await api(i % 2 === 0 ? "/v1/pets" : "/v1/pets?limit=1", {
+              signal: AbortSignal.timeout(10_000),
+            });
             await response.body?.cancel();
             took.push(performance.now() - sent);
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
@@ -49,7 +51,10 @@ describe("200 clients while PostgreSQL hangs (SIGSTOP)", () => {
     }
     took.sort((a, b) => a - b);
     // As the server measured them (its access log): from the request reaching the API to the answer.
-    const served = server.stdout.filter((line) => line.includes('"status":503')).map((line) => (JSON.parse(line) as { durationMs: number }).durationMs).sort((a, b) => a - b);
+    const served = server.stdout
+      .filter((line) => line.includes('"status":503'))
+      .map((line) => (JSON.parse(line) as { durationMs: number }).durationMs)
+      .sort((a, b) => a - b);
     const over = (ms: number) => took.filter((each) => each > ms).length;
     console.info(
       `issue 27 §3.11: 200 clients for 4 s, PostgreSQL stopped: answers ${JSON.stringify(Object.fromEntries(statuses))}; median ${Math.round(took[took.length >> 1]!)} ms, p99 ${Math.round(took[Math.floor(took.length * 0.99)]!)} ms, max ${Math.round(took.at(-1)!)} ms; over 1.1 s: ${over(1_100)}, over 1.5 s: ${over(1_500)}; the server's own durations: median ${Math.round(served[served.length >> 1]!)} ms, max ${Math.round(served.at(-1)!)} ms`,

@@ -26,12 +26,36 @@ beforeAll(async () => {
   token = await adminToken(db);
   servers = await Promise.all(
     SKEWS.map((skew) =>
-      startServer([BINARY, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--admin-listen", "0", "--rolled-key-link", "https://shop.example/keys"], {
-        env: { ...process.env, ...(skew && { LD_PRELOAD: libfaketime(), FAKETIME: skew, FAKETIME_DONT_FAKE_MONOTONIC: "1" }) },
-      }),
+      startServer(
+        [
+          BINARY,
+          "serve",
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "0",
+          "--db",
+          db,
+          "--admin-listen",
+          "0",
+          "--rolled-key-link",
+          "https://shop.example/keys",
+        ],
+        {
+          env: {
+            ...process.env,
+            ...(skew && { LD_PRELOAD: libfaketime(), FAKETIME: skew, FAKETIME_DONT_FAKE_MONOTONIC: "1" }),
+          },
+        },
+      ),
     ),
   );
-  admins = servers.map((server) => server.stdout.map((line) => JSON.parse(line) as { event?: string; url?: string }).find((entry) => entry.event === "admin listening")!.url!);
+  admins = servers.map(
+    (server) =>
+      server.stdout
+        .map((line) => JSON.parse(line) as { event?: string; url?: string })
+        .find((entry) => entry.event === "admin listening")!.url!,
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -49,7 +73,8 @@ const admin = async (index: number, method: string, path: string, body?: unknown
   if (!response.ok) throw new Error(`${method} ${path} on admin ${index}: ${response.status} ${await response.text()}`);
   return (await response.json()) as { id: string; key: string; rolling: { until: string } | null; unbanned?: boolean };
 };
-const api = (index: number, key: string, path = "/v1/pets?limit=1") => fetch(new URL(path, servers[index]!.url), { headers: { Authorization: `Bearer ${key}` } });
+const api = (index: number, key: string, path = "/v1/pets?limit=1") =>
+  fetch(new URL(path, servers[index]!.url), { headers: { Authorization: `Bearer ${key}` } });
 const onAll = (key: string, path?: string) => Promise.all([0, 1, 2].map((index) => api(index, key, path)));
 const statuses = (responses: Response[]) => responses.map((response) => response.status);
 
@@ -65,7 +90,11 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     // A key banned now: lifted once the store's minute has turned, so its requests then fit the limit.
     const noisy = await admin(0, "POST", "/keys", { plan: "free", label: "Noisy" });
     for (let i = 0; i < 92; i++) await api(i % 3, noisy.key);
-    expect((await Promise.all((await onAll(noisy.key)).map(async (response) => ((await response.json()) as { code: string }).code)))).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
+    expect(
+      await Promise.all(
+        (await onAll(noisy.key)).map(async (response) => ((await response.json()) as { code: string }).code),
+      ),
+    ).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
     const bannedAt = Date.now();
 
     // A roll with a 60 s overlap, through the second server's admin API.
@@ -74,33 +103,55 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     expect(statuses(await onAll(rolled.key))).toEqual([200, 200, 200]);
 
     // The old secret, once every server's key cache has seen the roll: 200, saying until when.
-    const tellsTheRoll = await waitFor(async () => (await onAll(free.key)).every((response) => response.status === 200 && response.headers.get("sunset") !== null), 6_000, {
-      every: POLL_MS,
-      what: "the old secret served with Sunset by all three",
-    });
+    const tellsTheRoll = await waitFor(
+      async () =>
+        (await onAll(free.key)).every((response) => response.status === 200 && response.headers.get("sunset") !== null),
+      6_000,
+      {
+        every: POLL_MS,
+        what: "the old secret served with Sunset by all three",
+      },
+    );
     const old = await onAll(free.key);
-    expect(old.map((response) => response.headers.get("sunset"))).toEqual(Array(3).fill(new Date(overlapEnds).toUTCString()));
-    expect(old.map((response) => response.headers.get("link"))).toEqual(Array(3).fill('<https://shop.example/keys>; rel="deprecation"'));
+    expect(old.map((response) => response.headers.get("sunset"))).toEqual(
+      Array(3).fill(new Date(overlapEnds).toUTCString()),
+    );
+    expect(old.map((response) => response.headers.get("link"))).toEqual(
+      Array(3).fill('<https://shop.example/keys>; rel="deprecation"'),
+    );
     expect(new Set(old.map((response) => response.headers.get("deprecation"))).size).toBe(1);
 
     // An upgrade from Free to Pro, through the third server's admin API: 300 a minute on all three within 5 s, today's count kept.
     // Not across a minute's end (the store's, a real clock here): a new minute counts from zero.
     const minuteEnds = Number((await api(0, rolled.key)).headers.get("x-ratelimit-reset")) * 1000;
-    if (minuteEnds - Date.now() < 15_000) await waitFor(async () => Date.now() > minuteEnds + 200, 16_000, { what: "the next minute" });
+    if (minuteEnds - Date.now() < 15_000)
+      await waitFor(async () => Date.now() > minuteEnds + 200, 16_000, { what: "the next minute" });
     const before = Number((await api(0, rolled.key)).headers.get("x-ratelimit-remaining"));
     await admin(2, "PATCH", `/keys/${free.id}`, { plan: "pro" });
-    const upgradeMs = await waitFor(async () => (await onAll(rolled.key)).every((response) => response.headers.get("x-ratelimit-limit") === "300"), 5_500, {
-      every: POLL_MS,
-      what: "Pro's 300 a minute on all three",
-    });
+    const upgradeMs = await waitFor(
+      async () => (await onAll(rolled.key)).every((response) => response.headers.get("x-ratelimit-limit") === "300"),
+      5_500,
+      {
+        every: POLL_MS,
+        what: "Pro's 300 a minute on all three",
+      },
+    );
     const remaining = Number((await api(1, rolled.key)).headers.get("x-ratelimit-remaining"));
     // Free's minute had `before` left of 60; Pro's has the same requests counted, of 300.
     expect(remaining).toBeLessThanOrEqual(300 - (60 - before) - 1);
 
     // A key that expires in 3 s by the database's clock: refused by all three from then on.
-    const expiring = await admin(0, "POST", "/keys", { plan: "free", label: "Trial", expiresAt: new Date(Date.now() + 3_000).toISOString() });
+    const expiring = await admin(0, "POST", "/keys", {
+      plan: "free",
+      label: "Trial",
+      expiresAt: new Date(Date.now() + 3_000).toISOString(),
+    });
     expect(statuses(await onAll(expiring.key))).toEqual([200, 200, 200]);
-    const expiryMs = await waitFor(async () => statuses(await onAll(expiring.key)).every((status) => status === 401), 8_000, { every: POLL_MS, what: "the expired key refused by all three" });
+    const expiryMs = await waitFor(
+      async () => statuses(await onAll(expiring.key)).every((status) => status === 401),
+      8_000,
+      { every: POLL_MS, what: "the expired key refused by all three" },
+    );
 
     // The ban lifted once the minute turned: admitted at once by all three.
     const nextMinute = Math.floor(bannedAt / MINUTE) * MINUTE + MINUTE;
@@ -114,9 +165,17 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     expect(statuses(await onAll(free.key))).toEqual([401, 401, 401]);
     expect(statuses(await onAll(rolled.key))).toEqual([200, 200, 200]);
 
-    const trail = (await (await fetch(new URL("/admin/v1/audit?limit=20", admins[0]), { headers: { Authorization: `Bearer ${token}` } })).json()) as { action: string; keyId: string; actor: { who: string } }[];
-    const steps = trail.reverse().map((entry) => `${entry.action} ${entry.keyId === free.id ? "acme" : entry.keyId === noisy.id ? "noisy" : "trial"}`);
-    console.info(`issue 29: old secret told of the roll within ${tellsTheRoll} ms, upgrade on all three within ${upgradeMs} ms, expiry on all three within ${expiryMs} ms; audit trail: ${steps.join(", ")}`);
+    const trail = (await (
+      await fetch(new URL("/admin/v1/audit?limit=20", admins[0]), { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as { action: string; keyId: string; actor: { who: string } }[];
+    const steps = trail
+      .reverse()
+      .map(
+        (entry) => `${entry.action} ${entry.keyId === free.id ? "acme" : entry.keyId === noisy.id ? "noisy" : "trial"}`,
+      );
+    console.info(
+      `issue 29: old secret told of the roll within ${tellsTheRoll} ms, upgrade on all three within ${upgradeMs} ms, expiry on all three within ${expiryMs} ms; audit trail: ${steps.join(", ")}`,
+    );
     expect(steps).toEqual(["create acme", "create noisy", "roll acme", "update acme", "create trial", "unban noisy"]);
     expect(trail.every((entry) => entry.actor.who.startsWith("admin:tok_"))).toBe(true);
   }, 120_000);

@@ -10,7 +10,10 @@ afterAll(cleanUp);
 
 /** The JSON lines of a server's stderr whose event is `event`. */
 const events = (server: Server, event: string) =>
-  server.stderr.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === event);
+  server.stderr
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.event === event);
 
 /** GETs every 100 ms until one is answered 200; at most `ms`. */
 async function until200(request: () => Promise<Response>, ms = 20_000): Promise<void> {
@@ -33,7 +36,8 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
     expect((await api("/v1/pets")).status).toBe(200);
     await pg.stop();
     try {
-      for (let i = 0; i < 20; i++) expect((await api("/v1/pets", { method: "POST", json: { name: "Gone", categoryId: 1 } })).status).toBe(503);
+      for (let i = 0; i < 20; i++)
+        expect((await api("/v1/pets", { method: "POST", json: { name: "Gone", categoryId: 1 } })).status).toBe(503);
       await waitFor(() => events(server, "storage unavailable").length > 0);
     } finally {
       await pg.start();
@@ -42,8 +46,15 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
     await waitFor(() => events(server, "storage available again").length > 0);
     const lost = events(server, "storage unavailable");
     const back = events(server, "storage available again");
-    console.info(`issue 27 §3.10: PostgreSQL stopped and started: ${lost.length} 'storage unavailable' line (${String(lost[0]?.reason)}), ${back.length} 'storage available again' (${String(back[0]?.unavailableMs)} ms)`);
-    expect(lost).toEqual([expect.objectContaining({ level: "warn", reason: expect.stringMatching(/^the Postgres server (is unreachable|cannot serve now)/) })]);
+    console.info(
+      `issue 27 §3.10: PostgreSQL stopped and started: ${lost.length} 'storage unavailable' line (${String(lost[0]?.reason)}), ${back.length} 'storage available again' (${String(back[0]?.unavailableMs)} ms)`,
+    );
+    expect(lost).toEqual([
+      expect.objectContaining({
+        level: "warn",
+        reason: expect.stringMatching(/^the Postgres server (is unreachable|cannot serve now)/),
+      }),
+    ]);
     expect(back).toEqual([expect.objectContaining({ level: "warn", unavailableMs: expect.any(Number) })]);
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
@@ -75,7 +86,11 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
       Array.from({ length: 120 }, async (_, i) => {
         const api = client(servers[i % 3]!.url, key);
         while (performance.now() - began < 3_000) {
-          const response = await api("/v1/pets", { method: "POST", json: { name: `Crowd ${i}`, categoryId: 1 }, signal: AbortSignal.timeout(10_000) });
+          const response = await api("/v1/pets", {
+            method: "POST",
+            json: { name: `Crowd ${i}`, categoryId: 1 },
+            signal: AbortSignal.timeout(10_000),
+          });
           await response.body?.cancel();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         }
@@ -94,9 +109,14 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     const admin = postgres(pg.url(), { max: 1, onnotice: () => {} });
     try {
       await expect
-        .poll(async () => (await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'crowded'`)[0]!.n, { timeout: 20_000, interval: 500 })
+        .poll(
+          async () => (await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'crowded'`)[0]!.n,
+          { timeout: 20_000, interval: 500 },
+        )
         .toBe(0);
-      console.info(`issue 27 §3.4: the servers' connections were all closed ${Math.round((performance.now() - loadEnded) / 1000)} s after the load ended`);
+      console.info(
+        `issue 27 §3.4: the servers' connections were all closed ${Math.round((performance.now() - loadEnded) / 1000)} s after the load ended`,
+      );
     } finally {
       await admin.end();
     }

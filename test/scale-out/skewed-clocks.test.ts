@@ -85,7 +85,13 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
       beforeAll(async () => {
         db = await pg.createDatabase(`skew_${limits}_${FLEETS.indexOf(fleet)}`);
         sql = postgres(db, { max: 2, onnotice: () => {} });
-        const flags = ["--db", db, "--metrics-listen", "127.0.0.1:0", ...(storage === "PostgreSQL" ? [] : ["--limiter", redis.url])];
+        const flags = [
+          "--db",
+          db,
+          "--metrics-listen",
+          "127.0.0.1:0",
+          ...(storage === "PostgreSQL" ? [] : ["--limiter", redis.url]),
+        ];
         servers = await Promise.all(
           fleet.fakeTimes.map((fakeTime) =>
             startServer([BINARY, "serve", "--host", "127.0.0.1", "--port", "0", ...flags], {
@@ -103,7 +109,9 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           ),
         );
         metricsUrls = servers.map((server) => {
-          const line = server.stdout.map((each) => JSON.parse(each) as { event?: string; url?: string }).find((entry) => entry.event === "metrics listening");
+          const line = server.stdout
+            .map((each) => JSON.parse(each) as { event?: string; url?: string })
+            .find((entry) => entry.event === "metrics listening");
           return line!.url!;
         });
       }, 60_000);
@@ -114,34 +122,67 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
       });
 
       /** One request to server `index`, bounded in time. */
-      async function call(index: number, key: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Answer> {
-        const response = await client(servers[index]!.url, key)(path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      async function call(
+        index: number,
+        key: string,
+        path: string,
+        init: RequestInit & { json?: unknown } = {},
+      ): Promise<Answer> {
+        const response = await client(servers[index]!.url, key)(path, {
+          ...init,
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
         const body = (await response.json()) as { code?: string; id?: number };
-        return { status: response.status, headers: response.headers, ...(body.code ? { code: body.code } : {}), ...(body.id ? { id: body.id } : {}) };
+        return {
+          status: response.status,
+          headers: response.headers,
+          ...(body.code ? { code: body.code } : {}),
+          ...(body.id ? { id: body.id } : {}),
+        };
       }
       const everyServer = (key: string, path: string) => Promise.all([0, 1, 2].map((index) => call(index, key, path)));
       const seconds = (answer: Answer, name: string) => Number(answer.headers.get(name));
 
       it("runs servers whose clocks really disagree, each saying so in its log, its metrics and /healthz", async () => {
         const skews = fleet.skews();
-        const dates = await Promise.all(servers.map(async (server) => Date.parse((await fetch(new URL("/healthz", server.url))).headers.get("date")!)));
-        for (const [index, date] of dates.entries()) expect(Math.abs(date - Date.now() - skews[index]! * 1000)).toBeLessThan(5_000);
+        const dates = await Promise.all(
+          servers.map(async (server) =>
+            Date.parse((await fetch(new URL("/healthz", server.url))).headers.get("date")!),
+          ),
+        );
+        for (const [index, date] of dates.entries())
+          expect(Math.abs(date - Date.now() - skews[index]! * 1000)).toBeLessThan(5_000);
         for (const [index, server] of servers.entries()) {
           const skew = skews[index]!;
           const stores = storage === "PostgreSQL" ? ["database"] : ["database", "limiter"];
           // The offset is measured just after the server starts listening: wait for its log line.
-          await expect.poll(() => server.stderr.filter((line) => line.includes('"clock offset"')).length, { timeout: 10_000 }).toBe(skew === 0 ? 0 : stores.length);
+          await expect
+            .poll(() => server.stderr.filter((line) => line.includes('"clock offset"')).length, { timeout: 10_000 })
+            .toBe(skew === 0 ? 0 : stores.length);
           const metrics = await (await fetch(metricsUrls[index]!)).text();
           for (const store of stores) {
-            const offset = Number(new RegExp(`petstore_clock_offset_seconds\\{store="${store}"\\} (\\S+)`).exec(metrics)?.[1]);
+            const offset = Number(
+              new RegExp(`petstore_clock_offset_seconds\\{store="${store}"\\} (\\S+)`).exec(metrics)?.[1],
+            );
             expect(Math.abs(offset - skew)).toBeLessThan(5);
           }
-          const health = (await (await fetch(new URL("/healthz", server.url))).json()) as { status: string; notice?: string };
+          const health = (await (await fetch(new URL("/healthz", server.url))).json()) as {
+            status: string;
+            notice?: string;
+          };
           expect(health.status).toBe("ok");
           if (skew === 0) expect(health.notice).toBeUndefined();
-          else expect(health.notice).toMatch(skew > 0 ? /this server's clock is [\d.]+ s ahead of the database's/ : /this server's clock is [\d.]+ s behind the database's/);
+          else
+            expect(health.notice).toMatch(
+              skew > 0
+                ? /this server's clock is [\d.]+ s ahead of the database's/
+                : /this server's clock is [\d.]+ s behind the database's/,
+            );
         }
-        const line = JSON.parse(servers[0]!.stderr.find((each) => each.includes('"clock offset"'))!) as { level: string; offsetSeconds: number };
+        const line = JSON.parse(servers[0]!.stderr.find((each) => each.includes('"clock offset"'))!) as {
+          level: string;
+          offsetSeconds: number;
+        };
         console.info(`issue 27, ${storage}, ${fleet.name}: first server's log: ${JSON.stringify(line)}`);
         expect(line.level).toBe("warn");
       }, 30_000);
@@ -153,15 +194,27 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const admitted = answers.filter((answer) => answer.status === 200).length;
         const limited = answers.filter((answer) => answer.code === "rate_limited").length;
         const banned = answers.filter((answer) => answer.code === "temporarily_banned").length;
-        console.info(`issue 27, ${storage}, ${fleet.name}: 300 requests of one Free key -> ${admitted} admitted, ${limited} rate_limited, ${banned} banned`);
+        console.info(
+          `issue 27, ${storage}, ${fleet.name}: 300 requests of one Free key -> ${admitted} admitted, ${limited} rate_limited, ${banned} banned`,
+        );
         expect({ admitted, limited, banned }).toEqual({ admitted: 60, limited: 30, banned: 210 });
         // Every admission fell in one minute window of the store: the same reset on every answer.
-        expect(new Set(answers.filter((answer) => answer.status === 200).map((answer) => answer.headers.get("x-ratelimit-reset"))).size).toBe(1);
+        expect(
+          new Set(
+            answers.filter((answer) => answer.status === 200).map((answer) => answer.headers.get("x-ratelimit-reset")),
+          ).size,
+        ).toBe(1);
         const after = await everyServer(key, "/v1/pets?limit=1");
-        expect(after.map((answer) => answer.code)).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
+        expect(after.map((answer) => answer.code)).toEqual([
+          "temporarily_banned",
+          "temporarily_banned",
+          "temporarily_banned",
+        ]);
         const resets = after.map((answer) => seconds(answer, "x-ratelimit-reset"));
         const retries = after.map((answer) => seconds(answer, "retry-after"));
-        console.info(`issue 27, ${storage}, ${fleet.name}: banned key asked at once: X-RateLimit-Reset ${resets.join(", ")}; Retry-After ${retries.join(", ")}`);
+        console.info(
+          `issue 27, ${storage}, ${fleet.name}: banned key asked at once: X-RateLimit-Reset ${resets.join(", ")}; Retry-After ${retries.join(", ")}`,
+        );
         expect(Math.max(...resets) - Math.min(...resets)).toBe(0);
         expect(Math.max(...retries) - Math.min(...retries)).toBeLessThanOrEqual(1);
         expect(Math.min(...retries)).toBeGreaterThanOrEqual(598);
@@ -172,7 +225,11 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const { id, key } = await createKey(db, ["--plan", "free"]);
         await awayFromMinuteEnd();
         await Promise.all(Array.from({ length: 100 }, (_, i) => call(i % 3, key, "/v1/pets?limit=1")));
-        expect((await everyServer(key, "/v1/pets?limit=1")).map((answer) => answer.code)).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
+        expect((await everyServer(key, "/v1/pets?limit=1")).map((answer) => answer.code)).toEqual([
+          "temporarily_banned",
+          "temporarily_banned",
+          "temporarily_banned",
+        ]);
         // The ban shortened in the store to end 2 s from now by the store's clock, its count cleared.
         const bucket = `key:${id}`;
         let endsAt: number;
@@ -182,7 +239,8 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
             WHERE bucket = ${bucket} RETURNING banned_until`;
           endsAt = Number(row!.banned_until);
         } else {
-          const script = "local t = redis.call('TIME'); local e = t[1] * 1000 + math.floor(t[2] / 1000) + 2000; redis.call('HSET', KEYS[1], 'b', e, 'c1', 0, 'r', 0); return e";
+          const script =
+            "local t = redis.call('TIME'); local e = t[1] * 1000 + math.floor(t[2] / 1000) + 2000; redis.call('HSET', KEYS[1], 'b', e, 'c1', 0, 'r', 0); return e";
           endsAt = Number(await redisClient.eval(script, 1, `petstore:limit:{${bucket}}`));
         }
         const firstAdmitted = [0, 0, 0];
@@ -194,8 +252,14 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           }
           return !firstAdmitted.includes(0);
         };
-        await waitFor(everyServerAdmitted, 10_000, { every: 50, what: () => `all three to admit the key again; first admitted at ${firstAdmitted.join(", ")}, the ban ended at ${endsAt}` });
-        console.info(`issue 27, ${storage}, ${fleet.name}: the ban ended at ${endsAt}; first admitted by each server ${firstAdmitted.map((at) => at - endsAt).join(", ")} ms after`);
+        await waitFor(everyServerAdmitted, 10_000, {
+          every: 50,
+          what: () =>
+            `all three to admit the key again; first admitted at ${firstAdmitted.join(", ")}, the ban ended at ${endsAt}`,
+        });
+        console.info(
+          `issue 27, ${storage}, ${fleet.name}: the ban ended at ${endsAt}; first admitted by each server ${firstAdmitted.map((at) => at - endsAt).join(", ")} ms after`,
+        );
         for (const at of firstAdmitted) {
           expect(at).toBeGreaterThanOrEqual(endsAt - 50);
           expect(at).toBeLessThanOrEqual(endsAt + 1_000);
@@ -207,12 +271,18 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         // 45 requests: the 25 refusals stay under the ban's threshold of 30.
         const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => call(i % 3, key, "/v1/store/orders")));
         const admitted = answers.filter((answer) => answer.status === 200).length;
-        console.info(`issue 27, ${storage}, ${fleet.name}: 45 requests of a key limited to 20 a day -> ${admitted} admitted`);
+        console.info(
+          `issue 27, ${storage}, ${fleet.name}: 45 requests of a key limited to 20 a day -> ${admitted} admitted`,
+        );
         expect(admitted).toBe(20);
         const nextMidnight = (Math.floor(Date.now() / DAY) + 1) * (DAY / 1000);
         const refused = await everyServer(key, "/v1/store/orders");
         expect(refused.map((answer) => answer.code)).toEqual(["rate_limited", "rate_limited", "rate_limited"]);
-        expect(refused.map((answer) => seconds(answer, "x-ratelimit-reset"))).toEqual([nextMidnight, nextMidnight, nextMidnight]);
+        expect(refused.map((answer) => seconds(answer, "x-ratelimit-reset"))).toEqual([
+          nextMidnight,
+          nextMidnight,
+          nextMidnight,
+        ]);
         const retries = refused.map((answer) => seconds(answer, "retry-after"));
         expect(Math.max(...retries) - Math.min(...retries)).toBeLessThanOrEqual(1);
         expect(Math.abs(retries[1]! - (nextMidnight - Date.now() / 1000))).toBeLessThanOrEqual(2);
@@ -229,7 +299,13 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         ]);
         // Through the correct server: 36 idempotency records, a banned key, a key with a day count of 50.
         const created = await Promise.all(
-          Array.from({ length: 36 }, (_, i) => call(correct, records.key, "/v1/pets", { method: "POST", headers: { "Idempotency-Key": `kept-${i}` }, json: { name: `Kept ${i}`, categoryId: 3 } })),
+          Array.from({ length: 36 }, (_, i) =>
+            call(correct, records.key, "/v1/pets", {
+              method: "POST",
+              headers: { "Idempotency-Key": `kept-${i}` },
+              json: { name: `Kept ${i}`, categoryId: 3 },
+            }),
+          ),
         );
         expect(created.every((answer) => answer.status === 201)).toBe(true);
         await Promise.all(Array.from({ length: 100 }, () => call(correct, banned.key, "/v1/store/orders")));
@@ -237,17 +313,31 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         // 1,005 creates, one at a time (one statement each), on the server furthest ahead: its
         // limiter and its idempotency store each sweep once, at their 1,000th statement.
         for (let i = 0; i < 1_005; i++) {
-          const answer = await call(ahead, busy.key, "/v1/pets", { method: "POST", headers: { "Idempotency-Key": `busy-${i}` }, json: { name: `Busy ${i}`, categoryId: 4 } });
+          const answer = await call(ahead, busy.key, "/v1/pets", {
+            method: "POST",
+            headers: { "Idempotency-Key": `busy-${i}` },
+            json: { name: `Busy ${i}`, categoryId: 4 },
+          });
           expect(answer.status).toBe(201);
         }
         const [row] = await sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'kept-%'`;
-        console.info(`issue 27, ${storage}, ${fleet.name}: after 1,005 creates on the server ${fleet.skews()[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`);
+        console.info(
+          `issue 27, ${storage}, ${fleet.name}: after 1,005 creates on the server ${fleet.skews()[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`,
+        );
         expect(row!.n).toBe(36);
         // A retry of the first create, 1,000 creates later, on the correct server: the same pet.
-        const retry = await call(correct, records.key, "/v1/pets", { method: "POST", headers: { "Idempotency-Key": "kept-0" }, json: { name: "Kept 0", categoryId: 3 } });
+        const retry = await call(correct, records.key, "/v1/pets", {
+          method: "POST",
+          headers: { "Idempotency-Key": "kept-0" },
+          json: { name: "Kept 0", categoryId: 3 },
+        });
         expect(retry).toMatchObject({ status: 201, id: created[0]!.id });
         expect(retry.headers.get("idempotent-replayed")).toBe("true");
-        expect((await everyServer(banned.key, "/v1/store/orders")).map((answer) => answer.code)).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
+        expect((await everyServer(banned.key, "/v1/store/orders")).map((answer) => answer.code)).toEqual([
+          "temporarily_banned",
+          "temporarily_banned",
+          "temporarily_banned",
+        ]);
         const next = await call(correct, counted.key, "/v1/store/orders");
         expect(next.headers.get("x-ratelimit-remaining")).toBe(String(1_000 - 51));
       }, 120_000);

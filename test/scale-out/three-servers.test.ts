@@ -63,10 +63,24 @@ interface Answer {
 }
 
 /** One request to server `index`, bounded; a timeout throws (a hang fails the test). */
-async function call(index: number, key: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Answer> {
-  const response = await client(servers[index]!.url, key)(path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+async function call(
+  index: number,
+  key: string,
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<Answer> {
+  const response = await client(servers[index]!.url, key)(path, {
+    ...init,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
   const body = (await response.json()) as { code?: string; id?: number };
-  return { status: response.status, headers: response.headers, server: index, ...(body.code ? { code: body.code } : {}), ...(body.id ? { id: body.id } : {}) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    server: index,
+    ...(body.code ? { code: body.code } : {}),
+    ...(body.id ? { id: body.id } : {}),
+  };
 }
 
 describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
@@ -74,10 +88,18 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     const { key } = await createKey(db);
     const answers = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
-        call(i % 3, key, "/v1/pets", { method: "POST", headers: { "Idempotency-Key": "order-7" }, json: { name: "Once", categoryId: 7 } }),
+        call(i % 3, key, "/v1/pets", {
+          method: "POST",
+          headers: { "Idempotency-Key": "order-7" },
+          json: { name: "Once", categoryId: 7 },
+        }),
       ),
     );
-    expect(answers.every((answer) => answer.status === 201 || (answer.status === 409 && answer.code === "idempotency_key_in_use"))).toBe(true);
+    expect(
+      answers.every(
+        (answer) => answer.status === 201 || (answer.status === 409 && answer.code === "idempotency_key_in_use"),
+      ),
+    ).toBe(true);
     const ids = new Set(answers.filter((answer) => answer.status === 201).map((answer) => answer.id));
     expect(ids.size).toBe(1);
     const sql = postgres(db, { max: 1, onnotice: () => {} });
@@ -88,7 +110,11 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     }
     // Asked again later, every server replays the same pet.
     for (const index of [0, 1, 2]) {
-      const replay = await call(index, key, "/v1/pets", { method: "POST", headers: { "Idempotency-Key": "order-7" }, json: { name: "Once", categoryId: 7 } });
+      const replay = await call(index, key, "/v1/pets", {
+        method: "POST",
+        headers: { "Idempotency-Key": "order-7" },
+        json: { name: "Once", categoryId: 7 },
+      });
       expect(replay).toMatchObject({ status: 201, id: [...ids][0] });
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
     }
@@ -105,7 +131,9 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     // sent once that has passed must be refused by every server, however slow the machine.
     const bound = cachedNoLaterThan + 5_000 - Date.now();
     if (bound > 0) await new Promise((resolve) => setTimeout(resolve, bound + 1));
-    const statuses = await Promise.all([0, 1, 2].map(async (index) => (await call(index, key, "/v1/pets?limit=1")).status));
+    const statuses = await Promise.all(
+      [0, 1, 2].map(async (index) => (await call(index, key, "/v1/pets?limit=1")).status),
+    );
     console.info(`section 4: revoked key, 5 s after it was cached: the three servers answer ${statuses.join(", ")}`);
     expect(statuses).toEqual([401, 401, 401]);
   }, 30_000);
@@ -119,7 +147,10 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     let stopping = false;
     const worker = async (index: number, n: number) => {
       for (let i = 0; !stopping; i++) {
-        const answer = await call(index, key, "/v1/pets", { method: "POST", json: { name: `Load ${index}-${n}-${i}`, categoryId: 1 } });
+        const answer = await call(index, key, "/v1/pets", {
+          method: "POST",
+          json: { name: `Load ${index}-${n}-${i}`, categoryId: 1 },
+        });
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         if (answer.status === 201) {
           created.push(answer.id!);
@@ -164,7 +195,12 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     }
     // /healthz reports a storage failure for a few seconds after the last one, then healthy again.
     for (const index of [0, 1, 2]) {
-      await expect.poll(async () => (await fetch(new URL("/healthz", servers[index]!.url))).status, { timeout: 20_000, interval: 200 }).toBe(200);
+      await expect
+        .poll(async () => (await fetch(new URL("/healthz", servers[index]!.url))).status, {
+          timeout: 20_000,
+          interval: 200,
+        })
+        .toBe(200);
     }
   }, 120_000);
 
@@ -175,17 +211,25 @@ describe("three petstore servers on one PostgreSQL, clocks 65 s apart", () => {
     const began = performance.now();
     try {
       // Each answer must come before REQUEST_TIMEOUT_MS, or call() throws: a hang fails the test.
-      answers = await Promise.all(Array.from({ length: 9 }, (_, i) => call(i % 3, key, "/v1/pets", { method: "POST", json: { name: "Hung", categoryId: 1 } })));
+      answers = await Promise.all(
+        Array.from({ length: 9 }, (_, i) =>
+          call(i % 3, key, "/v1/pets", { method: "POST", json: { name: "Hung", categoryId: 1 } }),
+        ),
+      );
     } finally {
       pg.signal("SIGCONT");
     }
-    console.info(`section 4, PostgreSQL hung (SIGSTOP): ${answers.length} creates over 3 servers answered ${[...new Set(answers.map((a) => a.status))].join(",")} within ${Math.round(performance.now() - began)} ms`);
+    console.info(
+      `section 4, PostgreSQL hung (SIGSTOP): ${answers.length} creates over 3 servers answered ${[...new Set(answers.map((a) => a.status))].join(",")} within ${Math.round(performance.now() - began)} ms`,
+    );
     for (const answer of answers) {
       expect(answer).toMatchObject({ status: 503, code: "service_unavailable" });
       expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
     for (const index of [0, 1, 2]) {
-      await expect.poll(async () => (await call(index, key, "/v1/pets?limit=1")).status, { timeout: 20_000, interval: 200 }).toBe(200);
+      await expect
+        .poll(async () => (await call(index, key, "/v1/pets?limit=1")).status, { timeout: 20_000, interval: 200 })
+        .toBe(200);
     }
   }, 60_000);
 

@@ -47,7 +47,12 @@ describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
       answers = await Promise.all(
         Array.from({ length: 60 }, async (_, i) => {
           const response = await create(i, i % 2 === 0);
-          return { i, keyed: i % 2 === 0, status: response.status, message: ((await response.json()) as { message: string }).message };
+          return {
+            i,
+            keyed: i % 2 === 0,
+            status: response.status,
+            message: ((await response.json()) as { message: string }).message,
+          };
         }),
       );
     } finally {
@@ -63,12 +68,15 @@ describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
     }
     const sql = postgres(db, { max: 1, onnotice: () => {} });
     try {
-      const stored = async () => (await sql`SELECT count(*)::int AS n FROM pets WHERE name ~ '^Hang [0-9]{1,2}$'`)[0]!.n as number;
+      const stored = async () =>
+        (await sql`SELECT count(*)::int AS n FROM pets WHERE name ~ '^Hang [0-9]{1,2}$'`)[0]!.n as number;
       // Once it goes on, PostgreSQL runs what it had received: the unkeyed creates commit.
       await expect.poll(stored, { timeout: 10_000 }).toBeGreaterThanOrEqual(30);
       const late = await stored();
       // Each keyed create, retried with its key, is answered once: created, replayed, or still held (409).
-      const retried = await Promise.all(answers.filter((answer) => answer.keyed).map(async ({ i }) => (await create(i, true)).status));
+      const retried = await Promise.all(
+        answers.filter((answer) => answer.keyed).map(async ({ i }) => (await create(i, true)).status),
+      );
       expect(retried.filter((status) => status !== 201 && status !== 409)).toEqual([]);
       console.info(
         `issue 27 §3.5: 60 creates while PostgreSQL was stopped, all answered 503 "may have been stored"; ${late} were committed once it went on (30 without a key); retried with their keys: ${JSON.stringify(Object.fromEntries([201, 409].map((s) => [s, retried.filter((r) => r === s).length])))}`,

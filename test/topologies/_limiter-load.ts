@@ -34,7 +34,9 @@ const REQUEST_TIMEOUT_MS = 5_000;
  * that the first 200 after it is known.
  */
 export function limiterLoad(targets: LoadTarget[]) {
-  const tallies = new Map<string, Tally>(targets.map((target) => [target.name, { admitted: 0, refused: 0, unavailable: 0, slowestMs: 0 }]));
+  const tallies = new Map<string, Tally>(
+    targets.map((target) => [target.name, { admitted: 0, refused: 0, unavailable: 0, slowestMs: 0 }]),
+  );
   const problems: string[] = [];
   let stopping = false;
   let markedAt: number | undefined;
@@ -63,7 +65,11 @@ export function limiterLoad(targets: LoadTarget[]) {
         tally.unavailable++;
         tally.lastUnavailableAt = now;
         const retryAfter = Number(response.headers.get("retry-after"));
-        if (!(retryAfter >= 1) || response.headers.get("x-ratelimit-limit") === null || response.headers.get("x-ratelimit-remaining") === null) {
+        if (
+          !(retryAfter >= 1) ||
+          response.headers.get("x-ratelimit-limit") === null ||
+          response.headers.get("x-ratelimit-remaining") === null
+        ) {
           problems.push(`${target.name}: a 503 without Retry-After or the rate-limit headers`);
         }
         // A client told to come back later does not spin: a fast 503 is not a request a second.

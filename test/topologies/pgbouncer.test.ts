@@ -1,5 +1,19 @@
-import { migratePostgres, postgresAdminTokens, postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "@petstore/adapters/postgres";
-import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import {
+  migratePostgres,
+  postgresAdminTokens,
+  postgresIdempotency,
+  postgresKeys,
+  postgresLimiter,
+  postgresStore,
+  type PostgresSource,
+} from "@petstore/adapters/postgres";
+import {
+  adminTokensContract,
+  apiKeysContract,
+  idempotencyContract,
+  petStoreContract,
+  rateLimiterContract,
+} from "@petstore/core/testing";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATA_TABLES, type PgBouncer, type PoolMode, startPgBouncer } from "../_support/pgbouncer.js";
@@ -24,7 +38,8 @@ const bouncers = new Map<PoolMode, PgBouncer>();
 beforeAll(async () => {
   ensureBinary();
   pg = await startPostgres();
-  for (const mode of ["transaction", "session", "statement"] as const) bouncers.set(mode, await startPgBouncer(pg.port, mode));
+  for (const mode of ["transaction", "session", "statement"] as const)
+    bouncers.set(mode, await startPgBouncer(pg.port, mode));
 }, 120_000);
 
 afterAll(async () => {
@@ -52,30 +67,48 @@ for (const mode of ["transaction", "session"] as const) {
 
     it("migrates a new database from five clients at once, each under the transaction's advisory lock", async () => {
       await pg.createDatabase(`migrate_${mode}`);
-      const clients = Array.from({ length: 5 }, () => postgres(bouncers.get(mode)!.url(`migrate_${mode}`), clientOptions));
+      const clients = Array.from({ length: 5 }, () =>
+        postgres(bouncers.get(mode)!.url(`migrate_${mode}`), clientOptions),
+      );
       try {
         await Promise.all(clients.map((sql) => migratePostgres({ sql })));
       } finally {
         await Promise.all(clients.map((sql) => sql.end()));
       }
       const check = postgres(pg.url(`migrate_${mode}`), { max: 1, onnotice: () => {} });
-      const versions = (await check`SELECT version FROM schema_migrations ORDER BY version`.finally(() => check.end())).map((row) => Number(row.version));
+      const versions = (
+        await check`SELECT version FROM schema_migrations ORDER BY version`.finally(() => check.end())
+      ).map((row) => Number(row.version));
       expect(versions.length).toBeGreaterThan(0);
       expect(new Set(versions).size).toBe(versions.length);
     });
 
     /** Fresh tables (emptied through a direct connection; PgBouncer passes no search_path, so no schema of its own) and a client through PgBouncer. */
-    const fixture = <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) => async (clock?: () => number) => {
-      await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
-      const sql = postgres(bouncers.get(mode)!.url(database), clientOptions);
-      return { ...adapters({ sql }, clock), close: () => sql.end({ timeout: 5 }) };
-    };
-    const storeFixture = fixture((source, clock) => ({ store: postgresStore(source), idempotency: postgresIdempotency(source, { clock }) }));
+    const fixture =
+      <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) =>
+      async (clock?: () => number) => {
+        await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+        const sql = postgres(bouncers.get(mode)!.url(database), clientOptions);
+        return { ...adapters({ sql }, clock), close: () => sql.end({ timeout: 5 }) };
+      };
+    const storeFixture = fixture((source, clock) => ({
+      store: postgresStore(source),
+      idempotency: postgresIdempotency(source, { clock }),
+    }));
     petStoreContract(`postgres through pgbouncer (${mode})`, storeFixture);
     idempotencyContract(`postgres through pgbouncer (${mode})`, storeFixture);
-    rateLimiterContract(`postgres through pgbouncer (${mode})`, fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })));
-    apiKeysContract(`postgres through pgbouncer (${mode})`, fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })));
-    adminTokensContract(`postgres through pgbouncer (${mode})`, fixture((source) => ({ tokens: postgresAdminTokens(source) })));
+    rateLimiterContract(
+      `postgres through pgbouncer (${mode})`,
+      fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
+    );
+    apiKeysContract(
+      `postgres through pgbouncer (${mode})`,
+      fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })),
+    );
+    adminTokensContract(
+      `postgres through pgbouncer (${mode})`,
+      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+    );
   });
 }
 
@@ -85,9 +118,15 @@ describe("petstore serve through PgBouncer", () => {
     const url = bouncers.get("transaction")!.url("serve_transaction");
     // 30 client connections share PgBouncer's 10 server connections: a burst queues there longer
     // than the default 1 s a request waits for the database, which would answer 503s.
-    const servers = await Promise.all([0, 1, 2].map(() => startServer(binaryServe(url), { env: { ...process.env, PETSTORE_DB_BUSY_TIMEOUT_MS: "10000" } })));
+    const servers = await Promise.all(
+      [0, 1, 2].map(() =>
+        startServer(binaryServe(url), { env: { ...process.env, PETSTORE_DB_BUSY_TIMEOUT_MS: "10000" } }),
+      ),
+    );
     for (const server of servers) {
-      expect(JSON.parse(server.stdout.find((line) => line.includes('"event":"listening"'))!)).toMatchObject({ dbPooling: "transaction (statements not prepared)" });
+      expect(JSON.parse(server.stdout.find((line) => line.includes('"event":"listening"'))!)).toMatchObject({
+        dbPooling: "transaction (statements not prepared)",
+      });
     }
     // A day's limit, so that no window ends during the burst.
     const { key } = await createKey(url, ["--plan", "free", "--per-minute", "100000", "--per-day", "60"]);
@@ -101,8 +140,13 @@ describe("petstore serve through PgBouncer", () => {
         return response.status;
       }),
     );
-    const tally = statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
-    console.info(`pgbouncer, transaction pooling: 300 concurrent requests of a key limited to 60 over three servers: ${JSON.stringify(tally)}`);
+    const tally = statuses.reduce<Record<number, number>>((counts, status) => {
+      counts[status] = (counts[status] ?? 0) + 1;
+      return counts;
+    }, {});
+    console.info(
+      `pgbouncer, transaction pooling: 300 concurrent requests of a key limited to 60 over three servers: ${JSON.stringify(tally)}`,
+    );
     expect(Object.keys(tally).every((status) => ["200", "201", "429"].includes(status))).toBe(true);
     expect((tally[200] ?? 0) + (tally[201] ?? 0)).toBe(60);
     expect(tally[429]).toBe(240);
@@ -114,10 +158,15 @@ describe("petstore serve through PgBouncer", () => {
     await pg.createDatabase("serve_session");
     const url = bouncers.get("session")!.url("serve_session");
     const server = await startServer(binaryServe(url));
-    expect(JSON.parse(server.stdout.find((line) => line.includes('"event":"listening"'))!)).not.toHaveProperty("dbPooling");
+    expect(JSON.parse(server.stdout.find((line) => line.includes('"event":"listening"'))!)).not.toHaveProperty(
+      "dbPooling",
+    );
     const { key } = await createKey(url);
     const api = client(server.url, key);
-    for (let i = 0; i < 20; i++) expect((await api("/v1/pets", { method: "POST", json: { name: `Session ${i}`, categoryId: 1 } })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect((await api("/v1/pets", { method: "POST", json: { name: `Session ${i}`, categoryId: 1 } })).status).toBe(
+        201,
+      );
     expect((await api("/v1/pets?limit=100")).status).toBe(200);
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
@@ -128,6 +177,8 @@ describe("petstore serve through PgBouncer", () => {
     const result = await cli([...binaryServe(url).slice(1)]);
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(/cannot open postgres:\/\/127\.0\.0\.1:\d+\/serve_statement: a pooler in statement mode \(PgBouncer's pool_mode = statement\) refused a transaction: use transaction or session pooling/);
+    expect(result.stderr).toMatch(
+      /cannot open postgres:\/\/127\.0\.0\.1:\d+\/serve_statement: a pooler in statement mode \(PgBouncer's pool_mode = statement\) refused a transaction: use transaction or session pooling/,
+    );
   }, 30_000);
 });

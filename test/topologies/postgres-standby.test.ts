@@ -74,7 +74,9 @@ async function walSender(primary: PostgresServer, signal: NodeJS.Signals): Promi
     for (const pid of senders) process.kill(pid, signal);
     if (signal === "SIGSTOP") {
       const state = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
-      await waitFor(async () => senders.every((pid) => state(pid) === "T"), 2_000, { what: `WAL senders ${senders.join(", ")} stopped` });
+      await waitFor(async () => senders.every((pid) => state(pid) === "T"), 2_000, {
+        what: `WAL senders ${senders.join(", ")} stopped`,
+      });
     }
   } finally {
     await sql.end();
@@ -100,10 +102,15 @@ for (const replication of REPLICATION) {
     }, 120_000);
 
     it("names both hosts at start, and serves from the primary", async () => {
-      const listening = JSON.parse(servers[0]!.stdout.find((line) => line.includes('"event":"listening"'))!) as { db: string };
+      const listening = JSON.parse(servers[0]!.stdout.find((line) => line.includes('"event":"listening"'))!) as {
+        db: string;
+      };
       expect(listening.db).toBe(`postgres://127.0.0.1:${primary.port},127.0.0.1:${standby.port}/petstore`);
       const { key } = await createKey(url);
-      const created = await client(servers[1]!.url, key)("/v1/pets", { method: "POST", json: { name: "First", categoryId: 1 } });
+      const created = await client(servers[1]!.url, key)("/v1/pets", {
+        method: "POST",
+        json: { name: "First", categoryId: 1 },
+      });
       expect(created.status).toBe(201);
     }, 30_000);
 
@@ -124,7 +131,11 @@ for (const replication of REPLICATION) {
           const began = performance.now();
           let response: Response;
           try {
-            response = await api("/v1/pets", { method: "POST", json: { name, categoryId: 1 }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+            response = await api("/v1/pets", {
+              method: "POST",
+              json: { name, categoryId: 1 },
+              signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+            });
           } catch (error) {
             problems.push(`server ${index}: no answer within ${REQUEST_TIMEOUT_MS} ms (${String(error)})`);
             continue;
@@ -135,7 +146,12 @@ for (const replication of REPLICATION) {
           if (response.status === 201) {
             created.push({ id: body.id!, name });
             if (promoted) recovered.add(index);
-          } else if (response.status === 503 && body.code === "service_unavailable" && Number(response.headers.get("retry-after")) >= 1 && response.headers.get("x-ratelimit-limit") !== null) {
+          } else if (
+            response.status === 503 &&
+            body.code === "service_unavailable" &&
+            Number(response.headers.get("retry-after")) >= 1 &&
+            response.headers.get("x-ratelimit-limit") !== null
+          ) {
             await new Promise((resolve) => setTimeout(resolve, 20));
           } else {
             problems.push(`server ${index}: ${response.status} ${JSON.stringify(body)}`);
@@ -158,7 +174,9 @@ for (const replication of REPLICATION) {
         const beforeStopping = created.length;
         await walSender(primary, "SIGSTOP");
         const [stoppedAt, whenStopped] = [performance.now(), created.length];
-        await waitFor(() => created.length >= whenStopped + 30 || performance.now() - stoppedAt > 1_500, 30_000, { what: "30 creates or 1.5 s with the standby behind" });
+        await waitFor(() => created.length >= whenStopped + 30 || performance.now() - stoppedAt > 1_500, 30_000, {
+          what: "30 creates or 1.5 s with the standby behind",
+        });
         createdBehind = created.length - whenStopped;
         sinceStopping = created.length - beforeStopping;
         await primary.crash();
@@ -166,7 +184,9 @@ for (const replication of REPLICATION) {
         const began = performance.now();
         await standby.promote();
         promoted = true;
-        await waitFor(() => recovered.size === 3, 30_000, { what: "201s from all three servers on the promoted standby" });
+        await waitFor(() => recovered.size === 3, 30_000, {
+          what: "201s from all three servers on the promoted standby",
+        });
         failoverMs = performance.now() - began;
         const at = created.length;
         await waitFor(() => created.length >= at + 100, 30_000, { what: "100 more creates on the new primary" });
@@ -177,7 +197,12 @@ for (const replication of REPLICATION) {
       const sql = postgres(standby.url("petstore"), { max: 1, onnotice: () => {} });
       let lost: { id: number; name: string }[];
       try {
-        const stored = new Map((await sql`SELECT id, name FROM pets WHERE name LIKE 'Load %'`).map((row) => [Number(row.id), row.name as string]));
+        const stored = new Map(
+          (await sql`SELECT id, name FROM pets WHERE name LIKE 'Load %'`).map((row) => [
+            Number(row.id),
+            row.name as string,
+          ]),
+        );
         lost = created.filter(({ id, name }) => stored.get(id) !== name);
       } finally {
         await sql.end();

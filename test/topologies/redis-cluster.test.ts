@@ -2,7 +2,16 @@ import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLUSTER_NODE_TIMEOUT_MS, type RedisCluster, startRedisCluster } from "../_support/redis-cluster.js";
 import { ensureBinary } from "../e2e/_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "../e2e/_processes.js";
 import { limiterLoad } from "./_limiter-load.js";
 
 /**
@@ -67,7 +76,8 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
     const masters = (await cluster.nodes()).filter((node) => node.role === "master").map((node) => node.port);
     expect(masters).toHaveLength(3);
     const [key] = await keysOn([masters[1]!]);
-    const api = (path: string) => fetch(new URL(path, server.url), { headers: { authorization: `Bearer ${key!.key}` } });
+    const api = (path: string) =>
+      fetch(new URL(path, server.url), { headers: { authorization: `Bearer ${key!.key}` } });
     for (let i = 0; i < 3; i++) expect((await api("/v1/pets")).status).toBe(200);
     expect(await admin.hget(`petstore:limit:{key:${key!.id}}`, "c2")).toBe("3");
     await stopProcess(server.child, "SIGTERM");
@@ -97,7 +107,9 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       const replicaPort = (await cluster.nodes()).find((node) => node.masterId === masterId)?.port;
       const [onMaster, onReplica] = [new Redis(masters[0]!, "127.0.0.1"), new Redis(replicaPort!, "127.0.0.1")];
       await onReplica.call("READONLY");
-      await waitFor(() => load.tally("A").admitted >= PER_DAY / 3, 30_000, { what: "a third of A's limit admitted before the kill" });
+      await waitFor(() => load.tally("A").admitted >= PER_DAY / 3, 30_000, {
+        what: "a third of A's limit admitted before the kill",
+      });
       const before = { ...load.tally("A") };
       // What the replica lacks the moment before the kill: the counts the master took and had not yet sent it.
       const bucket = `petstore:limit:{key:${a!.id}}`;
@@ -110,9 +122,15 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       const replacement = await cluster.failedOver(masters[0]!);
       failedOverAt = performance.now();
       expect(replacement.port).not.toBe(masters[0]);
-      await waitFor(() => load.tally("A").firstAdmittedAfterMark !== undefined, 30_000, { what: "a 200 for A from the promoted replica" });
-      await waitFor(() => ["A", "B", "C"].every((name) => load.tally(name).refused >= 5), 30_000, { what: "every key past its limit (429s)" });
-      await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, { what: "D admitted after the kill" });
+      await waitFor(() => load.tally("A").firstAdmittedAfterMark !== undefined, 30_000, {
+        what: "a 200 for A from the promoted replica",
+      });
+      await waitFor(() => ["A", "B", "C"].every((name) => load.tally(name).refused >= 5), 30_000, {
+        what: "every key past its limit (429s)",
+      });
+      await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, {
+        what: "D admitted after the kill",
+      });
       console.info(`redis cluster: A had ${before.admitted} admitted when its master was killed`);
     } finally {
       await load.stop();
@@ -128,7 +146,11 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
     );
     expect(load.problems).toEqual([]);
     // The operator reads which node was lost.
-    expect(closed.stderr.some((line) => line.includes('"event":"limiter node lost"') && line.includes(`"node":"127.0.0.1:${masters[0]}"`))).toBe(true);
+    expect(
+      closed.stderr.some(
+        (line) => line.includes('"event":"limiter node lost"') && line.includes(`"node":"127.0.0.1:${masters[0]}"`),
+      ),
+    ).toBe(true);
     // The keys whose masters lived are exact.
     expect(tb!.admitted).toBe(PER_DAY);
     expect(tc!.admitted).toBe(PER_DAY);
@@ -141,6 +163,9 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
     // Fail-open: admitted, never a 503.
     expect(td!.unavailable).toBe(0);
     const exits = await Promise.all([closed, open].map((server) => stopProcess(server.child, "SIGTERM")));
-    expect(exits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
+    expect(exits).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
   }, 120_000);
 });

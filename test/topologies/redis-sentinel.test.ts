@@ -3,9 +3,23 @@ import { StorageUnavailableError } from "@petstore/core";
 import { rateLimiterContract } from "@petstore/core/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisSentinels, SENTINEL_DOWN_AFTER_MS, SENTINEL_MASTER_NAME, startRedisSentinels } from "../_support/redis-sentinel.js";
+import {
+  type RedisSentinels,
+  SENTINEL_DOWN_AFTER_MS,
+  SENTINEL_MASTER_NAME,
+  startRedisSentinels,
+} from "../_support/redis-sentinel.js";
 import { ensureBinary } from "../e2e/_binary.js";
-import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  createKey,
+  type Server,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "../e2e/_processes.js";
 import { limiterLoad } from "./_limiter-load.js";
 
 /**
@@ -70,20 +84,37 @@ let contractClient: Redis | undefined;
 rateLimiterContract("redis behind sentinel via ioredis", async (clock) => {
   const redis = (contractClient ??= sentinelClient());
   if (redis.status !== "ready") await new Promise((resolve) => redis.once("ready", resolve));
-  return { limiter: redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: `sentinel:${++fixtures}:`, clock }) };
+  return {
+    limiter: redisLimiter({
+      send: (args) => redis.call(args[0]!, ...args.slice(1)),
+      prefix: `sentinel:${++fixtures}:`,
+      clock,
+    }),
+  };
 });
 
 /** Hits of one bucket straight through redisLimiter over a sentinel client, 3 at a time, tallied. */
 function libraryLoad(bucket: string) {
   const redis = sentinelClient();
-  const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)), prefix: "library:", timeoutMs: LIMITER_TIMEOUT_MS });
+  const limiter = redisLimiter({
+    send: (args) => redis.call(args[0]!, ...args.slice(1)),
+    prefix: "library:",
+    timeoutMs: LIMITER_TIMEOUT_MS,
+  });
   const tally = { admitted: 0, refused: 0, unavailable: 0, slowestMs: 0, other: [] as string[] };
   let stopping = false;
   const hitter = async () => {
     while (!stopping) {
       const began = performance.now();
       try {
-        const decision = await limiter.hit({ bucket, windows: [{ name: "minute", limit: 1_000_000, seconds: 60 }, { name: "day", limit: PER_DAY, seconds: 86_400 }], ban: { threshold: 1_000_000, seconds: 600 } });
+        const decision = await limiter.hit({
+          bucket,
+          windows: [
+            { name: "minute", limit: 1_000_000, seconds: 60 },
+            { name: "day", limit: PER_DAY, seconds: 86_400 },
+          ],
+          ban: { threshold: 1_000_000, seconds: 600 },
+        });
         if (decision.allowed) tally.admitted++;
         else tally.refused++;
       } catch (error) {
@@ -122,14 +153,20 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
   let faultMs = 0;
   let during = { binary: 0, library: 0 };
   try {
-    await waitFor(() => load.tally("A").admitted >= before && library.tally.admitted >= before, 30_000, { what: `${before} admissions before the fault` });
+    await waitFor(() => load.tally("A").admitted >= before && library.tally.admitted >= before, 30_000, {
+      what: `${before} admissions before the fault`,
+    });
     const at = { binary: load.tally("A").admitted, library: library.tally.admitted };
     const began = load.mark();
     await fault(a.id, `key:${name}`);
     faultMs = performance.now() - began;
     during = { binary: load.tally("A").admitted - at.binary, library: library.tally.admitted - at.library };
-    await waitFor(() => load.tally("A").refused >= 5 && library.tally.refused >= 5, 30_000, { what: "A and the library's bucket past their limit" });
-    await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, { what: "D admitted after the fault" });
+    await waitFor(() => load.tally("A").refused >= 5 && library.tally.refused >= 5, 30_000, {
+      what: "A and the library's bucket past their limit",
+    });
+    await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, {
+      what: "D admitted after the fault",
+    });
   } finally {
     await Promise.all([load.stop(), library.stop()]);
   }
@@ -142,7 +179,8 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
   );
   expect(load.problems).toEqual([]);
   expect(library.tally.other).toEqual([]);
-  for (const slowest of [ta.slowestMs, td.slowestMs, library.tally.slowestMs]) expect(slowest).toBeLessThan(LIMITER_TIMEOUT_MS + 1_500);
+  for (const slowest of [ta.slowestMs, td.slowestMs, library.tally.slowestMs])
+    expect(slowest).toBeLessThan(LIMITER_TIMEOUT_MS + 1_500);
   expect(td.unavailable).toBe(0);
   return { binary: ta.admitted - PER_DAY, library: library.tally.admitted - PER_DAY, during };
 }
@@ -177,13 +215,18 @@ describe("the limits in Redis behind Sentinel (1 master, 1 replica, 3 sentinels)
       const master = (await sentinels.master())!;
       const replica = sentinels.dataPorts.find((port) => port !== master)!;
       // The replica first: read together, a replica read later could hold more than the master's earlier read.
-      const counted: [string, string][] = [[`petstore:limit:{key:${keyId}}`, "c2"], [`library:{${bucket}}`, "c2"]];
+      const counted: [string, string][] = [
+        [`petstore:limit:{key:${keyId}}`, "c2"],
+        [`library:{${bucket}}`, "c2"],
+      ];
       const onReplica = await countsOn(replica, counted);
       const onMaster = await countsOn(master, counted);
       behind = { binary: onMaster![0]! - onReplica![0]!, library: onMaster![1]! - onReplica![1]! };
       await sentinels.killMaster(master);
     });
-    console.info(`redis sentinel, master-killed: the replica lacked ${behind.binary} of A's and ${behind.library} of the library's counts just before the kill`);
+    console.info(
+      `redis sentinel, master-killed: the replica lacked ${behind.binary} of A's and ${behind.library} of the library's counts just before the kill`,
+    );
     // Lost: what had not reached the replica, and what the master took in the moment between that read and the kill.
     expect(extra.binary).toBeLessThanOrEqual(behind.binary + IN_FLIGHT_BOUND);
     expect(extra.library).toBeLessThanOrEqual(behind.library + IN_FLIGHT_BOUND);
@@ -191,6 +234,9 @@ describe("the limits in Redis behind Sentinel (1 master, 1 replica, 3 sentinels)
 
   it("stops with exit 0 on SIGTERM", async () => {
     const exits = await Promise.all([closed, open].map((server) => stopProcess(server.child, "SIGTERM")));
-    expect(exits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
+    expect(exits).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
   });
 });

@@ -9,7 +9,16 @@ import { killProcess, spawnRedisProcess } from "../_support/redis-process.js";
 import { makeTestCertificates, type TestCertificates } from "../_support/tls-certificates.js";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
-import { binaryServe, cleanUp, cli, createKey, startServer, stopProcess, tempDatabaseUrl, waitFor } from "../e2e/_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  cli,
+  createKey,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "../e2e/_processes.js";
 
 /**
  * PostgreSQL with `ssl = on` and Redis on a TLS port, both with a certificate from a CA the test
@@ -57,7 +66,9 @@ describe("PostgreSQL over TLS", () => {
       async () => {
         const fresh = postgres(pg.url(), { max: 1, onnotice: () => {} });
         try {
-          shown = await Promise.all(Object.keys(settings).map(async (name) => (await fresh.unsafe(`SHOW ${name}`))[0]![name] as string));
+          shown = await Promise.all(
+            Object.keys(settings).map(async (name) => (await fresh.unsafe(`SHOW ${name}`))[0]![name] as string),
+          );
         } finally {
           await fresh.end();
         }
@@ -86,8 +97,11 @@ describe("PostgreSQL over TLS", () => {
     const db = `${url}&sslrootcert=${certs.ca}`;
     const server = await startServer(binaryServe(db));
     const { key } = await createKey(db);
-    expect((await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "Sealed", categoryId: 1 } })).status).toBe(201);
-    const connections = await admin`SELECT s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = 'petstore'`;
+    expect(
+      (await client(server.url, key)("/v1/pets", { method: "POST", json: { name: "Sealed", categoryId: 1 } })).status,
+    ).toBe(201);
+    const connections =
+      await admin`SELECT s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = 'petstore'`;
     expect(connections.length).toBeGreaterThan(0);
     expect(connections.every((row) => row.ssl === true)).toBe(true);
     await stopProcess(server.child, "SIGTERM");
@@ -117,7 +131,9 @@ describe("PostgreSQL over TLS", () => {
     await reconfigure({ ssl: "off" });
     const line = await refusal(binaryServe(`${url}&sslrootcert=${certs.ca}`).slice(1));
     console.info(`tls, postgres, no TLS: ${line}`);
-    expect(line).toContain(`: TLS: the server at 127.0.0.1:${pg.port} does not accept TLS connections (sslmode=verify-full)`);
+    expect(line).toContain(
+      `: TLS: the server at 127.0.0.1:${pg.port} does not accept TLS connections (sslmode=verify-full)`,
+    );
   }, 60_000);
 });
 
@@ -131,8 +147,24 @@ describe("Redis over TLS (rediss://)", () => {
   beforeAll(async () => {
     [tlsPort, plainPort] = [await freePort(), await freePort()];
     redis = await spawnRedisProcess("redis-server", [
-      "--port", String(plainPort), "--tls-port", String(tlsPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-      "--tls-cert-file", certs.server.cert, "--tls-key-file", certs.server.key, "--tls-ca-cert-file", certs.ca, "--tls-auth-clients", "no",
+      "--port",
+      String(plainPort),
+      "--tls-port",
+      String(tlsPort),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--tls-cert-file",
+      certs.server.cert,
+      "--tls-key-file",
+      certs.server.key,
+      "--tls-ca-cert-file",
+      certs.ca,
+      "--tls-auth-clients",
+      "no",
     ]);
     admin = new Redis(plainPort, "127.0.0.1");
   }, 30_000);
@@ -145,7 +177,9 @@ describe("Redis over TLS (rediss://)", () => {
   it("keeps the limits in Redis over TLS with the CA in NODE_EXTRA_CA_CERTS", async () => {
     const db = tempDatabaseUrl();
     const { key, id } = await createKey(db, ["--plan", "free", "--per-minute", "100000", "--per-day", "3"]);
-    const server = await startServer([...binaryServe(db), "--limiter", `rediss://127.0.0.1:${tlsPort}`], { env: { ...process.env, NODE_EXTRA_CA_CERTS: certs.ca } });
+    const server = await startServer([...binaryServe(db), "--limiter", `rediss://127.0.0.1:${tlsPort}`], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: certs.ca },
+    });
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await client(server.url, key)("/v1/pets")).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -156,7 +190,11 @@ describe("Redis over TLS (rediss://)", () => {
   }, 60_000);
 
   it("refuses a certificate from a CA it does not trust, in one line naming TLS", async () => {
-    const line = await refusal([...binaryServe(tempDatabaseUrl()).slice(1), "--limiter", `rediss://127.0.0.1:${tlsPort}`]);
+    const line = await refusal([
+      ...binaryServe(tempDatabaseUrl()).slice(1),
+      "--limiter",
+      `rediss://127.0.0.1:${tlsPort}`,
+    ]);
     console.info(`tls, redis, another CA: ${line}`);
     expect(line).toMatch(new RegExp(`^petstore: cannot use limiter rediss://127\\.0\\.0\\.1:${tlsPort}: TLS: `));
   }, 60_000);
@@ -164,7 +202,10 @@ describe("Redis over TLS (rediss://)", () => {
   it("refuses a certificate for another host name, in one line naming TLS", async () => {
     await admin.config("SET", "tls-cert-file", certs.otherHost.cert, "tls-key-file", certs.otherHost.key);
     try {
-      const line = await refusal([...binaryServe(tempDatabaseUrl()).slice(1), "--limiter", `rediss://127.0.0.1:${tlsPort}`], { NODE_EXTRA_CA_CERTS: certs.ca });
+      const line = await refusal(
+        [...binaryServe(tempDatabaseUrl()).slice(1), "--limiter", `rediss://127.0.0.1:${tlsPort}`],
+        { NODE_EXTRA_CA_CERTS: certs.ca },
+      );
       console.info(`tls, redis, another host name: ${line}`);
       expect(line).toMatch(/: TLS: .*(altnames|host ?name|IP)/i);
     } finally {
@@ -173,8 +214,13 @@ describe("Redis over TLS (rediss://)", () => {
   }, 60_000);
 
   it("refuses a server that does not speak TLS, in one line naming TLS", async () => {
-    const line = await refusal([...binaryServe(tempDatabaseUrl()).slice(1), "--limiter", `rediss://127.0.0.1:${plainPort}`], { NODE_EXTRA_CA_CERTS: certs.ca });
+    const line = await refusal(
+      [...binaryServe(tempDatabaseUrl()).slice(1), "--limiter", `rediss://127.0.0.1:${plainPort}`],
+      { NODE_EXTRA_CA_CERTS: certs.ca },
+    );
     console.info(`tls, redis, no TLS: ${line}`);
-    expect(line).toBe(`petstore: cannot use limiter rediss://127.0.0.1:${plainPort}: TLS: no answer within 5 s to the TLS handshake (does that port speak TLS?)`);
+    expect(line).toBe(
+      `petstore: cannot use limiter rediss://127.0.0.1:${plainPort}: TLS: no answer within 5 s to the TLS handshake (does that port speak TLS?)`,
+    );
   }, 60_000);
 });

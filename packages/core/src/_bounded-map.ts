@@ -22,7 +22,8 @@ export class BoundedMap<K, V> {
 
   set(key: K, value: V): this {
     // A Map keeps insertion order, so its first key is the oldest.
-    if (!this.#entries.delete(key) && this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value!);
+    if (!this.#entries.delete(key) && this.#entries.size >= this.limit)
+      this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(key, value);
     return this;
   }

@@ -2,7 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { deadlines, type Waiting } from "./_deadlines.js";
 
 /** A wait that records when it expired, by the fake clock. */
-const waitNamed = (name: string, expired: string[]): Waiting => ({ at: 0, expire: () => void expired.push(`${name}@${Date.now()}`) });
+const waitNamed = (name: string, expired: string[]): Waiting => ({
+  at: 0,
+  expire: () => void expired.push(`${name}@${Date.now()}`),
+});
 
 describe("deadlines", () => {
   beforeEach(() => void vi.useFakeTimers({ now: 0 }));

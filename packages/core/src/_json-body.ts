@@ -22,7 +22,11 @@ const watches = new Map<number, Deadlines>();
 /** `request_timeout`, and the read stopped: the stream is locked to the reader, which the cancel may or may not reach. */
 function expire(waiting: Waiting): void {
   const { request, reject, seconds } = waiting as BodyWait;
-  reject(new ApiError("request_timeout", `The request body did not arrive in full within ${seconds} s`, undefined, { Connection: "close" }));
+  reject(
+    new ApiError("request_timeout", `The request body did not arrive in full within ${seconds} s`, undefined, {
+      Connection: "close",
+    }),
+  );
   request.body?.cancel().catch(() => {});
 }
 
@@ -78,7 +82,9 @@ const tooLarge = () => new ApiError("payload_too_large", `The request body must 
  */
 function hasOwnBytes(request: Request): boolean {
   const proto: unknown = Object.getPrototypeOf(request);
-  return typeof proto === "object" && proto !== null && Object.hasOwn(proto, "bytes") && Object.hasOwn(proto, "arrayBuffer");
+  return (
+    typeof proto === "object" && proto !== null && Object.hasOwn(proto, "bytes") && Object.hasOwn(proto, "arrayBuffer")
+  );
 }
 
 /** The whole body; `bytes()` hands over the bytes without an ArrayBuffer to wrap. */
@@ -118,7 +124,9 @@ function parseJson(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(utf8.decode(bytes));
   } catch {
-    throw new ApiError("invalid_body", "The request body is not valid JSON", [{ path: "", message: "must be valid UTF-8 JSON" }]);
+    throw new ApiError("invalid_body", "The request body is not valid JSON", [
+      { path: "", message: "must be valid UTF-8 JSON" },
+    ]);
   }
 }
 

@@ -52,7 +52,15 @@ describe("API keys", () => {
 
   it("rejects the wrong prefix, a wrong length and characters outside base62", () => {
     const key = generateApiKey();
-    for (const bad of ["PSK_" + key.slice(4), "psk-" + key.slice(4), key.slice(0, -1), key + "0", key.slice(0, 10) + "_" + key.slice(11), ` ${key}`, ""]) {
+    for (const bad of [
+      `PSK_${key.slice(4)}`,
+      `psk-${key.slice(4)}`,
+      key.slice(0, -1),
+      `${key}0`,
+      `${key.slice(0, 10)}_${key.slice(11)}`,
+      ` ${key}`,
+      "",
+    ]) {
       expect(isWellFormedApiKey(bad), bad).toBe(false);
     }
   });
@@ -80,7 +88,13 @@ describe("API keys", () => {
     const { key, record } = await issueApiKey(keys, { plan: "pro", label: "ci" }, { now: 1_700_000_000_000 });
     const [stored] = await keys.list();
     expect(stored).toEqual(record);
-    expect(stored).toEqual({ id: record.id, hash: await hashApiKey(key), plan: "pro", label: "ci", createdAt: 1_700_000_000_000 });
+    expect(stored).toEqual({
+      id: record.id,
+      hash: await hashApiKey(key),
+      plan: "pro",
+      label: "ci",
+      createdAt: 1_700_000_000_000,
+    });
     const text = JSON.stringify(stored);
     expect(text).not.toContain(key.slice(4, 36));
     expect(text).not.toContain(key.slice(36));
@@ -97,7 +111,11 @@ describe("API keys", () => {
   });
 
   it("uses the injected randomness and clock", async () => {
-    const { key, record } = await issueApiKey(memoryKeys(), { plan: "free" }, { random: (n) => "7".repeat(n), now: 42 });
+    const { key, record } = await issueApiKey(
+      memoryKeys(),
+      { plan: "free" },
+      { random: (n) => "7".repeat(n), now: 42 },
+    );
     expect(key).toBe(generateApiKey(() => "7".repeat(32)));
     expect(record).toMatchObject({ id: `key_${"7".repeat(16)}`, createdAt: 42 });
   });
@@ -124,7 +142,11 @@ describe("API keys", () => {
   it("stores a key given to it instead of making one, and refuses one that is not well-formed", async () => {
     const keys = memoryKeys();
     const given = generateApiKey();
-    const { key, record } = await issueApiKey(keys, { plan: "enterprise", perMinute: 10, perDay: 100, label: "bootstrap" }, { key: given });
+    const { key, record } = await issueApiKey(
+      keys,
+      { plan: "enterprise", perMinute: 10, perDay: 100, label: "bootstrap" },
+      { key: given },
+    );
     expect(key).toBe(given);
     expect(await keys.findByHash(await hashApiKey(given))).toEqual(record);
     // The last checksum character changed (to another one: a random key may end in "x").

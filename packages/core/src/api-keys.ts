@@ -103,12 +103,16 @@ export async function issueApiKey(
   if (input.plan === "enterprise" && (input.perMinute === undefined || input.perDay === undefined)) {
     throw new TypeError("An enterprise key needs perMinute and perDay limits");
   }
-  for (const [name, value] of [["perMinute", input.perMinute], ["perDay", input.perDay]] as const) {
+  for (const [name, value] of [
+    ["perMinute", input.perMinute],
+    ["perDay", input.perDay],
+  ] as const) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
       throw new TypeError(`${name} must be a positive integer`);
     }
   }
-  if (options.key !== undefined && !isWellFormedApiKey(options.key)) throw new TypeError("The key to store is not a well-formed psk_ key");
+  if (options.key !== undefined && !isWellFormedApiKey(options.key))
+    throw new TypeError("The key to store is not a well-formed psk_ key");
   const random = options.random ?? randomBase62;
   const key = options.key ?? generateApiKey(random);
   const record: ApiKeyRecord = {

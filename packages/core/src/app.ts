@@ -52,7 +52,11 @@ export function createPetstore(options: PetstoreOptions): Petstore {
 
   const fetch = async (request: Request, info?: ClientInfo) => {
     const arrival = arrive(request, settings.clock()); // its id, path and time
-    let match: RouteMatch | undefined, identity: Identity | undefined, bucket: Bucket | undefined, decision: Decision | undefined, failure: Failure | undefined;
+    let match: RouteMatch | undefined,
+      identity: Identity | undefined,
+      bucket: Bucket | undefined,
+      decision: Decision | undefined,
+      failure: Failure | undefined;
     let response: Response;
     try {
       if (beside && !isUnder(basePath, arrival.pathname)) {

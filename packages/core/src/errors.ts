@@ -73,7 +73,8 @@ export const UNAVAILABLE_RETRY_SECONDS = 1;
 /** Turns anything thrown into an `ApiError`; unknown errors become `internal_error`. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof RequestAbortedError) return new ApiError("invalid_body", "The request body ended before it arrived in full");
+  if (error instanceof RequestAbortedError)
+    return new ApiError("invalid_body", "The request body ended before it arrived in full");
   if (error instanceof StorageUnavailableError) {
     return new ApiError("service_unavailable", "Storage is temporarily unavailable; retry later", undefined, {
       "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),

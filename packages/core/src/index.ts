@@ -27,7 +27,14 @@ export type { DeprecationDates } from "./context.js";
 export { trustedProxies } from "./ip-addresses.js";
 
 // API keys.
-export { generateApiKey, hashApiKey, isWellFormedApiKey, issueApiKey, MAX_ROLL_OVERLAP_MS, rollApiKey } from "./api-keys.js";
+export {
+  generateApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+  issueApiKey,
+  MAX_ROLL_OVERLAP_MS,
+  rollApiKey,
+} from "./api-keys.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
@@ -64,4 +71,14 @@ export type { ErrorCode } from "./errors.js";
 
 // The resources, as valibot schemas; the types are inferred from them.
 export { NewOrderSchema, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";
-export type { ErrorBody, ErrorDetail, NewOrder, NewOrderInput, NewPet, Order, OrderStatus, Pet, PetStatus } from "./schemas.js";
+export type {
+  ErrorBody,
+  ErrorDetail,
+  NewOrder,
+  NewOrderInput,
+  NewPet,
+  Order,
+  OrderStatus,
+  Pet,
+  PetStatus,
+} from "./schemas.js";

@@ -33,7 +33,9 @@ beforeAll(async () => {
     onError: (error) => internalErrors.push(error),
   });
   for (const [i, status] of ["available", "pending", "sold", undefined, "sold"].entries()) {
-    await adapters.store.createPet(status ? { name: `Seed ${i}`, categoryId: 1, status: status as "sold" } : { name: `Seed ${i}`, categoryId: 1 });
+    await adapters.store.createPet(
+      status ? { name: `Seed ${i}`, categoryId: 1, status: status as "sold" } : { name: `Seed ${i}`, categoryId: 1 },
+    );
     await adapters.store.createOrder({ petId: 1, quantity: i + 1, status: ORDER_STATUSES[i % 3]!, complete: false });
   }
 });
@@ -44,11 +46,17 @@ const send = (request: Request) => petstore.fetch(request, { clientAddress: "192
 const ERROR_FIELDS = new Set(["code", "message", "status", "details"]);
 
 /** Asserts the answer is one of `allowed`, well-formed, and that nothing failed inside. Answers the status and parsed body. */
-async function expectContractAnswer(request: Request, allowed: readonly number[]): Promise<{ status: number; body: unknown }> {
+async function expectContractAnswer(
+  request: Request,
+  allowed: readonly number[],
+): Promise<{ status: number; body: unknown }> {
   const method = request.method;
   internalErrors.length = 0;
   const response = await send(request);
-  expect(internalErrors.map((error) => (error instanceof Error ? error.stack : String(error))), `${method} ${request.url}`).toEqual([]);
+  expect(
+    internalErrors.map((error) => (error instanceof Error ? error.stack : String(error))),
+    `${method} ${request.url}`,
+  ).toEqual([]);
   expect(allowed, `${method} ${request.url} answered ${response.status}`).toContain(response.status);
   expect(response.headers.get("x-request-id")).toBeTruthy();
   expect(response.headers.get("x-ratelimit-remaining")).toMatch(/^[0-9]+$/);
@@ -80,7 +88,11 @@ function expectErrorBody(body: unknown, status: number): void {
 }
 
 const postPet = (body: BodyInit, headers: Record<string, string> = {}) =>
-  new Request(`${BASE}/pets`, { method: "POST", body, headers: { ...auth(), "Content-Type": "application/json", ...headers } });
+  new Request(`${BASE}/pets`, {
+    method: "POST",
+    body,
+    headers: { ...auth(), "Content-Type": "application/json", ...headers },
+  });
 
 /** Mostly valid, sometimes wrong: each field and the whole object reach both outcomes often. */
 const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>) =>
@@ -92,20 +104,34 @@ const nearlyNewPet = fc
     fc.record(
       {
         name: mostly(
-          fc.oneof(fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }), fc.constantFrom("  Rex  ", "\u00a0Rex\t", "🐕".repeat(100))),
-          fc.oneof(fc.string({ unit: "binary", maxLength: 120 }), fc.constantFrom("", " ", "a\u0000b", "a\u0085b", "a\ud800b", "\udc15", "x".repeat(101), "🐕".repeat(101)), fc.jsonValue()),
+          fc.oneof(
+            fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }),
+            fc.constantFrom("  Rex  ", "\u00a0Rex\t", "🐕".repeat(100)),
+          ),
+          fc.oneof(
+            fc.string({ unit: "binary", maxLength: 120 }),
+            fc.constantFrom("", " ", "a\u0000b", "a\u0085b", "a\ud800b", "\udc15", "x".repeat(101), "🐕".repeat(101)),
+            fc.jsonValue(),
+          ),
         ),
         categoryId: mostly(
           fc.oneof(fc.integer({ min: 1, max: MAX_ID }), fc.constantFrom(1, MAX_ID)),
           fc.oneof(fc.constantFrom(0, -1, 1.5, MAX_ID + 1, 1e300, "1"), fc.double(), fc.jsonValue()),
         ),
-        status: mostly(fc.constantFrom(...PET_STATUSES), fc.oneof(fc.constantFrom("lost", "", "SOLD", null), fc.jsonValue())),
+        status: mostly(
+          fc.constantFrom(...PET_STATUSES),
+          fc.oneof(fc.constantFrom("lost", "", "SOLD", null), fc.jsonValue()),
+        ),
       },
       { requiredKeys: [] },
     ),
     mostly(
       fc.constant({}),
-      fc.dictionary(fc.oneof(fc.constantFrom("id", "Name", "__proto__", "constructor"), fc.string()), fc.jsonValue({ maxDepth: 1 }), { minKeys: 1, maxKeys: 2 }),
+      fc.dictionary(
+        fc.oneof(fc.constantFrom("id", "Name", "__proto__", "constructor"), fc.string()),
+        fc.jsonValue({ maxDepth: 1 }),
+        { minKeys: 1, maxKeys: 2 },
+      ),
     ),
   )
   .map(([fields, extra]) => ({ ...extra, ...fields }));
@@ -113,19 +139,22 @@ const nearlyNewPet = fc
 describe("input handling", () => {
   it("answers any JSON value as a createPet body with 201 exactly when it is a valid NewPet, else 400", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof({ weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }) }, { weight: 3, arbitrary: nearlyNewPet }), async (value) => {
-        const text = JSON.stringify(value);
-        const { status, body } = await expectContractAnswer(postPet(text), [201, 400, 413]);
-        if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) return expect(status).toBe(413);
-        const expected = validNewPet(value);
-        if (!expected) {
-          expect(status).toBe(400);
-          expect(body).toMatchObject({ code: "invalid_body", details: expect.arrayContaining([expect.anything()]) });
-          return;
-        }
-        expect(status).toBe(201);
-        expect(body).toEqual({ id: expect.any(Number), ...expected });
-      }),
+      fc.asyncProperty(
+        fc.oneof({ weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }) }, { weight: 3, arbitrary: nearlyNewPet }),
+        async (value) => {
+          const text = JSON.stringify(value);
+          const { status, body } = await expectContractAnswer(postPet(text), [201, 400, 413]);
+          if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) return expect(status).toBe(413);
+          const expected = validNewPet(value);
+          if (!expected) {
+            expect(status).toBe(400);
+            expect(body).toMatchObject({ code: "invalid_body", details: expect.arrayContaining([expect.anything()]) });
+            return;
+          }
+          expect(status).toBe(201);
+          expect(body).toEqual({ id: expect.any(Number), ...expected });
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -137,8 +166,12 @@ describe("input handling", () => {
       fc.string({ unit: "grapheme", maxLength: 300 }),
       // The valid body with one character dropped, and padded up to either side of the limit.
       fc.nat({ max: validText.length - 1 }).map((i) => validText.slice(0, i) + validText.slice(i + 1)),
-      fc.integer({ min: MAX_BODY_BYTES - validText.length - 8, max: MAX_BODY_BYTES - validText.length + 8 }).map((n) => " ".repeat(n) + validText),
-      fc.integer({ min: 0, max: 8 }).map((n) => `{"name":"${"é".repeat((MAX_BODY_BYTES - 30) / 2 + n)}","categoryId":1}`),
+      fc
+        .integer({ min: MAX_BODY_BYTES - validText.length - 8, max: MAX_BODY_BYTES - validText.length + 8 })
+        .map((n) => " ".repeat(n) + validText),
+      fc
+        .integer({ min: 0, max: 8 })
+        .map((n) => `{"name":"${"é".repeat((MAX_BODY_BYTES - 30) / 2 + n)}","categoryId":1}`),
     );
     await fc.assert(
       fc.asyncProperty(text, async (body) => {
@@ -151,7 +184,10 @@ describe("input handling", () => {
 
   it("answers any bytes as a createPet body, invalid UTF-8 included, with 201, 400 or 413", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 300 }), async (bytes) => void (await expectContractAnswer(postPet(bytes), [201, 400, 413]))),
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 300 }),
+        async (bytes) => void (await expectContractAnswer(postPet(bytes), [201, 400, 413])),
+      ),
       { numRuns: 200 },
     );
   });
@@ -159,11 +195,22 @@ describe("input handling", () => {
   it("answers any Content-Type on createPet with 201, 400 or 415", async () => {
     const contentType = fc.oneof(
       fc.string({ maxLength: 60 }),
-      fc.constantFrom("application/json", "APPLICATION/JSON; charset=utf-8", "application/merge-patch+json", "text/plain", "application/jsonx", "json", ""),
+      fc.constantFrom(
+        "application/json",
+        "APPLICATION/JSON; charset=utf-8",
+        "application/merge-patch+json",
+        "text/plain",
+        "application/jsonx",
+        "json",
+        "",
+      ),
     );
     await fc.assert(
       fc.asyncProperty(contentType, async (type) => {
-        await expectContractAnswer(postPet(JSON.stringify({ name: "Rex", categoryId: 1 }), { "Content-Type": type }), [201, 400, 415]);
+        await expectContractAnswer(
+          postPet(JSON.stringify({ name: "Rex", categoryId: 1 }), { "Content-Type": type }),
+          [201, 400, 415],
+        );
       }),
     );
   });
@@ -174,19 +221,28 @@ describe("input handling", () => {
       fc.integer({ min: 250, max: 260 }).map((n) => "k".repeat(n)),
     );
     await fc.assert(
-      fc.asyncProperty(headerText.filter((text) => !/[\0\r\n]/.test(text)), async (idempotencyKey) => {
-        const request = postPet(JSON.stringify({ name: "Rex", categoryId: 1 }), { "Idempotency-Key": idempotencyKey });
-        // Headers lose surrounding spaces and tabs in transit (Fetch: header value normalisation).
-        const sent = request.headers.get("idempotency-key")!;
-        const { status } = await expectContractAnswer(request, [201, 400]);
-        expect(status).toBe(/^[\x20-\x7e]{1,255}$/.test(sent) && !sent.includes(",") ? 201 : 400);
-      }),
+      fc.asyncProperty(
+        headerText.filter((text) => !/[\0\r\n]/.test(text)),
+        async (idempotencyKey) => {
+          const request = postPet(JSON.stringify({ name: "Rex", categoryId: 1 }), {
+            "Idempotency-Key": idempotencyKey,
+          });
+          // Headers lose surrounding spaces and tabs in transit (Fetch: header value normalisation).
+          const sent = request.headers.get("idempotency-key")!;
+          const { status } = await expectContractAnswer(request, [201, 400]);
+          expect(status).toBe(/^[\x20-\x7e]{1,255}$/.test(sent) && !sent.includes(",") ? 201 : 400);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it("request takes a URL and a RequestInit as fetch does, as a test author calls it", async () => {
-    const created = await petstore.request(`${BASE}/pets`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: JSON.stringify({ name: "Rex", categoryId: 1 }) });
+    const created = await petstore.request(`${BASE}/pets`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
     expect(created.status).toBe(201);
     const listed = await petstore.request(new URL(`${BASE}/pets`), { headers: { Authorization: `Bearer ${key}` } });
     expect(listed.status).toBe(200);
@@ -197,16 +253,29 @@ describe("input handling", () => {
     const headers = new Headers({ "Content-Type": "application/json", Authorization: `Bearer ${key}` });
     headers.append("Idempotency-Key", "first");
     headers.append("Idempotency-Key", "second");
-    const response = await petstore.fetch(new Request(`${BASE}/pets`, { method: "POST", headers, body: JSON.stringify({ name: "Rex", categoryId: 1 }) }));
+    const response = await petstore.fetch(
+      new Request(`${BASE}/pets`, { method: "POST", headers, body: JSON.stringify({ name: "Rex", categoryId: 1 }) }),
+    );
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ code: "invalid_parameter", details: [{ path: "Idempotency-Key", message: expect.stringContaining("must be sent once") }] });
+    expect(await response.json()).toMatchObject({
+      code: "invalid_parameter",
+      details: [{ path: "Idempotency-Key", message: expect.stringContaining("must be sent once") }],
+    });
   });
 
   it("answers any Authorization header with 200 or 401", async () => {
     const header = fc.oneof(
       fc.string({ maxLength: 80 }),
       fc.string({ maxLength: 60 }).map((token) => `Bearer ${token}`),
-      fc.constantFrom("bearer", "Bearer ", "Basic abc", "BEARER {key}", "bearer   {key}", "Bearer {key} extra", "Bearer {key}x"),
+      fc.constantFrom(
+        "bearer",
+        "Bearer ",
+        "Basic abc",
+        "BEARER {key}",
+        "bearer   {key}",
+        "Bearer {key} extra",
+        "Bearer {key}x",
+      ),
       fc.nat().map((i) => `Bearer ${withTypo(key, i)}`),
     );
     await fc.assert(
@@ -225,7 +294,7 @@ describe("input handling", () => {
       fc.string({ unit: "binary", maxLength: 20 }),
       fc.integer({ min: -5, max: 120 }).map(String),
       fc.constantFrom<string>(...statuses, "", "1e1", "0x10", " 5", "5 ", "+5", "05", "Infinity", "NaN"),
-      fc.oneof(fc.integer({ min: -2, max: 12 }), fc.constantFrom(MAX_ID, MAX_ID + 1, 9_999_999_999_999_999)).map(cursorAfter),
+      fc.oneof(fc.integer({ min: -2, max: 12 }), fc.constantFrom(MAX_ID, MAX_ID + 1, 1e16)).map(cursorAfter),
     );
     const parameters = fc
       .array(fc.tuple(fc.constantFrom("limit", "status", "cursor", "other", "LIMIT"), value), { maxLength: 4 })
@@ -260,13 +329,22 @@ describe("input handling", () => {
 
   it("answers any petId with 200 or 404 when it is an integer from 1 to MAX_ID, else 400", async () => {
     const petId = fc.oneof(
-      fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: MAX_ID }), fc.constantFrom(0, MAX_ID, MAX_ID + 1)).map(String),
+      fc
+        .oneof(
+          fc.integer({ min: 1, max: 8 }),
+          fc.integer({ min: 1, max: MAX_ID }),
+          fc.constantFrom(0, MAX_ID, MAX_ID + 1),
+        )
+        .map(String),
       fc.constantFrom("01", "-1", "+1", "1.0", "1e0", "0x1", "%31", "1%20", "Infinity", "99999999999999999"),
       fc.webSegment().filter((segment) => segment !== "" && segment !== "." && segment !== ".."),
     );
     await fc.assert(
       fc.asyncProperty(petId, async (id) => {
-        const { status } = await expectContractAnswer(new Request(`${BASE}/pets/${id}`, { headers: auth() }), [200, 400, 404]);
+        const { status } = await expectContractAnswer(
+          new Request(`${BASE}/pets/${id}`, { headers: auth() }),
+          [200, 400, 404],
+        );
         const valid = /^[0-9]{1,16}$/.test(id) && Number(id) >= 1 && Number(id) <= MAX_ID;
         expect(valid ? [200, 404] : [400]).toContain(status);
       }),
@@ -276,12 +354,44 @@ describe("input handling", () => {
 
   /** Paths near the served ones as often as arbitrary ones: known prefixes, odd ids, dot segments, encodings. */
   const pathUnderBase = fc.oneof(
-    fc.constantFrom("/pets", "/pets/", "/pets/1", "/pets/2", "/pets/abc", "/pets/1/x", "/store/orders", "/store", "/openapi.json", "/PETS", "/"),
+    fc.constantFrom(
+      "/pets",
+      "/pets/",
+      "/pets/1",
+      "/pets/2",
+      "/pets/abc",
+      "/pets/1/x",
+      "/store/orders",
+      "/store",
+      "/openapi.json",
+      "/PETS",
+      "/",
+    ),
     fc.webPath(),
     fc
       .array(
         fc.oneof(
-          { weight: 3, arbitrary: fc.constantFrom("pets", "store", "orders", "openapi.json", "", "..", "%2e%2e", ".", "1", "0", "-1", "01", "1.0", "9007199254740992", "%00", "%2F") },
+          {
+            weight: 3,
+            arbitrary: fc.constantFrom(
+              "pets",
+              "store",
+              "orders",
+              "openapi.json",
+              "",
+              "..",
+              "%2e%2e",
+              ".",
+              "1",
+              "0",
+              "-1",
+              "01",
+              "1.0",
+              "9007199254740992",
+              "%00",
+              "%2F",
+            ),
+          },
           { weight: 1, arbitrary: fc.webSegment() },
           { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 12 }).map(encodeURIComponent) },
         ),
@@ -329,7 +439,8 @@ function validNewPet(value: unknown): Record<string, unknown> | undefined {
   if (trimmed.length === 0 || [...trimmed].length > 100 || /\p{Cc}/u.test(trimmed)) return undefined;
   // Not well-formed Unicode (an unpaired surrogate): UTF-8 cannot carry it there and back.
   if (new TextDecoder().decode(new TextEncoder().encode(trimmed)) !== trimmed) return undefined;
-  if (typeof categoryId !== "number" || !Number.isInteger(categoryId) || categoryId < 1 || categoryId > MAX_ID) return undefined;
+  if (typeof categoryId !== "number" || !Number.isInteger(categoryId) || categoryId < 1 || categoryId > MAX_ID)
+    return undefined;
   if ("status" in (value as object) && !(PET_STATUSES as readonly unknown[]).includes(status)) return undefined;
   return status === undefined ? { name: trimmed, categoryId } : { name: trimmed, categoryId, status };
 }

@@ -4,8 +4,10 @@ import { trustedProxies } from "./ip-addresses.js";
 describe("trustedProxies", () => {
   it("matches IPv4 addresses inside a CIDR range and no others", () => {
     const trusted = trustedProxies(["10.0.0.0/8", "192.168.1.0/24"]);
-    for (const inside of ["10.0.0.0", "10.1.2.3", "10.255.255.255", "192.168.1.77"]) expect(trusted(inside), inside).toBe(true);
-    for (const outside of ["11.0.0.1", "9.255.255.255", "192.168.2.1", "192.168.0.255"]) expect(trusted(outside), outside).toBe(false);
+    for (const inside of ["10.0.0.0", "10.1.2.3", "10.255.255.255", "192.168.1.77"])
+      expect(trusted(inside), inside).toBe(true);
+    for (const outside of ["11.0.0.1", "9.255.255.255", "192.168.2.1", "192.168.0.255"])
+      expect(trusted(outside), outside).toBe(false);
   });
 
   it("treats a bare address as a range of exactly that address", () => {
@@ -18,10 +20,18 @@ describe("trustedProxies", () => {
 
   it("matches IPv6 addresses in any notation inside a CIDR range", () => {
     const trusted = trustedProxies(["2001:db8::/32", "::1"]);
-    for (const inside of ["2001:db8::5", "2001:0db8:0000:0000:0000:0000:0000:0005", "2001:DB8:ffff::", "[2001:db8::9]", "::1", "0:0:0:0:0:0:0:1"]) {
+    for (const inside of [
+      "2001:db8::5",
+      "2001:0db8:0000:0000:0000:0000:0000:0005",
+      "2001:DB8:ffff::",
+      "[2001:db8::9]",
+      "::1",
+      "0:0:0:0:0:0:0:1",
+    ]) {
       expect(trusted(inside), inside).toBe(true);
     }
-    for (const outside of ["2001:db9::1", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "::2", "::"]) expect(trusted(outside), outside).toBe(false);
+    for (const outside of ["2001:db9::1", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "::2", "::"])
+      expect(trusted(outside), outside).toBe(false);
   });
 
   it("keeps IPv4 and IPv6 ranges apart, but reads an IPv4-mapped IPv6 address as IPv4", () => {
@@ -44,13 +54,39 @@ describe("trustedProxies", () => {
 
   it("never trusts something that is not an IP address", () => {
     const trusted = trustedProxies(["0.0.0.0/0", "::/0"]);
-    for (const bad of ["", "unknown", "localhost", "256.1.1.1", "1.2.3", "1.2.3.4.5", "1::2::3", "1:2:3:4:5:6:7", "12345::", "fe80::1%eth0", "1.2.3.4:80"]) {
+    for (const bad of [
+      "",
+      "unknown",
+      "localhost",
+      "256.1.1.1",
+      "1.2.3",
+      "1.2.3.4.5",
+      "1::2::3",
+      "1:2:3:4:5:6:7",
+      "12345::",
+      "fe80::1%eth0",
+      "1.2.3.4:80",
+    ]) {
       expect(trusted(bad), bad).toBe(false);
     }
   });
 
   it("throws on a malformed range, so bad configuration fails at start", () => {
-    for (const bad of ["10.0.0.0/33", "::/129", "10.0.0.0/-1", "10.0.0.0/x", "10.0.0.0/", "10.0.0.0/8/9", "10.0.0.0/0x8", "10.0.0.0/1e1", "10.0.0.0/ 8", "300.0.0.0/8", "example.com", "", "1::2::3/64"]) {
+    for (const bad of [
+      "10.0.0.0/33",
+      "::/129",
+      "10.0.0.0/-1",
+      "10.0.0.0/x",
+      "10.0.0.0/",
+      "10.0.0.0/8/9",
+      "10.0.0.0/0x8",
+      "10.0.0.0/1e1",
+      "10.0.0.0/ 8",
+      "300.0.0.0/8",
+      "example.com",
+      "",
+      "1::2::3/64",
+    ]) {
       expect(() => trustedProxies([bad]), bad).toThrow(TypeError);
     }
   });

@@ -7,7 +7,10 @@ type Cidr = { bits: bigint; prefix: number; width: number };
 
 /** An address as a number of `width` bits (IPv4-mapped IPv6 as IPv4); undefined when it is none. */
 export function parseIp(text: string): { value: bigint; width: number } | undefined {
-  const ip = text.trim().replace(/^\[|\]$/g, "").replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1");
+  const ip = text
+    .trim()
+    .replace(/^\[|\]$/g, "")
+    .replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1");
   if (/^\d+\.\d+\.\d+\.\d+$/.test(ip)) {
     const parts = ip.split(".").map(Number);
     if (parts.some((p) => p > 255)) return undefined;
@@ -29,7 +32,8 @@ function parseCidr(text: string): Cidr {
   const [address = "", prefixText, extra] = text.split("/");
   const ip = parseIp(address);
   // Digits only: Number("") is 0, so "10.0.0.0/" would otherwise trust every address.
-  const prefix = prefixText === undefined ? ip?.width : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : undefined;
+  const prefix =
+    prefixText === undefined ? ip?.width : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : undefined;
   if (!ip || extra !== undefined || prefix === undefined || prefix > ip.width) {
     throw new TypeError(`Not an IP address or CIDR range: '${text}'`);
   }

@@ -9,8 +9,17 @@ import { StorageUnavailableError } from "./errors.js";
 import { MAX_BODY_BYTES } from "./_json-body.js";
 import type { IdempotencyStore, PetStore } from "./ports.js";
 import { ROUTES } from "./routes.js";
-import { ErrorBodySchema, MAX_ID, NewPetSchema, ORDER_STATUSES, OrderSchema, PET_STATUSES, PetSchema } from "./schemas.js";
+import {
+  ErrorBodySchema,
+  MAX_ID,
+  NewPetSchema,
+  ORDER_STATUSES,
+  OrderSchema,
+  PET_STATUSES,
+  PetSchema,
+} from "./schemas.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: the test walks an OpenAPI document of any shape
 type Json = Record<string, any>;
 
 const NOW = Date.UTC(2027, 5, 1, 12, 0, 0);
@@ -18,7 +27,11 @@ const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch"
 
 /** The document as a client gets it: through the real pipeline, without a key. */
 async function servedDocument(basePath?: string): Promise<Json> {
-  const petstore = createPetstore({ ...memoryAdapters(), clock: () => NOW, ...(basePath === undefined ? {} : { basePath }) });
+  const petstore = createPetstore({
+    ...memoryAdapters(),
+    clock: () => NOW,
+    ...(basePath === undefined ? {} : { basePath }),
+  });
   const response = await petstore.fetch(new Request(`http://localhost${basePath ?? "/v1"}/openapi.json`));
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toBe("application/json");
@@ -28,7 +41,10 @@ async function servedDocument(basePath?: string): Promise<Json> {
 /** The OpenAPI form of an itty-router path: `:petId` becomes `{petId}`. */
 const openApiPath = (routerPath: string) => routerPath.replace(/:([A-Za-z]+)/g, "{$1}");
 
-const methodsOf = (pathItem: Json) => Object.keys(pathItem).filter((k) => HTTP_METHODS.includes(k)).sort();
+const methodsOf = (pathItem: Json) =>
+  Object.keys(pathItem)
+    .filter((k) => HTTP_METHODS.includes(k))
+    .sort();
 
 describe("OpenAPI document", () => {
   let doc: Json;
@@ -54,7 +70,11 @@ describe("OpenAPI document", () => {
 
   it("gives each path exactly the methods its route serves", () => {
     for (const route of ROUTES) {
-      expect(methodsOf(doc.paths[openApiPath(route.path)]), route.path).toEqual(Object.keys(route.methods).map((m) => m.toLowerCase()).sort());
+      expect(methodsOf(doc.paths[openApiPath(route.path)]), route.path).toEqual(
+        Object.keys(route.methods)
+          .map((m) => m.toLowerCase())
+          .sort(),
+      );
     }
   });
 
@@ -68,14 +88,18 @@ describe("OpenAPI document", () => {
     expect(doc.security).toEqual([{ bearer: [] }]);
     expect(doc.paths["/openapi.json"].get.security).toEqual([]);
     for (const route of ROUTES.filter((r) => !r.public)) {
-      for (const method of Object.keys(route.methods)) expect(doc.paths[openApiPath(route.path)][method.toLowerCase()].security).toBeUndefined();
+      for (const method of Object.keys(route.methods))
+        expect(doc.paths[openApiPath(route.path)][method.toLowerCase()].security).toBeUndefined();
     }
   });
 
   it("marks getPet deprecated and documents its deprecation headers", () => {
     const getPet = doc.paths["/pets/{petId}"].get;
     expect(getPet.deprecated).toBe(true);
-    for (const status of ["200", "404", "410"]) expect(Object.keys(getPet.responses[status].headers)).toEqual(expect.arrayContaining(["Deprecation", "Sunset", "Link"]));
+    for (const status of ["200", "404", "410"])
+      expect(Object.keys(getPet.responses[status].headers)).toEqual(
+        expect.arrayContaining(["Deprecation", "Sunset", "Link"]),
+      );
   });
 
   it("describes NewPet from NewPetSchema: strict, name 1..100 characters, categoryId 1..MAX_ID, status from the enum", () => {
@@ -86,7 +110,10 @@ describe("OpenAPI document", () => {
     expect(newPet.properties.name).toMatchObject({ type: "string", minLength: 1, maxLength: 100 });
     expect(newPet.properties.categoryId).toEqual({ type: "integer", minimum: 1, maximum: MAX_ID });
     expect(newPet.properties.status.enum).toEqual([...PET_STATUSES]);
-    expect(doc.paths["/pets"].post.requestBody).toEqual({ required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/NewPet" } } } });
+    expect(doc.paths["/pets"].post.requestBody).toEqual({
+      required: true,
+      content: { "application/json": { schema: { $ref: "#/components/schemas/NewPet" } } },
+    });
   });
 
   it("describes Pet and Order from their schemas", () => {
@@ -113,8 +140,17 @@ describe("OpenAPI document", () => {
   it("documents the paging parameters with the limits the handlers enforce", () => {
     for (const path of ["/pets", "/store/orders"]) {
       const parameters: Json[] = doc.paths[path].get.parameters;
-      expect(parameters.map((p) => `${p.in}:${p.name}`).sort(), path).toEqual(["query:cursor", "query:limit", "query:status"]);
-      expect(parameters.find((p) => p.name === "limit")!.schema).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 20 });
+      expect(parameters.map((p) => `${p.in}:${p.name}`).sort(), path).toEqual([
+        "query:cursor",
+        "query:limit",
+        "query:status",
+      ]);
+      expect(parameters.find((p) => p.name === "limit")!.schema).toEqual({
+        type: "integer",
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+      });
     }
     expect(doc.paths["/pets/{petId}"].get.parameters).toEqual([
       { name: "petId", in: "path", required: true, schema: { type: "integer", minimum: 1, maximum: MAX_ID } },
@@ -147,7 +183,8 @@ interface Scenario {
 }
 
 const url = (path: string) => `http://localhost/v1${path}`;
-const get = (path: string, key?: string) => new Request(url(path), key ? { headers: { Authorization: `Bearer ${key}` } } : {});
+const get = (path: string, key?: string) =>
+  new Request(url(path), key ? { headers: { Authorization: `Bearer ${key}` } } : {});
 const post = (key: string | undefined, body: string, headers: Record<string, string> = {}) =>
   new Request(url("/pets"), {
     method: "POST",
@@ -230,7 +267,11 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 401, request: () => get("/pets/1") },
       { status: 404, request: (key) => get("/pets/1", key) },
       // The sunset passes by the limiter's clock (its store's, shared by a fleet).
-      { status: 410, options: () => ({ limiter: memoryAdapters({ clock: () => GET_PET_SUNSET_AT }).limiter }), request: (key) => get("/pets/1", key) },
+      {
+        status: 410,
+        options: () => ({ limiter: memoryAdapters({ clock: () => GET_PET_SUNSET_AT }).limiter }),
+        request: (key) => get("/pets/1", key),
+      },
       { ...overLimit, before: (key) => [get("/pets/1", key)], request: (key) => get("/pets/1", key) },
       { ...storeFails, request: (key) => get("/pets/1", key) },
       { ...storeUnavailable, request: (key) => get("/pets/1", key) },

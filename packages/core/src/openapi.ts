@@ -60,21 +60,46 @@ const ERROR_TEXT: Record<number, string> = {
 function errorResponse(status: number, extraHeaders: Json = {}): Json {
   const headers: Json = { ...RATE_LIMIT_HEADERS, ...extraHeaders };
   if (status === 429 || status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
-  if (status === 401) headers["WWW-Authenticate"] = header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent');
+  if (status === 401)
+    headers["WWW-Authenticate"] = header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent');
   return { description: ERROR_TEXT[status], headers, content: { "application/json": { schema: ref("Error") } } };
 }
 
 /** `authenticated: false` for an operation served without a key, which never answers 401. */
-function responses(success: Record<string, Json>, errors: number[], extraHeaders: Json = {}, authenticated = true): Json {
+function responses(
+  success: Record<string, Json>,
+  errors: number[],
+  extraHeaders: Json = {},
+  authenticated = true,
+): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, ...(authenticated ? [401] : []), 429, 500, 503]) all[String(status)] = errorResponse(status, extraHeaders);
+  for (const status of [...errors, ...(authenticated ? [401] : []), 429, 500, 503])
+    all[String(status)] = errorResponse(status, extraHeaders);
   return all;
 }
 
 const pageParameters = (statusSchema: string) => [
-  { name: "limit", in: "query", required: false, description: "Page size", schema: { ...schema(LimitSchema), default: 20 } },
-  { name: "status", in: "query", required: false, description: "Only rows with this status", schema: ref(statusSchema) },
-  { name: "cursor", in: "query", required: false, description: "Opaque cursor from the previous page's `Link` header", schema: { type: "string" } },
+  {
+    name: "limit",
+    in: "query",
+    required: false,
+    description: "Page size",
+    schema: { ...schema(LimitSchema), default: 20 },
+  },
+  {
+    name: "status",
+    in: "query",
+    required: false,
+    description: "Only rows with this status",
+    schema: ref(statusSchema),
+  },
+  {
+    name: "cursor",
+    in: "query",
+    required: false,
+    description: "Opaque cursor from the previous page's `Link` header",
+    schema: { type: "string" },
+  },
 ];
 
 const pageHeaders = {
@@ -105,7 +130,13 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
           summary: "List animals, optionally filtered by status",
           parameters: pageParameters("PetStatus"),
           responses: responses(
-            { "200": { description: "A page of pets, ordered by id", headers: pageHeaders, content: { "application/json": { schema: ref("Pets") } } } },
+            {
+              "200": {
+                description: "A page of pets, ordered by id",
+                headers: pageHeaders,
+                content: { "application/json": { schema: ref("Pets") } },
+              },
+            },
             [400],
           ),
         },
@@ -117,7 +148,8 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
               name: "Idempotency-Key",
               in: "header",
               required: false,
-              description: "1 to 255 printable ASCII characters other than the comma, sent once; a retry with the same key and body replays the first answer (kept 24 h)",
+              description:
+                "1 to 255 printable ASCII characters other than the comma, sent once; a retry with the same key and body replays the first answer (kept 24 h)",
               schema: { type: "string", minLength: 1, maxLength: 255 },
             },
           ],
@@ -163,7 +195,13 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
           summary: "List store orders, optionally filtered by status",
           parameters: pageParameters("OrderStatus"),
           responses: responses(
-            { "200": { description: "A page of orders, ordered by id", headers: pageHeaders, content: { "application/json": { schema: ref("Orders") } } } },
+            {
+              "200": {
+                description: "A page of orders, ordered by id",
+                headers: pageHeaders,
+                content: { "application/json": { schema: ref("Orders") } },
+              },
+            },
             [400],
           ),
         },
@@ -173,12 +211,25 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
           operationId: "getOpenApi",
           summary: "This document",
           security: [],
-          responses: responses({ "200": { description: "The OpenAPI document", headers: RATE_LIMIT_HEADERS, content: { "application/json": { schema: { type: "object" } } } } }, [], {}, false),
+          responses: responses(
+            {
+              "200": {
+                description: "The OpenAPI document",
+                headers: RATE_LIMIT_HEADERS,
+                content: { "application/json": { schema: { type: "object" } } },
+              },
+            },
+            [],
+            {},
+            false,
+          ),
         },
       },
     },
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: `psk_` + 38 base62 characters" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "An API key: `psk_` + 38 base62 characters" },
+      },
       schemas: {
         PetStatus: schema(PetStatusSchema),
         NewPet: schema(NewPetSchema),

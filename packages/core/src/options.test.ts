@@ -5,7 +5,14 @@ import { type PetstoreOptions, resolveOptions } from "./options.js";
 import type { ApiKeyRecord } from "./ports.js";
 
 const ports = { store: {}, keys: {}, limiter: {}, idempotency: {} } as unknown as PetstoreOptions;
-const enterprise: ApiKeyRecord = { id: "key_e", hash: "0".repeat(64), plan: "enterprise", perMinute: 7, perDay: 70, createdAt: 0 };
+const enterprise: ApiKeyRecord = {
+  id: "key_e",
+  hash: "0".repeat(64),
+  plan: "enterprise",
+  perMinute: 7,
+  perDay: 70,
+  createdAt: 0,
+};
 
 describe("resolveOptions", () => {
   it("applies every default of the contract", () => {
@@ -20,13 +27,31 @@ describe("resolveOptions", () => {
       deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: Date.UTC(2030, 11, 5) },
       onResponse: undefined,
     });
-    expect(settings.limitsOf(undefined).windows).toEqual([{ name: "minute", limit: 60, seconds: 60 }, { name: "day", limit: 1_000, seconds: 86_400 }]);
+    expect(settings.limitsOf(undefined).windows).toEqual([
+      { name: "minute", limit: 60, seconds: 60 },
+      { name: "day", limit: 1_000, seconds: 86_400 },
+    ]);
     expect(settings.limitsOf(undefined).policy).toBe('"minute";q=60;w=60, "day";q=1000;w=86400');
   });
 
   it("takes each option over its default, field by field", () => {
-    const settings = resolveOptions({ ...ports, basePath: "/api//", plans: { free: { perMinute: 5, perDay: 50 } }, ban: { seconds: 60 }, trustProxy: ["10.0.0.0/8"], ietfRateLimitHeaders: false, keyCacheMs: 0, deprecation: { sunsetAt: 9 } });
-    expect(settings).toMatchObject({ basePath: "/api", ban: { threshold: 30, seconds: 60 }, ietfRateLimitHeaders: false, keyCacheMs: 0, deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: 9 } });
+    const settings = resolveOptions({
+      ...ports,
+      basePath: "/api//",
+      plans: { free: { perMinute: 5, perDay: 50 } },
+      ban: { seconds: 60 },
+      trustProxy: ["10.0.0.0/8"],
+      ietfRateLimitHeaders: false,
+      keyCacheMs: 0,
+      deprecation: { sunsetAt: 9 },
+    });
+    expect(settings).toMatchObject({
+      basePath: "/api",
+      ban: { threshold: 30, seconds: 60 },
+      ietfRateLimitHeaders: false,
+      keyCacheMs: 0,
+      deprecation: { deprecatedAt: Date.UTC(2026, 0, 1), sunsetAt: 9 },
+    });
     expect(settings.limitsOf(undefined).windows.map((w) => w.limit)).toEqual([5, 50]);
     expect(settings.isTrustedProxy?.("10.1.2.3")).toBe(true);
   });
@@ -44,10 +69,22 @@ describe("resolveOptions", () => {
 
 describe("basePath", () => {
   const ports = memoryAdapters();
-  it.each([["/v1", "/v1"], ["/api/petstore/", "/api/petstore"], ["", ""], ["/", ""]])("takes %j as %j", (given, kept) => {
+  it.each([
+    ["/v1", "/v1"],
+    ["/api/petstore/", "/api/petstore"],
+    ["", ""],
+    ["/", ""],
+  ])("takes %j as %j", (given, kept) => {
     expect(resolveOptions({ ...ports, basePath: given }).basePath).toBe(kept);
   });
-  it.each(["api/petstore", "v1", "/api//petstore", "/api petstore", "/v1?x=1", "https://x/v1"])("refuses %j with a TypeError that says what a basePath is", (given) => {
-    expect(() => createPetstore({ ...ports, basePath: given })).toThrow(new TypeError(`basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(given)}`));
-  });
+  it.each(["api/petstore", "v1", "/api//petstore", "/api petstore", "/v1?x=1", "https://x/v1"])(
+    "refuses %j with a TypeError that says what a basePath is",
+    (given) => {
+      expect(() => createPetstore({ ...ports, basePath: given })).toThrow(
+        new TypeError(
+          `basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(given)}`,
+        ),
+      );
+    },
+  );
 });

@@ -4,7 +4,16 @@ import type { Beside } from "./pipeline/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { trustedProxies } from "./ip-addresses.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
-import type { Adapters, ApiKeyRecord, ApiKeys, BanPolicy, IdempotencyStore, PetStore, PlanName, RateLimiter } from "./ports.js";
+import type {
+  Adapters,
+  ApiKeyRecord,
+  ApiKeys,
+  BanPolicy,
+  IdempotencyStore,
+  PetStore,
+  PlanName,
+  RateLimiter,
+} from "./ports.js";
 
 export interface PetstoreOptions extends Adapters {
   /**
@@ -124,21 +133,33 @@ function logError(error: unknown, requestId: string): void {
   };
   const cause = error instanceof Error && error.cause !== undefined ? { cause: described(error.cause) } : {};
   const stack = error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {};
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", requestId, ...described(error), ...cause, ...stack }));
+  console.error(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      requestId,
+      ...described(error),
+      ...cause,
+      ...stack,
+    }),
+  );
 }
 
 /** The mount point without its trailing slash; throws on one no request path could start with. */
 function basePathOf(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, "");
   if (trimmed !== "" && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(trimmed)) {
-    throw new TypeError(`basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(basePath)}`);
+    throw new TypeError(
+      `basePath must be "" or a path that starts with "/" (e.g. "/api/petstore"), not ${JSON.stringify(basePath)}`,
+    );
   }
   return trimmed;
 }
 
 /** A duration that can time something out: a positive number of milliseconds. */
 function positiveMs(ms: number, name: string): number {
-  if (!(Number.isFinite(ms) && ms > 0)) throw new TypeError(`${name} must be a positive number of milliseconds, not ${ms}`);
+  if (!(Number.isFinite(ms) && ms > 0))
+    throw new TypeError(`${name} must be a positive number of milliseconds, not ${ms}`);
   return ms;
 }
 

@@ -28,14 +28,18 @@ export interface PetPages {
  * page is read from the store, and none is kept.
  */
 export function petPages(store: PetStore): PetPages {
-  if (store.petsVersion === undefined) return { list: async (query) => ({ rows: await store.listPets(query), kept: false }) };
+  if (store.petsVersion === undefined)
+    return { list: async (query) => ({ rows: await store.listPets(query), kept: false }) };
   const pages = new BoundedMap<string | number, { version: number; page: Page<Pet> }>(PAGES_KEPT);
 
   return {
     async list(query) {
       const version = await store.petsVersion!();
       // The first page, which every client polls, by its size alone: no key to build.
-      const key = query.status === undefined && query.afterId === undefined ? query.limit : `${query.status}/${query.afterId}/${query.limit}`;
+      const key =
+        query.status === undefined && query.afterId === undefined
+          ? query.limit
+          : `${query.status}/${query.afterId}/${query.limit}`;
       const kept = pages.get(key);
       if (kept?.version === version) return kept.page;
       const page = { rows: Object.freeze(await store.listPets(query)), kept: true };

@@ -29,7 +29,9 @@ export interface CallerLimits {
  * The minute and day windows of a caller; anonymous callers get the Free plan's (made once).
  * A key's are kept with its bucket (`chooseBucketStage`).
  */
-export function limitsResolver(plans: Record<PlanName, PlanLimits>): (caller: ApiKeyRecord | undefined) => CallerLimits {
+export function limitsResolver(
+  plans: Record<PlanName, PlanLimits>,
+): (caller: ApiKeyRecord | undefined) => CallerLimits {
   const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
     const plan = plans[caller?.plan ?? "free"];
     const windows: WindowPair = [

@@ -6,9 +6,23 @@ import corePackage from "../package.json" with { type: "json" };
 
 const SOURCE_DIR = import.meta.dirname;
 /** Globals that exist only in some runtimes; core code must reach none of them. */
-const RUNTIME_GLOBALS = new Set(["Bun", "Deno", "process", "require", "module", "Buffer", "__dirname", "__filename", "global", "setImmediate"]);
+const RUNTIME_GLOBALS = new Set([
+  "Bun",
+  "Deno",
+  "process",
+  "require",
+  "module",
+  "Buffer",
+  "__dirname",
+  "__filename",
+  "global",
+  "setImmediate",
+]);
 /** The only bare modules core may import: its dependencies, and vitest for the contract suites. */
-const ALLOWED_PACKAGES = new Set([...Object.keys(corePackage.dependencies), ...Object.keys(corePackage.peerDependencies)]);
+const ALLOWED_PACKAGES = new Set([
+  ...Object.keys(corePackage.dependencies),
+  ...Object.keys(corePackage.peerDependencies),
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -26,11 +40,17 @@ function runtimeSpecificUses(fileName: string, code: string): string[] {
     found.push(`${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${what}`);
   const checkSpecifier = (node: ts.Node, specifier: string) => {
     if (specifier.startsWith(".")) return;
-    const packageName = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
+    const packageName = specifier.startsWith("@")
+      ? specifier.split("/").slice(0, 2).join("/")
+      : specifier.split("/")[0]!;
     if (!ALLOWED_PACKAGES.has(packageName)) report(node, `import of '${specifier}'`);
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       checkSpecifier(node, node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
@@ -41,7 +61,8 @@ function runtimeSpecificUses(fileName: string, code: string): string[] {
       const parent = node.parent;
       const isPropertyName =
         (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
-        ((ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent) || ts.isMethodDeclaration(parent)) && parent.name === node);
+        ((ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent) || ts.isMethodDeclaration(parent)) &&
+          parent.name === node);
       if (!isPropertyName) report(node, `global '${node.text}'`);
     } else if (ts.isPropertyAccessExpression(node) && node.expression.kind === ts.SyntaxKind.Identifier) {
       const owner = (node.expression as ts.Identifier).text;
@@ -57,7 +78,9 @@ describe("core is runtime-neutral", () => {
   const files = sourceFiles(SOURCE_DIR);
 
   it("finds the core sources to check", () => {
-    expect(files.map((f) => relative(SOURCE_DIR, f))).toEqual(expect.arrayContaining(["app.ts", "index.ts", "testing/index.ts"]));
+    expect(files.map((f) => relative(SOURCE_DIR, f))).toEqual(
+      expect.arrayContaining(["app.ts", "index.ts", "testing/index.ts"]),
+    );
   });
 
   it("imports no node: modules and no package outside its dependencies, and touches no Bun, Deno or process", () => {

@@ -1,5 +1,8 @@
 /** How a promise ended within a time limit: fulfilled, rejected, or still pending at the limit. */
-export async function outcomeWithin(promise: Promise<unknown>, ms: number): Promise<"fulfilled" | "rejected" | "timeout"> {
+export async function outcomeWithin(
+  promise: Promise<unknown>,
+  ms: number,
+): Promise<"fulfilled" | "rejected" | "timeout"> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, ms, "timeout")));
   const settled = promise.then(

@@ -11,8 +11,14 @@ async function setUp() {
   const adminTokens = memoryAdminTokens();
   const { token, record } = await issueAdminToken(adminTokens, { label: "ops" });
   const lines: Record<string, unknown>[] = [];
-  const fetch = adminFetch({ keys: adapters.keys, limiter: adapters.limiter, adminTokens, log: (line) => lines.push(JSON.parse(line)) });
-  const call = (path: string, init: RequestInit = {}, address = "192.0.2.7") => fetch(new Request(`http://127.0.0.1:9465${path}`, init), () => address);
+  const fetch = adminFetch({
+    keys: adapters.keys,
+    limiter: adapters.limiter,
+    adminTokens,
+    log: (line) => lines.push(JSON.parse(line)),
+  });
+  const call = (path: string, init: RequestInit = {}, address = "192.0.2.7") =>
+    fetch(new Request(`http://127.0.0.1:9465${path}`, init), () => address);
   const withToken = (value: string) => ({ headers: { Authorization: `Bearer ${value}` } });
   return { clock, adapters, adminTokens, token, record, lines, call, withToken };
 }
@@ -39,11 +45,19 @@ describe("the admin listener", () => {
 
   it("serves the admin API to an admin token, auditing the change with the token's id and the client's address, and logs every call", async () => {
     const { call, withToken, token, record, adapters, lines } = await setUp();
-    const created = await call("/admin/v1/keys", { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: JSON.stringify({ plan: "free", label: "shop" }) });
+    const created = await call("/admin/v1/keys", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ plan: "free", label: "shop" }),
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     expect((await call(`/admin/v1/keys/${id}`, withToken(token))).status).toBe(200);
-    expect((await adapters.keys.auditTrail({ limit: 1 }))[0]).toMatchObject({ action: "create", keyId: id, actor: { who: `admin:${record.id}`, from: "192.0.2.7" } });
+    expect((await adapters.keys.auditTrail({ limit: 1 }))[0]).toMatchObject({
+      action: "create",
+      keyId: id,
+      actor: { who: `admin:${record.id}`, from: "192.0.2.7" },
+    });
     expect(lines.map((line) => [line.method, line.path, line.status, line.tokenId, line.admin])).toEqual([
       ["POST", "/admin/v1/keys", 201, record.id, true],
       ["GET", `/admin/v1/keys/${id}`, 200, record.id, true],
@@ -59,12 +73,19 @@ describe("the admin listener", () => {
     expect((await call("/admin/v1/keys", withToken(token))).status).toBe(401);
     // And the API never takes an admin token for a key.
     const petstore = createPetstore({ ...adapters });
-    expect((await petstore.fetch(new Request("http://petstore.test/v1/pets", withToken(token)), { clientAddress: "192.0.2.9" })).status).toBe(401);
+    expect(
+      (
+        await petstore.fetch(new Request("http://petstore.test/v1/pets", withToken(token)), {
+          clientAddress: "192.0.2.9",
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("refuses an address after 10 failed credentials in a minute, a valid token too, while others go on", async () => {
     const { call, withToken, token, clock } = await setUp();
-    for (let i = 0; i < 10; i++) expect((await call("/admin/v1/keys", withToken(`psa_${"x".repeat(44)}`))).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await call("/admin/v1/keys", withToken(`psa_${"x".repeat(44)}`))).status).toBe(401);
     const refused = await call("/admin/v1/keys", withToken(token));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBe(50);

@@ -3,7 +3,19 @@
 import pageCss from "./admin-page/page.css" with { type: "text" };
 import pageHtml from "./admin-page/page.html" with { type: "text" };
 import pageJs from "./admin-page/page.js" with { type: "text" };
-import { type Actor, type AdminTokens, ApiError, type ApiKeys, type BesidePage, createAdmin, type PlanLimits, type PlanName, type RateLimiter, verifyAdminToken, type WindowPair } from "@petstore/core";
+import {
+  type Actor,
+  type AdminTokens,
+  ApiError,
+  type ApiKeys,
+  type BesidePage,
+  createAdmin,
+  type PlanLimits,
+  type PlanName,
+  type RateLimiter,
+  verifyAdminToken,
+  type WindowPair,
+} from "@petstore/core";
 import type { ServerFetch } from "./serve.js";
 
 export interface AdminFetchOptions {
@@ -40,7 +52,10 @@ const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 /** The operator's page, beside the admin API. */
-const pageFile = (text: string, type: string): BesidePage => () => new Response(text, { headers: { "Content-Type": type, "Content-Security-Policy": CONTENT_SECURITY_POLICY } });
+const pageFile =
+  (text: string, type: string): BesidePage =>
+  () =>
+    new Response(text, { headers: { "Content-Type": type, "Content-Security-Policy": CONTENT_SECURITY_POLICY } });
 const PAGE_FILES = new Map([
   ["/", pageFile(pageHtml, "text/html; charset=utf-8")],
   ["/index.html", pageFile(pageHtml, "text/html; charset=utf-8")],
@@ -66,10 +81,17 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
     const state = await limiter.peek?.(hit);
     if (state && (state.bannedUntil !== undefined || state.windows.some((window) => window.remaining === 0))) {
       const decision = await limiter.hit(hit); // a refusal, counted toward the address's ban
-      const until = decision.bannedUntil ?? Math.max(...decision.windows.filter((window) => window.remaining === 0).map((window) => window.resetAt));
+      const until =
+        decision.bannedUntil ??
+        Math.max(...decision.windows.filter((window) => window.remaining === 0).map((window) => window.resetAt));
       const retryAfter = String(Math.max(1, Math.ceil((until - decision.now) / 1000)));
       const banned = decision.bannedUntil !== undefined;
-      throw new ApiError(banned ? "temporarily_banned" : "rate_limited", `Too many failed admin credentials from this address; retry after ${retryAfter} s`, undefined, { "Retry-After": retryAfter });
+      throw new ApiError(
+        banned ? "temporarily_banned" : "rate_limited",
+        `Too many failed admin credentials from this address; retry after ${retryAfter} s`,
+        undefined,
+        { "Retry-After": retryAfter },
+      );
     }
     const token = /^bearer +(\S+) *$/i.exec(request.headers.get("authorization") ?? "")?.[1];
     const record = token === undefined ? undefined : await verifyAdminToken(adminTokens, token);

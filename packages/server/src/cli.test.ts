@@ -21,68 +21,217 @@ async function cli(argv: string[], env: Env = {}) {
 
 describe("petstore command line", () => {
   it("prints the version", async () => {
-    expect(await cli(["--version"])).toEqual({ code: 0, out: `petstore 1.0.0 (run from source: commit unknown, node ${process.versions.node}, ${process.platform}-${process.arch})`, err: [] });
+    expect(await cli(["--version"])).toEqual({
+      code: 0,
+      out: `petstore 1.0.0 (run from source: commit unknown, node ${process.versions.node}, ${process.platform}-${process.arch})`,
+      err: [],
+    });
   });
 
   it("lists every command in --help, and explains each flag in <command> --help", async () => {
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    const commands = ["serve", "keys create", "keys list", "keys show", "keys update", "keys roll", "keys revoke", "keys unban", "audit", "admin-tokens create", "admin-tokens list", "admin-tokens revoke", "backup", "restore"];
+    const commands = [
+      "serve",
+      "keys create",
+      "keys list",
+      "keys show",
+      "keys update",
+      "keys roll",
+      "keys revoke",
+      "keys unban",
+      "audit",
+      "admin-tokens create",
+      "admin-tokens list",
+      "admin-tokens revoke",
+      "backup",
+      "restore",
+    ];
     for (const command of commands) {
       expect(help.out).toContain(`\n  petstore ${command}`);
       const own = await cli([...command.split(" "), "--help"]);
       expect(own.code).toBe(0);
       // Every flag of its synopsis is explained below it.
       const [usage, explained] = own.out.split("\n\n", 2) as [string, string];
-      for (const flag of usage.match(/--[a-z-]+/g) ?? []) expect(own.out.slice(usage.length), `${command} ${flag}`).toContain(flag);
+      for (const flag of usage.match(/--[a-z-]+/g) ?? [])
+        expect(own.out.slice(usage.length), `${command} ${flag}`).toContain(flag);
       expect(explained).not.toBe("");
     }
     // docs/binary.md's synopsis is the commands' own.
     const synopsis = readFileSync(join(import.meta.dirname, "../../../docs/binary.md"), "utf8");
-    for (const line of help.out.split("\n").filter((line) => line.startsWith("  petstore ") && !line.includes("--version") && !line.includes("<command>"))) {
+    for (const line of help.out
+      .split("\n")
+      .filter((line) => line.startsWith("  petstore ") && !line.includes("--version") && !line.includes("<command>"))) {
       expect(synopsis).toContain(`\n${line.trim()}\n`);
     }
     const create = await cli(["keys", "create", "--help"]);
     expect(create.code).toBe(0);
-    for (const flag of ["--plan", "--per-minute", "--per-day", "--label", "--expires", "--db", "--json"]) expect(create.out).toContain(flag);
+    for (const flag of ["--plan", "--per-minute", "--per-day", "--label", "--expires", "--db", "--json"])
+      expect(create.out).toContain(flag);
   });
 
   it.each([
     [["serve", "--prot", "80"], "petstore: unknown flag --prot for 'petstore serve'", "Usage: petstore serve "],
-    [["serve", "--port", "http"], "petstore: --port must be a whole number from 0 to 65535, not 'http'", "Usage: petstore serve "],
-    [["serve", "--port", "65536"], "petstore: --port must be a whole number from 0 to 65535, not '65536'", "Usage: petstore serve "],
-    [["serve", "--db", "petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, --db file:petstore.db", "Usage: petstore serve "],
-    [["keys", "list", "--db", "./data/petstore.db"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not './data/petstore.db'; for a file, --db file:./data/petstore.db", "Usage: petstore keys list "],
-    [["serve", "--db", "mysql://db/petstore"], "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'mysql://db/petstore'", "Usage: petstore serve "],
-    [["serve", "--metrics-listen", "9464"], "petstore: --metrics-listen must be HOST:PORT (e.g. 127.0.0.1:9464), not '9464'", "Usage: petstore serve "],
-    [["serve", "--metrics-listen", "127.0.0.1:99999"], "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'", "Usage: petstore serve "],
+    [
+      ["serve", "--port", "http"],
+      "petstore: --port must be a whole number from 0 to 65535, not 'http'",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["serve", "--port", "65536"],
+      "petstore: --port must be a whole number from 0 to 65535, not '65536'",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["serve", "--db", "petstore.db"],
+      "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, --db file:petstore.db",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["keys", "list", "--db", "./data/petstore.db"],
+      "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not './data/petstore.db'; for a file, --db file:./data/petstore.db",
+      "Usage: petstore keys list ",
+    ],
+    [
+      ["serve", "--db", "mysql://db/petstore"],
+      "petstore: --db must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'mysql://db/petstore'",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["serve", "--metrics-listen", "9464"],
+      "petstore: --metrics-listen must be HOST:PORT (e.g. 127.0.0.1:9464), not '9464'",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["serve", "--metrics-listen", "127.0.0.1:99999"],
+      "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'",
+      "Usage: petstore serve ",
+    ],
     [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],
-    [["backup", "--out", "x.db", "--compress"], "petstore: unknown flag --compress for 'petstore backup'", "Usage: petstore backup "],
-    [["serve", "--trust-proxy", "10.0.0.0/33"], "petstore: --trust-proxy: Not an IP address or CIDR range: '10.0.0.0/33'", "Usage: petstore serve "],
-    [["keys", "create"], "petstore: --plan is required (free, pro, business or enterprise)", "Usage: petstore keys create "],
-    [["keys", "create", "--plan", "gold"], "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'", "Usage: petstore keys create "],
-    [["keys", "create", "--plan", "enterprise", "--per-minute", "5"], "petstore: --plan enterprise needs --per-minute and --per-day", "Usage: petstore keys create "],
-    [["keys", "create", "--plan", "pro", "--per-day", "0"], "petstore: --per-day must be a whole number from 1 to 1000000000, not '0'", "Usage: petstore keys create "],
+    [
+      ["backup", "--out", "x.db", "--compress"],
+      "petstore: unknown flag --compress for 'petstore backup'",
+      "Usage: petstore backup ",
+    ],
+    [
+      ["serve", "--trust-proxy", "10.0.0.0/33"],
+      "petstore: --trust-proxy: Not an IP address or CIDR range: '10.0.0.0/33'",
+      "Usage: petstore serve ",
+    ],
+    [
+      ["keys", "create"],
+      "petstore: --plan is required (free, pro, business or enterprise)",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "gold"],
+      "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "enterprise", "--per-minute", "5"],
+      "petstore: --plan enterprise needs --per-minute and --per-day",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "pro", "--per-day", "0"],
+      "petstore: --per-day must be a whole number from 1 to 1000000000, not '0'",
+      "Usage: petstore keys create ",
+    ],
     [["keys", "revoke"], "petstore: missing <id> for 'petstore keys revoke'", "Usage: petstore keys revoke "],
-    [["keys", "create", "--plan", "free", "--expires", "2027-01-31"], "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z, not '2027-01-31'", "Usage: petstore keys create "],
-    [["keys", "create", "--plan", "free", "--expires", "2020-01-01T00:00:00Z"], expect.stringMatching(/^petstore: --expires must be in the future, not 2020-01-01T00:00:00\.000Z \(it is 20\d\d-/), "Usage: petstore keys create "],
-    [["keys", "create", "--plan", "free", "--expires", "never"], "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z, not 'never'", "Usage: petstore keys create "],
+    [
+      ["keys", "create", "--plan", "free", "--expires", "2027-01-31"],
+      "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z, not '2027-01-31'",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "free", "--expires", "2020-01-01T00:00:00Z"],
+      expect.stringMatching(
+        /^petstore: --expires must be in the future, not 2020-01-01T00:00:00\.000Z \(it is 20\d\d-/,
+      ),
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "free", "--expires", "never"],
+      "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z, not 'never'",
+      "Usage: petstore keys create ",
+    ],
     [["keys", "show"], "petstore: missing <id> for 'petstore keys show'", "Usage: petstore keys show <id> "],
-    [["keys", "update", "key_x"], "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires", "Usage: petstore keys update <id> "],
-    [["keys", "update", "key_x", "--per-day", "lots"], "petstore: --per-day must be a whole number from 1 to 1000000000, not 'lots' (or 'plan' for the plan's limit)", "Usage: petstore keys update <id> "],
-    [["keys", "update", "key_x", "--label", "a", "--no-label"], "petstore: --label and --no-label contradict each other: give one", "Usage: petstore keys update <id> "],
-    [["keys", "update", "key_x", "--expires", "2031-02-30T00:00:00Z"], "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z or 'never', not '2031-02-30T00:00:00Z'", "Usage: petstore keys update <id> "],
-    [["keys", "update", "key_x", "--plan", "gold"], "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'", "Usage: petstore keys update <id> "],
-    [["keys", "roll", "key_x"], "petstore: --overlap is required: how long the old secret keeps working, 0s to 7d (e.g. --overlap 10m)", "Usage: petstore keys roll <id> --overlap DURATION"],
-    [["keys", "roll", "key_x", "--overlap", "8d"], "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '8d'", "Usage: petstore keys roll <id> "],
-    [["keys", "roll", "key_x", "--overlap", "604801s"], "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '604801s'", "Usage: petstore keys roll <id> "],
-    [["keys", "roll", "key_x", "--overlap", "10"], "petstore: --overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '10'", "Usage: petstore keys roll <id> "],
-    [["keys", "unban", "key_x", "--limiter", "http://cache"], "petstore: --limiter must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS) (the URL is not repeated here: it may hold a password)", "Usage: petstore keys unban <id> "],
-    [["audit", "--limit", "0"], "petstore: --limit must be a whole number from 1 to 10000, not '0'", "Usage: petstore audit "],
-    [["admin-tokens", "create", "--db", ":memory:"], "petstore: --db :memory: would lose the token when this command ends: give the database your server uses", "Usage: petstore admin-tokens create "],
-    [["admin-tokens", "revoke"], "petstore: missing <id> for 'petstore admin-tokens revoke'", "Usage: petstore admin-tokens revoke "],
-    [["keys"], "petstore: 'petstore keys' needs a command: create, list, show, update, roll, revoke, unban", "Usage: petstore keys <create|list|show|update|roll|revoke|unban>"],
-    [["admin-tokens", "rotate"], "petstore: unknown command 'admin-tokens rotate'", "Usage: petstore serve | keys create"],
+    [
+      ["keys", "update", "key_x"],
+      "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--per-day", "lots"],
+      "petstore: --per-day must be a whole number from 1 to 1000000000, not 'lots' (or 'plan' for the plan's limit)",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--label", "a", "--no-label"],
+      "petstore: --label and --no-label contradict each other: give one",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--expires", "2031-02-30T00:00:00Z"],
+      "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z or 'never', not '2031-02-30T00:00:00Z'",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--plan", "gold"],
+      "petstore: --plan must be one of free, pro, business, enterprise, not 'gold'",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "roll", "key_x"],
+      "petstore: --overlap is required: how long the old secret keeps working, 0s to 7d (e.g. --overlap 10m)",
+      "Usage: petstore keys roll <id> --overlap DURATION",
+    ],
+    [
+      ["keys", "roll", "key_x", "--overlap", "8d"],
+      "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '8d'",
+      "Usage: petstore keys roll <id> ",
+    ],
+    [
+      ["keys", "roll", "key_x", "--overlap", "604801s"],
+      "petstore: --overlap must be at most 7d (the longest an old secret may keep working), not '604801s'",
+      "Usage: petstore keys roll <id> ",
+    ],
+    [
+      ["keys", "roll", "key_x", "--overlap", "10"],
+      "petstore: --overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '10'",
+      "Usage: petstore keys roll <id> ",
+    ],
+    [
+      ["keys", "unban", "key_x", "--limiter", "http://cache"],
+      "petstore: --limiter must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS) (the URL is not repeated here: it may hold a password)",
+      "Usage: petstore keys unban <id> ",
+    ],
+    [
+      ["audit", "--limit", "0"],
+      "petstore: --limit must be a whole number from 1 to 10000, not '0'",
+      "Usage: petstore audit ",
+    ],
+    [
+      ["admin-tokens", "create", "--db", ":memory:"],
+      "petstore: --db :memory: would lose the token when this command ends: give the database your server uses",
+      "Usage: petstore admin-tokens create ",
+    ],
+    [
+      ["admin-tokens", "revoke"],
+      "petstore: missing <id> for 'petstore admin-tokens revoke'",
+      "Usage: petstore admin-tokens revoke ",
+    ],
+    [
+      ["keys"],
+      "petstore: 'petstore keys' needs a command: create, list, show, update, roll, revoke, unban",
+      "Usage: petstore keys <create|list|show|update|roll|revoke|unban>",
+    ],
+    [
+      ["admin-tokens", "rotate"],
+      "petstore: unknown command 'admin-tokens rotate'",
+      "Usage: petstore serve | keys create",
+    ],
     [["keys", "rotate"], "petstore: unknown command 'keys rotate'", "Usage: petstore serve | keys create"],
     [["--verbose"], "petstore: unknown flag --verbose", "Usage: petstore serve | keys create"],
   ])("exits 2 on %j with one line naming the mistake and a usage hint", async (argv, message, hint) => {
@@ -99,14 +248,20 @@ describe("petstore command line", () => {
     expect(code).toBe(2);
     expect(err[0]).toBe("petstore: PETSTORE_PORT must be a whole number from 0 to 65535, not 'eighty'");
     const path = await cli(["keys", "list"], { PETSTORE_DB: "petstore.db" });
-    expect(path.err[0]).toBe("petstore: PETSTORE_DB must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, PETSTORE_DB=file:petstore.db");
-    const bad = await cli(["keys", "create", "--plan", "free", "--db", "file:" + join(dir, "flag.db")], { PETSTORE_DB: "nonsense" });
+    expect(path.err[0]).toBe(
+      "petstore: PETSTORE_DB must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not 'petstore.db'; for a file, PETSTORE_DB=file:petstore.db",
+    );
+    const bad = await cli(["keys", "create", "--plan", "free", "--db", `file:${join(dir, "flag.db")}`], {
+      PETSTORE_DB: "nonsense",
+    });
     expect(bad.code).toBe(0);
   });
 
   it("creates keys, lists them without key material, and revokes them", async () => {
     const db = `file:${join(dir, "keys.db")}`;
-    const created = await cli(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "ci bot", "--json"], { PETSTORE_DB: db });
+    const created = await cli(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "ci bot", "--json"], {
+      PETSTORE_DB: db,
+    });
     expect(created.code).toBe(0);
     const key = JSON.parse(created.out);
     expect(key).toEqual({
@@ -121,7 +276,11 @@ describe("petstore command line", () => {
       revokedAt: null,
       lastUsedAt: null,
       rolling: null,
-      usage: { minute: { used: 0, limit: 7, resetAt: expect.stringMatching(ISO) }, day: { used: 0, limit: 10_000, resetAt: expect.stringMatching(ISO) }, bannedUntil: null },
+      usage: {
+        minute: { used: 0, limit: 7, resetAt: expect.stringMatching(ISO) },
+        day: { used: 0, limit: 10_000, resetAt: expect.stringMatching(ISO) },
+        bannedUntil: null,
+      },
       database: join(dir, "keys.db"),
       databaseCreated: true,
     });
@@ -144,15 +303,26 @@ describe("petstore command line", () => {
       expect(output).not.toContain("psk_");
       expect(output).not.toMatch(/[0-9a-f]{64}/);
     }
-    expect(table.out.split("\n")[0]).toMatch(/^ID\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+LABEL$/);
-    expect(table.out.split("\n")[1]).toMatch(new RegExp(`^${key.id}\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+ci bot$`));
+    expect(table.out.split("\n")[0]).toMatch(
+      /^ID\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+LABEL$/,
+    );
+    expect(table.out.split("\n")[1]).toMatch(
+      new RegExp(`^${key.id}\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+ci bot$`),
+    );
     expect(table.out).not.toContain(secret);
 
-    expect(await cli(["keys", "revoke", key.id, "--db", db])).toMatchObject({ code: 0, out: `Revoked ${key.id}. Servers refuse it within 5 seconds.` });
+    expect(await cli(["keys", "revoke", key.id, "--db", db])).toMatchObject({
+      code: 0,
+      out: `Revoked ${key.id}. Servers refuse it within 5 seconds.`,
+    });
     const after = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).out) as { revokedAt: string | null }[];
     expect(after[0]!.revokedAt).toEqual(expect.any(String));
     // Again: said so, with the first revocation's time, which stays.
-    expect(await cli(["keys", "revoke", key.id, "--db", db])).toEqual({ code: 0, out: `${key.id} was already revoked at ${after[0]!.revokedAt}; nothing changed.`, err: [] });
+    expect(await cli(["keys", "revoke", key.id, "--db", db])).toEqual({
+      code: 0,
+      out: `${key.id} was already revoked at ${after[0]!.revokedAt}; nothing changed.`,
+      err: [],
+    });
     const still = JSON.parse((await cli(["keys", "list", "--db", db, "--json"])).out) as { revokedAt: string | null }[];
     expect(still[0]!.revokedAt).toBe(after[0]!.revokedAt);
   });
@@ -164,13 +334,18 @@ describe("petstore command line", () => {
     expect(first.out.split("\n")[1]).toBe(
       `Stored in a new database, ${join(dir, "fresh.db")}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`,
     );
-    const second = await cli(["keys", "create", "--plan", "free", "--json"], { PETSTORE_DB: `file:${join(dir, "fresh.db")}` });
+    const second = await cli(["keys", "create", "--plan", "free", "--json"], {
+      PETSTORE_DB: `file:${join(dir, "fresh.db")}`,
+    });
     expect(JSON.parse(second.out)).toMatchObject({ database: join(dir, "fresh.db"), databaseCreated: false });
   });
 
   it("refuses --db :memory: for keys create, whose key would be gone when the command ends", async () => {
     for (const env of [{}, { PETSTORE_DB: ":memory:" }]) {
-      const { code, out, err } = await cli(["keys", "create", "--plan", "free", ...(Object.keys(env).length ? [] : ["--db", ":memory:"])], env);
+      const { code, out, err } = await cli(
+        ["keys", "create", "--plan", "free", ...(Object.keys(env).length ? [] : ["--db", ":memory:"])],
+        env,
+      );
       expect({ code, out }).toEqual({ code: 2, out: "" });
       expect(err[0]).toBe(
         "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
@@ -195,9 +370,18 @@ describe("petstore command line", () => {
 
   it("refuses to list or revoke keys of a database that does not exist, creating none", async () => {
     const typo = join(dir, "petstroe.db");
-    for (const argv of [["keys", "list"], ["keys", "revoke", "key_x"]]) {
+    for (const argv of [
+      ["keys", "list"],
+      ["keys", "revoke", "key_x"],
+    ]) {
       const { code, out, err } = await cli([...argv, "--db", `file:${typo}`]);
-      expect({ code, out, err }).toEqual({ code: 1, out: "", err: [`petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`] });
+      expect({ code, out, err }).toEqual({
+        code: 1,
+        out: "",
+        err: [
+          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+        ],
+      });
     }
     expect(existsSync(typo)).toBe(false);
   });
@@ -212,7 +396,9 @@ describe("petstore command line", () => {
   it("refuses to serve on Node.js, which has no built-in fetch server", async () => {
     const { code, err } = await cli(["serve", "--db", ":memory:", "--port", "0", "--host", "127.0.0.1"]);
     expect(code).toBe(1);
-    expect(err.at(-1)).toBe("petstore: cannot listen on 127.0.0.1 port 0: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)");
+    expect(err.at(-1)).toBe(
+      "petstore: cannot listen on 127.0.0.1 port 0: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)",
+    );
   });
 });
 
@@ -223,12 +409,27 @@ describe("the life of a key on the command line", () => {
     const result = await cli([...argv, "--db", db, "--json"], env);
     expect(result.err, argv.join(" ")).toEqual([]);
     expect(result.code).toBe(0);
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
     return JSON.parse(result.out) as Record<string, any>;
   };
 
   it("creates with an expiry, shows, updates, rolls, revokes, and audits each change as the CLI user, newest first", async () => {
     const db = `file:${join(dir, "life.db")}`;
-    const created = await json(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "shop", "--expires", "2099-01-31T00:00:00+01:00"], db);
+    const created = await json(
+      [
+        "keys",
+        "create",
+        "--plan",
+        "pro",
+        "--per-minute",
+        "7",
+        "--label",
+        "shop",
+        "--expires",
+        "2099-01-31T00:00:00+01:00",
+      ],
+      db,
+    );
     const { id } = created;
     expect(created.expiresAt).toBe("2099-01-30T23:00:00.000Z");
     const shown = await cli(["keys", "show", id, "--db", db], env);
@@ -243,15 +444,26 @@ describe("the life of a key on the command line", () => {
       "Expires      2099-01-30T23:00:00Z",
       "Last used    never (uses are recorded up to a minute late)",
       "Rolling      no",
-      expect.stringMatching(/^This minute  0 of 7 \(until \S+Z\)$/),
-      expect.stringMatching(/^Today        0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),
+      expect.stringMatching(/^This minute {2}0 of 7 \(until \S+Z\)$/),
+      expect.stringMatching(/^Today {8}0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),
       "Banned       no",
       "Revoked      no",
     ]);
 
     // An upgrade keeps the key; 'plan' drops the override, --no-label the label, never the expiry.
-    const upgraded = await json(["keys", "update", id, "--plan", "business", "--per-minute", "plan", "--no-label", "--expires", "never"], db);
-    expect(upgraded).toMatchObject({ id, plan: "business", perMinute: 1_000, perDay: 100_000, label: null, expiresAt: null, revokedAt: null });
+    const upgraded = await json(
+      ["keys", "update", id, "--plan", "business", "--per-minute", "plan", "--no-label", "--expires", "never"],
+      db,
+    );
+    expect(upgraded).toMatchObject({
+      id,
+      plan: "business",
+      perMinute: 1_000,
+      perDay: 100_000,
+      label: null,
+      expiresAt: null,
+      revokedAt: null,
+    });
     const readable = await cli(["keys", "update", id, "--per-day", "5000", "--label", "shop 2", "--db", db], env);
     expect(readable.out.split("\n").slice(0, 5)).toEqual([
       `Updated ${id}. Every server applies the change within 5 seconds.`,
@@ -262,7 +474,13 @@ describe("the life of a key on the command line", () => {
     ]);
     // An enterprise key sells numbers of its own: never the fallback by accident.
     const enterprise = await cli(["keys", "update", id, "--plan", "enterprise", "--db", db], env);
-    expect(enterprise).toEqual({ code: 1, out: "", err: [`petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`] });
+    expect(enterprise).toEqual({
+      code: 1,
+      out: "",
+      err: [
+        `petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`,
+      ],
+    });
 
     const rolled = await json(["keys", "roll", id, "--overlap", "60s"], db);
     expect(rolled.key).toMatch(/^psk_\w{38}$/);
@@ -273,25 +491,50 @@ describe("the life of a key on the command line", () => {
     expect(again).toEqual({
       code: 1,
       out: "",
-      err: [`petstore: ${id} is already rolling: rolled at ${rolled.rolling.since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)`],
+      err: [
+        `petstore: ${id} is already rolling: rolled at ${rolled.rolling.since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)`,
+      ],
     });
-    expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(`Rolling      the old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")} (rolled at `);
+    expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(
+      `Rolling      the old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")} (rolled at `,
+    );
 
     const revoked = await json(["keys", "revoke", id], db);
     expect(revoked.revokedAt).toMatch(ISO);
-    for (const change of [["update", id, "--label", "x"], ["roll", id, "--overlap", "0s"]]) {
+    for (const change of [
+      ["update", id, "--label", "x"],
+      ["roll", id, "--overlap", "0s"],
+    ]) {
       expect(await cli(["keys", ...change, "--db", db], env)).toEqual({
         code: 1,
         out: "",
-        err: [`petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`],
+        err: [
+          `petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`,
+        ],
       });
     }
-    for (const argv of [["keys", "show", "key_nobody"], ["keys", "update", "key_nobody", "--label", "x"], ["keys", "roll", "key_nobody", "--overlap", "0s"], ["keys", "unban", "key_nobody"]]) {
-      expect(await cli([...argv, "--db", db], env)).toEqual({ code: 1, out: "", err: ["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"] });
+    for (const argv of [
+      ["keys", "show", "key_nobody"],
+      ["keys", "update", "key_nobody", "--label", "x"],
+      ["keys", "roll", "key_nobody", "--overlap", "0s"],
+      ["keys", "unban", "key_nobody"],
+    ]) {
+      expect(await cli([...argv, "--db", db], env)).toEqual({
+        code: 1,
+        out: "",
+        err: ["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"],
+      });
     }
 
     const trail = (await cli(["audit", "--db", db, "--json"], env)).out;
-    const entries = JSON.parse(trail) as { id: number; action: string; keyId: string; actor: { who: string }; at: string; details?: Record<string, unknown> }[];
+    const entries = JSON.parse(trail) as {
+      id: number;
+      action: string;
+      keyId: string;
+      actor: { who: string };
+      at: string;
+      details?: Record<string, unknown>;
+    }[];
     expect(entries.map((entry) => entry.action)).toEqual(["revoke", "roll", "update", "update", "create"]);
     expect(entries.every((entry) => entry.keyId === id && entry.actor.who === who && ISO.test(entry.at))).toBe(true);
     expect(entries[1]!.details).toEqual({ overlapMs: 60_000 });
@@ -301,15 +544,23 @@ describe("the life of a key on the command line", () => {
     const page = await cli(["audit", "--limit", "2", "--db", db], env);
     expect(page.out.split("\n")).toEqual([
       expect.stringMatching(/^ENTRY\s+AT\s+ACTION\s+KEY\s+WHO\s+FROM\s+DETAILS$/),
-      expect.stringMatching(new RegExp(`^${entries[0]!.id}\\s+\\S+Z\\s+revoke\\s+${id}\\s+${who.replace(/\./g, "\\.")}\\s+-$`)),
-      expect.stringMatching(new RegExp(`^${entries[1]!.id}\\s+\\S+Z\\s+roll\\s+${id}\\s+\\S+\\s+-\\s+overlapMs=60000$`)),
+      expect.stringMatching(
+        new RegExp(`^${entries[0]!.id}\\s+\\S+Z\\s+revoke\\s+${id}\\s+${who.replace(/\./g, "\\.")}\\s+-$`),
+      ),
+      expect.stringMatching(
+        new RegExp(`^${entries[1]!.id}\\s+\\S+Z\\s+roll\\s+${id}\\s+\\S+\\s+-\\s+overlapMs=60000$`),
+      ),
       `(more before: petstore audit --before ${entries[1]!.id})`,
     ]);
-    const next = JSON.parse((await cli(["audit", "--before", String(entries[1]!.id), "--db", db, "--json"], env)).out) as unknown[];
+    const next = JSON.parse(
+      (await cli(["audit", "--before", String(entries[1]!.id), "--db", db, "--json"], env)).out,
+    ) as unknown[];
     expect(next).toEqual(entries.slice(2));
     await json(["keys", "create", "--plan", "free"], db);
     expect(JSON.parse((await cli(["audit", "--key", id, "--db", db, "--json"], env)).out)).toEqual(entries);
-    expect((await cli(["audit", "--key", "key_nobody", "--db", db], env)).out).toBe("No changes recorded for key_nobody.");
+    expect((await cli(["audit", "--key", "key_nobody", "--db", db], env)).out).toBe(
+      "No changes recorded for key_nobody.",
+    );
   });
 
   it("shows this minute's and today's usage and a ban from the limiter, and lifts the ban, audited", async () => {
@@ -323,7 +574,10 @@ describe("the life of a key on the command line", () => {
     ];
     const decisions: Decision[] = [];
     try {
-      while (decisions.at(-1)?.bannedUntil === undefined && decisions.length < 10) decisions.push(await storage.adapters.limiter.hit({ bucket: `key:${id}`, windows, ban: { threshold: 1, seconds: 600 } }));
+      while (decisions.at(-1)?.bannedUntil === undefined && decisions.length < 10)
+        decisions.push(
+          await storage.adapters.limiter.hit({ bucket: `key:${id}`, windows, ban: { threshold: 1, seconds: 600 } }),
+        );
     } finally {
       storage.close();
     }
@@ -339,15 +593,26 @@ describe("the life of a key on the command line", () => {
     // Peeking counted nothing, and keys list holds the same object.
     expect((await json(["keys", "list"], db)) as unknown).toEqual([await json(["keys", "show", id], db)]);
     const until = new Date(banned.bannedUntil!).toISOString().replace(/\.\d{3}Z$/, "Z");
-    expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(`Banned       until ${until} (lift it: petstore keys unban ${id})`);
-    expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(new RegExp(`^${id}\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-$`));
+    expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(
+      `Banned       until ${until} (lift it: petstore keys unban ${id})`,
+    );
+    expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
+      new RegExp(`^${id}\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-$`),
+    );
 
-    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({ code: 0, out: `Lifted the ban of ${id}: its next request is decided by its limits alone.`, err: [] });
+    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
+      code: 0,
+      out: `Lifted the ban of ${id}: its next request is decided by its limits alone.`,
+      err: [],
+    });
     const lifted = await json(["keys", "show", id], db);
     expect(lifted.usage).toMatchObject({ day: { used: 2 }, bannedUntil: null });
     expect(await json(["keys", "unban", id], db)).toEqual({ ...lifted, unbanned: false });
     expect((await cli(["keys", "unban", id, "--db", db], env)).out).toBe(`${id} was not banned; nothing changed.`);
-    const [entry] = JSON.parse((await cli(["audit", "--key", id, "--limit", "1", "--db", db, "--json"], env)).out) as { action: string; actor: { who: string } }[];
+    const [entry] = JSON.parse((await cli(["audit", "--key", id, "--limit", "1", "--db", db, "--json"], env)).out) as {
+      action: string;
+      actor: { who: string };
+    }[];
     expect(entry).toMatchObject({ action: "unban", actor: { who } });
   });
 
@@ -360,13 +625,24 @@ describe("the life of a key on the command line", () => {
     } finally {
       storage.close();
     }
-    const reason = "the servers of this database keep the rate limits in Redis: give --limiter redis://HOST (or PETSTORE_LIMITER) to read usage and bans there";
+    const reason =
+      "the servers of this database keep the rate limits in Redis: give --limiter redis://HOST (or PETSTORE_LIMITER) to read usage and bans there";
     const shown = await cli(["keys", "show", id, "--db", db, "--json"], env);
-    expect([shown.code, JSON.parse(shown.out).usage, shown.err]).toEqual([0, null, [`petstore: usage unknown: ${reason}`]]);
+    expect([shown.code, JSON.parse(shown.out).usage, shown.err]).toEqual([
+      0,
+      null,
+      [`petstore: usage unknown: ${reason}`],
+    ]);
     const text = await cli(["keys", "show", id, "--db", db], env);
     expect(text.out).toContain(`This minute  unknown (${reason})`);
-    expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(new RegExp(`^${id}\\s+free\\s+60\\s+1000\\s+\\?\\s+`));
-    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({ code: 1, out: "", err: [`petstore: cannot lift a ban here: ${reason}`] });
+    expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
+      new RegExp(`^${id}\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
+    );
+    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
+      code: 1,
+      out: "",
+      err: [`petstore: cannot lift a ban here: ${reason}`],
+    });
 
     const other = `file:${join(dir, "counted-here.db")}`;
     await json(["keys", "create", "--plan", "free"], other);
@@ -376,11 +652,16 @@ describe("the life of a key on the command line", () => {
     } finally {
       here.close();
     }
-    for (const [argv, variables] of [[["keys", "list", "--limiter", "redis://127.0.0.1:1"], env], [["keys", "list"], { ...env, PETSTORE_LIMITER: "redis://127.0.0.1:1" }]] as const) {
+    for (const [argv, variables] of [
+      [["keys", "list", "--limiter", "redis://127.0.0.1:1"], env],
+      [["keys", "list"], { ...env, PETSTORE_LIMITER: "redis://127.0.0.1:1" }],
+    ] as const) {
       expect(await cli([...argv, "--db", other], variables)).toEqual({
         code: 1,
         out: "",
-        err: ["petstore: the servers of this database keep the rate limits in the database, not in Redis: run this without --limiter (and PETSTORE_LIMITER)"],
+        err: [
+          "petstore: the servers of this database keep the rate limits in the database, not in Redis: run this without --limiter (and PETSTORE_LIMITER)",
+        ],
       });
     }
   });
@@ -389,10 +670,17 @@ describe("the life of a key on the command line", () => {
     const db = `file:${join(dir, "tokens.db")}`;
     await json(["keys", "create", "--plan", "free"], db);
     const made = await json(["admin-tokens", "create", "--label", "ops laptop"], db);
-    expect(made).toEqual({ id: expect.stringMatching(/^tok_\w{12}$/), token: expect.stringMatching(/^psa_\w{44}$/), label: "ops laptop", createdAt: expect.stringMatching(ISO) });
+    expect(made).toEqual({
+      id: expect.stringMatching(/^tok_\w{12}$/),
+      token: expect.stringMatching(/^psa_\w{44}$/),
+      label: "ops laptop",
+      createdAt: expect.stringMatching(ISO),
+    });
     expect(made.token.slice(4, 16)).toBe(made.id.slice(4));
     const readable = await cli(["admin-tokens", "create", "--db", db], env);
-    expect(readable.out).toMatch(/^Created admin token tok_\w{12}\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/);
+    expect(readable.out).toMatch(
+      /^Created admin token tok_\w{12}\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/,
+    );
     const listed = await json(["admin-tokens", "list"], db);
     expect(listed).toEqual([
       { id: made.id, label: "ops laptop", createdAt: made.createdAt, revokedAt: null },
@@ -402,12 +690,26 @@ describe("the life of a key on the command line", () => {
     expect(table.out.split("\n")[0]).toMatch(/^ID\s+CREATED\s+REVOKED\s+LABEL$/);
     for (const output of [JSON.stringify(listed), table.out]) expect(output).not.toContain("psa_");
 
-    expect(await cli(["admin-tokens", "revoke", made.id, "--db", db], env)).toEqual({ code: 0, out: `Revoked ${made.id}: the admin API answers it 401 from now on.`, err: [] });
+    expect(await cli(["admin-tokens", "revoke", made.id, "--db", db], env)).toEqual({
+      code: 0,
+      out: `Revoked ${made.id}: the admin API answers it 401 from now on.`,
+      err: [],
+    });
     const revokedAt = (await json(["admin-tokens", "list"], db))[0].revokedAt as string;
     expect(revokedAt).toMatch(ISO);
-    expect((await cli(["admin-tokens", "revoke", made.id, "--db", db], env)).out).toBe(`${made.id} was already revoked at ${revokedAt}; nothing changed.`);
-    expect(await cli(["admin-tokens", "revoke", "tok_nobody", "--db", db], env)).toEqual({ code: 1, out: "", err: ["petstore: no admin token has the id 'tok_nobody' (see 'petstore admin-tokens list')"] });
-    const trail = JSON.parse((await cli(["audit", "--key", made.id, "--db", db, "--json"], env)).out) as { action: string; actor: { who: string }; details: unknown }[];
+    expect((await cli(["admin-tokens", "revoke", made.id, "--db", db], env)).out).toBe(
+      `${made.id} was already revoked at ${revokedAt}; nothing changed.`,
+    );
+    expect(await cli(["admin-tokens", "revoke", "tok_nobody", "--db", db], env)).toEqual({
+      code: 1,
+      out: "",
+      err: ["petstore: no admin token has the id 'tok_nobody' (see 'petstore admin-tokens list')"],
+    });
+    const trail = JSON.parse((await cli(["audit", "--key", made.id, "--db", db, "--json"], env)).out) as {
+      action: string;
+      actor: { who: string };
+      details: unknown;
+    }[];
     expect(trail).toEqual([
       expect.objectContaining({ action: "revoke", actor: { who }, details: { adminToken: true } }),
       expect.objectContaining({ action: "create", actor: { who }, details: { adminToken: true, label: "ops laptop" } }),
@@ -432,16 +734,30 @@ describe("the life of a key on the command line", () => {
       expect(await cli([...argv, "--db", `file:${typo}`], env), argv.join(" ")).toEqual({
         code: 1,
         out: "",
-        err: [`petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`],
+        err: [
+          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+        ],
       });
     }
     expect(existsSync(typo)).toBe(false);
   });
 
   it("works on a :memory: database, empty for each command", async () => {
-    expect(await cli(["keys", "show", "key_x", "--db", ":memory:"], env)).toEqual({ code: 1, out: "", err: ["petstore: no API key has the id 'key_x' (see 'petstore keys list')"] });
+    expect(await cli(["keys", "show", "key_x", "--db", ":memory:"], env)).toEqual({
+      code: 1,
+      out: "",
+      err: ["petstore: no API key has the id 'key_x' (see 'petstore keys list')"],
+    });
     expect(await cli(["keys", "list", "--db", ":memory:", "--json"], env)).toEqual({ code: 0, out: "[]", err: [] });
-    expect(await cli(["audit", "--db", ":memory:"], env)).toEqual({ code: 0, out: "No changes recorded yet.", err: [] });
-    expect(await cli(["admin-tokens", "list", "--db", ":memory:"], env)).toEqual({ code: 0, out: "No admin tokens yet. Create one: petstore admin-tokens create --label NAME", err: [] });
+    expect(await cli(["audit", "--db", ":memory:"], env)).toEqual({
+      code: 0,
+      out: "No changes recorded yet.",
+      err: [],
+    });
+    expect(await cli(["admin-tokens", "list", "--db", ":memory:"], env)).toEqual({
+      code: 0,
+      out: "No admin tokens yet. Create one: petstore admin-tokens create --label NAME",
+      err: [],
+    });
   });
 });

@@ -80,14 +80,27 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
   if (GROUPS.includes(first) && (argv[1] === undefined || argv[1] === "--help" || argv[1] === "-h")) {
     const group = COMMANDS.filter((c) => c.spec.name.startsWith(`${first} `));
     const words = group.map((c) => c.spec.name.slice(first.length + 1));
-    if (argv[1] === undefined) return usageFailure(io, `'petstore ${first}' needs a command: ${words.join(", ")}`, `Usage: petstore ${first} <${words.join("|")}>  (see 'petstore ${first} --help')`);
-    io.out(`Usage:\n${group.map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore ${first} <${words.join("|")}> --help'.`);
+    if (argv[1] === undefined)
+      return usageFailure(
+        io,
+        `'petstore ${first}' needs a command: ${words.join(", ")}`,
+        `Usage: petstore ${first} <${words.join("|")}>  (see 'petstore ${first} --help')`,
+      );
+    io.out(
+      `Usage:\n${group.map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore ${first} <${words.join("|")}> --help'.`,
+    );
     return 0;
   }
   const found = findCommand(argv);
   if (!found) {
-    const what = first.startsWith("-") ? `unknown flag ${first}` : `unknown command '${argv.slice(0, GROUPS.includes(first) ? 2 : 1).join(" ")}'`;
-    return usageFailure(io, what, `Usage: petstore ${COMMANDS.map((c) => c.spec.name).join(" | ")}  (see 'petstore --help')`);
+    const what = first.startsWith("-")
+      ? `unknown flag ${first}`
+      : `unknown command '${argv.slice(0, GROUPS.includes(first) ? 2 : 1).join(" ")}'`;
+    return usageFailure(
+      io,
+      what,
+      `Usage: petstore ${COMMANDS.map((c) => c.spec.name).join(" | ")}  (see 'petstore --help')`,
+    );
   }
   const { command, rest } = found;
   try {

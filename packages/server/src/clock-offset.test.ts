@@ -44,8 +44,14 @@ describe("clockOffsets", () => {
     await clocks.measure();
     await clocks.measure();
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: "warn", event: "clock offset", fields: { store: "database", at: "postgres://db.internal/petstore", offsetSeconds: 65 } });
-    expect(clocks.notice()).toBe("this server's clock is 65 s ahead of the database's (which decides limits, bans and expiries)");
+    expect(lines[0]).toMatchObject({
+      level: "warn",
+      event: "clock offset",
+      fields: { store: "database", at: "postgres://db.internal/petstore", offsetSeconds: 65 },
+    });
+    expect(clocks.notice()).toBe(
+      "this server's clock is 65 s ahead of the database's (which decides limits, bans and expiries)",
+    );
     time.server -= 64_500;
     await clocks.measure();
     expect(lines.map((line) => [line.level, line.event])).toEqual([
@@ -68,7 +74,10 @@ describe("clockOffsets", () => {
     time.server += 65_000;
     await clocks.measure();
     expect(offsets).toEqual([]);
-    const failing = clockOffsets([{ store: "limiter", shown: "redis://cache", now: () => Promise.reject(new Error("down")) }], { log: () => {} });
+    const failing = clockOffsets(
+      [{ store: "limiter", shown: "redis://cache", now: () => Promise.reject(new Error("down")) }],
+      { log: () => {} },
+    );
     await expect(failing.measure()).resolves.toBeUndefined();
     expect(failing.offsets().size).toBe(0);
   });

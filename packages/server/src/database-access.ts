@@ -14,12 +14,14 @@ export function databaseAccessProblem(path: string): string | undefined {
     for (const file of [path, `${path}-wal`, `${path}-shm`]) {
       if (existsSync(file)) {
         const denied = writeDenied(file);
-        if (denied !== undefined) return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(file, path, "the database file");
+        if (denied !== undefined)
+          return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(file, path, "the database file");
       }
     }
     // SQLite makes the -wal and -shm files beside the database when it opens it.
     const denied = writeDenied(directory);
-    if (denied !== undefined) return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(directory, path, "its directory");
+    if (denied !== undefined)
+      return denied === "EROFS" ? readOnlyFileSystem(directory) : ownerProblem(directory, path, "its directory");
     return undefined;
   } catch {
     return undefined;
@@ -56,7 +58,10 @@ function ownerProblem(file: string, database: string, what: string): string | un
   const { uid, mode } = statSync(file);
   const owner = userName(uid);
   const me = userName(process.getuid!());
-  if (owner === me) return mode & 0o200 ? undefined : `${what} ${file} is not writable (mode ${(mode & 0o777).toString(8)}) by its owner ${me}: chmod u+w ${file}`;
+  if (owner === me)
+    return mode & 0o200
+      ? undefined
+      : `${what} ${file} is not writable (mode ${(mode & 0o777).toString(8)}) by its owner ${me}: chmod u+w ${file}`;
   const chown = what === "its directory" ? `${file} ${database}*` : `${database}*`;
   return (
     `${what} ${file} belongs to ${owner}, and this process runs as ${me}, who may not write it: ` +

@@ -26,10 +26,17 @@ describe("the API reference", () => {
 
   it("serves every script and stylesheet the page loads, from the binary, with its type", async () => {
     const assets = assetsOf(await reference("/docs").text());
-    expect(assets).toEqual(["/docs/swagger-ui.css", "/docs/index.css", "/docs/swagger-ui-bundle.js", "/docs/swagger-initializer.js"]);
+    expect(assets).toEqual([
+      "/docs/swagger-ui.css",
+      "/docs/index.css",
+      "/docs/swagger-ui-bundle.js",
+      "/docs/swagger-initializer.js",
+    ]);
     for (const path of assets) {
       const response = reference(path);
-      expect(response.headers.get("content-type"), path).toBe(path.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8");
+      expect(response.headers.get("content-type"), path).toBe(
+        path.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8",
+      );
       expect(response.headers.get("content-security-policy"), path).toContain("default-src 'none'");
       expect((await response.text()).length, path).toBeGreaterThan(0);
     }
@@ -38,12 +45,17 @@ describe("the API reference", () => {
   });
 
   it("boots Swagger UI on the served document without the outside validator", async () => {
-    const script = await (docs("/api/openapi.json")("/docs/swagger-initializer.js")!(new Request("http://test/docs/swagger-initializer.js")) as Response).text();
+    const script = await (
+      docs("/api/openapi.json")("/docs/swagger-initializer.js")!(
+        new Request("http://test/docs/swagger-initializer.js"),
+      ) as Response
+    ).text();
     expect(script).toContain('url: "/api/openapi.json"');
     expect(script).toContain("validatorUrl: null");
   });
 
   it("knows nothing of other paths", () => {
-    for (const path of ["/doc", "/docs/swagger-ui.js", "/docs/index.html", "/docs//", "/other"]) expect(pages(path), path).toBeUndefined();
+    for (const path of ["/doc", "/docs/swagger-ui.js", "/docs/index.html", "/docs//", "/other"])
+      expect(pages(path), path).toBeUndefined();
   });
 });

@@ -43,7 +43,13 @@ export function health(
     },
     async problem() {
       let failure = "";
-      const outcome = await outcomeWithin(check().catch((error: unknown) => { failure = reasonOf(error); throw error; }), CHECK_TIMEOUT_MS);
+      const outcome = await outcomeWithin(
+        check().catch((error: unknown) => {
+          failure = reasonOf(error);
+          throw error;
+        }),
+        CHECK_TIMEOUT_MS,
+      );
       if (outcome === "timeout") return `storage did not answer within ${CHECK_TIMEOUT_MS / 1000} s`;
       if (outcome === "rejected") return failure;
       const since = clock() - failedAt;
@@ -51,7 +57,12 @@ export function health(
       return undefined;
     },
     async notice() {
-      const failing = degraded && (await degraded().then(() => undefined, (error: unknown) => `${reasonOf(error)}; requests are admitted without rate limits`));
+      const failing =
+        degraded &&
+        (await degraded().then(
+          () => undefined,
+          (error: unknown) => `${reasonOf(error)}; requests are admitted without rate limits`,
+        ));
       const notes = [failing, remarks?.()].filter((note) => note !== undefined);
       return notes.length > 0 ? notes.join("; ") : undefined;
     },

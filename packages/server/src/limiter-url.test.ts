@@ -4,7 +4,10 @@ import { parseLimiterUrl } from "./limiter-url.js";
 describe("parseLimiterUrl", () => {
   it("leaves one Redis's URL to ioredis, TLS and database included", () => {
     expect(parseLimiterUrl("redis://127.0.0.1:6379/2")).toEqual({ kind: "single", url: "redis://127.0.0.1:6379/2" });
-    expect(parseLimiterUrl("rediss://user:pw@cache.internal")).toEqual({ kind: "single", url: "rediss://user:pw@cache.internal" });
+    expect(parseLimiterUrl("rediss://user:pw@cache.internal")).toEqual({
+      kind: "single",
+      url: "rediss://user:pw@cache.internal",
+    });
   });
 
   it("reads a cluster's seed nodes, default port 6379, IPv6 in brackets, and its credentials decoded", () => {
@@ -19,7 +22,12 @@ describe("parseLimiterUrl", () => {
       username: "app",
       password: "p@ss",
     });
-    expect(parseLimiterUrl("rediss+cluster://:pw@a:7000/")).toEqual({ kind: "cluster", nodes: [{ host: "a", port: 7000 }], tls: true, password: "pw" });
+    expect(parseLimiterUrl("rediss+cluster://:pw@a:7000/")).toEqual({
+      kind: "cluster",
+      nodes: [{ host: "a", port: 7000 }],
+      tls: true,
+      password: "pw",
+    });
   });
 
   it("reads the sentinels (default port 26379), the master's name and its database", () => {
@@ -34,7 +42,13 @@ describe("parseLimiterUrl", () => {
       db: 4,
       tls: false,
     });
-    expect(parseLimiterUrl("rediss+sentinel://:pw@s1:26379/main")).toMatchObject({ kind: "sentinel", name: "main", db: 0, tls: true, password: "pw" });
+    expect(parseLimiterUrl("rediss+sentinel://:pw@s1:26379/main")).toMatchObject({
+      kind: "sentinel",
+      name: "main",
+      db: 0,
+      tls: true,
+      password: "pw",
+    });
   });
 
   it.each([

@@ -12,7 +12,15 @@ export interface RedisAddress {
 export type LimiterTarget =
   | { kind: "single"; url: string }
   | { kind: "cluster"; nodes: RedisAddress[]; tls: boolean; username?: string; password?: string }
-  | { kind: "sentinel"; sentinels: RedisAddress[]; name: string; db: number; tls: boolean; username?: string; password?: string };
+  | {
+      kind: "sentinel";
+      sentinels: RedisAddress[];
+      name: string;
+      db: number;
+      tls: boolean;
+      username?: string;
+      password?: string;
+    };
 
 const SINGLE = /^rediss?:\/\/[^\s,]+$/;
 const SEVERAL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/?#\s]*)@)?([^/?#\s]+)(\/[^?#\s]*)?$/;
@@ -38,7 +46,10 @@ function address(text: string, defaultPort: number): RedisAddress {
 export function parseLimiterUrl(url: string): LimiterTarget {
   if (SINGLE.test(url) && URL.canParse(url)) return { kind: "single", url };
   const match = SEVERAL.exec(url);
-  if (match === null) throw new Error("must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS)");
+  if (match === null)
+    throw new Error(
+      "must be redis://HOST[:PORT][/DB], redis+cluster://HOST:PORT,HOST:PORT,... or redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER (rediss... for TLS)",
+    );
   const [, scheme, kind, userinfo, hosts, path = ""] = match;
   const credentials: { username?: string; password?: string } = {};
   if (userinfo !== undefined) {
@@ -48,10 +59,21 @@ export function parseLimiterUrl(url: string): LimiterTarget {
   }
   const tls = scheme === "rediss";
   if (kind === "cluster") {
-    if (path !== "" && path !== "/" && path !== "/0") throw new Error("a Redis Cluster has only database 0: redis+cluster://HOST:PORT,HOST:PORT,...");
+    if (path !== "" && path !== "/" && path !== "/0")
+      throw new Error("a Redis Cluster has only database 0: redis+cluster://HOST:PORT,HOST:PORT,...");
     return { kind, nodes: hosts!.split(",").map((host) => address(host, 6379)), tls, ...credentials };
   }
   const [, name, db = "0", ...rest] = path.split("/");
-  if (!name || rest.length > 0 || !/^\d+$/.test(db)) throw new Error("redis+sentinel:// needs the master's name as its path: redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER[/DB]");
-  return { kind: "sentinel", sentinels: hosts!.split(",").map((host) => address(host, 26379)), name: decodeURIComponent(name), db: Number(db), tls, ...credentials };
+  if (!name || rest.length > 0 || !/^\d+$/.test(db))
+    throw new Error(
+      "redis+sentinel:// needs the master's name as its path: redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER[/DB]",
+    );
+  return {
+    kind: "sentinel",
+    sentinels: hosts!.split(",").map((host) => address(host, 26379)),
+    name: decodeURIComponent(name),
+    db: Number(db),
+    tls,
+    ...credentials,
+  };
 }

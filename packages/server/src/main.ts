@@ -18,7 +18,9 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
     const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
     // node:os only here: loading it cost every start (issue 23 §5).
     const { tmpdir } = await import("node:os");
-    process.stderr.write(`petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`);
+    process.stderr.write(
+      `petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`,
+    );
     process.exit(1);
   }
 }

@@ -113,7 +113,11 @@ export async function openLimiter(
   const markerKept = async (atStart: boolean) => {
     const set = await redis.set(MARKER_KEY, new Date().toISOString(), "NX");
     if (set === "OK" && !atStart) {
-      warn("limiter data lost", { limiter: shown, reason: "Redis no longer holds what the limiter stored (a restart without persistence, FLUSHALL or a failover): counts and bans start again from zero" });
+      warn("limiter data lost", {
+        limiter: shown,
+        reason:
+          "Redis no longer holds what the limiter stored (a restart without persistence, FLUSHALL or a failover): counts and bans start again from zero",
+      });
     }
   };
   redis.on("ready", () => {
@@ -127,8 +131,14 @@ export async function openLimiter(
   });
   // A Cluster loses and finds its nodes one by one (a master dead, its replica promoted): each said once.
   const node = ({ options }: { options: { host?: string; port?: number } }) => `${options.host}:${options.port}`;
-  redis.on("-node", (lostNode: { options: { host?: string; port?: number } }) => warn("limiter node lost", { limiter: shown, node: node(lostNode) }));
-  redis.on("+node", (added: { options: { host?: string; port?: number } }) => started && warn("limiter node added", { limiter: shown, node: node(added) }));
+  redis.on("-node", (lostNode: { options: { host?: string; port?: number } }) =>
+    warn("limiter node lost", { limiter: shown, node: node(lostNode) }),
+  );
+  redis.on(
+    "+node",
+    (added: { options: { host?: string; port?: number } }) =>
+      started && warn("limiter node added", { limiter: shown, node: node(added) }),
+  );
   try {
     const connecting = redis.connect();
     if ((await outcomeWithin(connecting, CONNECT_TIMEOUT_MS)) === "timeout") throw new Error(noAnswer(config.url));
@@ -140,7 +150,9 @@ export async function openLimiter(
     if (watchDataLoss) await markerKept(true).catch(() => {});
   } catch (error) {
     redis.disconnect();
-    throw new Error(`cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`);
+    throw new Error(
+      `cannot use limiter ${shown}: ${lastError ?? (error instanceof Error ? error.message : String(error))}`,
+    );
   }
   started = true;
   // Lost during the checks above, the connection says when it is back (and what was lost).
@@ -172,7 +184,11 @@ export async function openLimiter(
     if (outage === undefined) return;
     const { startedAt, admitted } = outage;
     outage = undefined;
-    warn("limiter no longer failing open", { limiter: shown, admittedWithoutLimit: admitted, outageMs: Date.now() - startedAt });
+    warn("limiter no longer failing open", {
+      limiter: shown,
+      admittedWithoutLimit: admitted,
+      outageMs: Date.now() - startedAt,
+    });
   };
   const limiter = redisLimiter({
     send: (args) =>
@@ -188,12 +204,26 @@ export async function openLimiter(
       outage.admitted += 1;
       if (now - outage.lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
       // Each line counts the requests since the previous line of this outage; the last line, its total.
-      warn("limiter failing open", { limiter: shown, reason: error.message, admittedWithoutLimit: outage.admitted - outage.logged });
+      warn("limiter failing open", {
+        limiter: shown,
+        reason: error.message,
+        admittedWithoutLimit: outage.admitted - outage.logged,
+      });
       outage.lastWarned = now;
       outage.logged = outage.admitted;
     },
   });
   // Health checks look for the marker too: a FLUSHALL loses the data without a reconnect.
   const ping = limiter.check;
-  return { limiter: { ...limiter, check: () => ping().then(async (now) => (await markerKept(false), now)) }, close: () => redis.disconnect() };
+  return {
+    limiter: {
+      ...limiter,
+      check: () =>
+        ping().then(async (now) => {
+          await markerKept(false);
+          return now;
+        }),
+    },
+    close: () => redis.disconnect(),
+  };
 }

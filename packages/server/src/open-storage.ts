@@ -3,7 +3,13 @@ import { dirname, resolve } from "node:path";
 import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql, databaseLocation, type StorageObserver } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
-import { checkPostgres, migratePostgres, postgresAdapters, postgresAdminTokens, type PostgresSource } from "@petstore/adapters/postgres";
+import {
+  checkPostgres,
+  migratePostgres,
+  postgresAdapters,
+  postgresAdminTokens,
+  type PostgresSource,
+} from "@petstore/adapters/postgres";
 import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 import { postgresConnection } from "./postgres-connection.js";
@@ -80,10 +86,21 @@ function settings(
  * gone at exit, so it is served by the memory adapters: the same contract, exactly as
  * exact, without a SQL engine on every request.
  */
-export async function openStorage(db: DbConfig, observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">): Promise<Storage> {
+export async function openStorage(
+  db: DbConfig,
+  observer?: StorageObserver & Pick<PostgresSource, "onAvailabilityChange">,
+): Promise<Storage> {
   if (databaseLocation(db.url).kind === "memory") {
     // Private to this process: nobody to agree with, and its clock is the store's.
-    return { adapters: memoryAdapters(), adminTokens: memoryAdminTokens(), check: async () => Date.now(), remote: false, setting: async (_, value) => ({ recorded: value, before: undefined }), recordedSetting: async () => undefined, close: () => {} };
+    return {
+      adapters: memoryAdapters(),
+      adminTokens: memoryAdminTokens(),
+      check: async () => Date.now(),
+      remote: false,
+      setting: async (_, value) => ({ recorded: value, before: undefined }),
+      recordedSetting: async () => undefined,
+      close: () => {},
+    };
   }
   if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
@@ -101,11 +118,14 @@ export async function openStorage(db: DbConfig, observer?: StorageObserver & Pic
     adminTokens: libsqlAdminTokens(connection),
     check: () => checkLibsql(connection),
     remote: databaseLocation(db.url).kind !== "file",
-    ...settings((sql, args) => connection.execute(sql, args), [
-      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-      "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
-      "SELECT value FROM settings WHERE name = ?",
-    ]),
+    ...settings(
+      (sql, args) => connection.execute(sql, args),
+      [
+        "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+        "INSERT INTO settings (name, value, changed_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+        "SELECT value FROM settings WHERE name = ?",
+      ],
+    ),
     close: () => connection.close(),
   };
 }
@@ -115,7 +135,8 @@ function openFailure(url: string, error: unknown): string {
   const location = databaseLocation(url);
   if (location.kind !== "file") return `cannot open ${shownUrl(url)}: ${firstLine(error)}`;
   const directory = dirname(resolve(location.path));
-  if (!existsSync(directory)) return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
+  if (!existsSync(directory))
+    return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
   return `cannot open database ${resolve(location.path)}: ${storageFailure(url, error)}`;
 }
 
@@ -133,9 +154,14 @@ export function storageFailure(url: string, error: unknown): string {
 function passwordHint(error: unknown, url: URL, fromEnvironment: string | undefined): string {
   const code = (error as { code?: unknown }).code;
   if (code !== "28P01" && !/password authentication failed|password must be/i.test(firstLine(error))) return "";
-  const user = url.username === "" ? "the user PGUSER or your login names (the URL names none)" : `the URL's user ${decodeURIComponent(url.username)}`;
-  if (url.password !== "") return ` (the password in the URL was refused for ${user}: check it, or drop it from the URL and set PGPASSWORD)`;
-  if (fromEnvironment !== undefined) return ` (PGPASSWORD was refused for ${user}: check the password, and the user in the URL)`;
+  const user =
+    url.username === ""
+      ? "the user PGUSER or your login names (the URL names none)"
+      : `the URL's user ${decodeURIComponent(url.username)}`;
+  if (url.password !== "")
+    return ` (the password in the URL was refused for ${user}: check it, or drop it from the URL and set PGPASSWORD)`;
+  if (fromEnvironment !== undefined)
+    return ` (PGPASSWORD was refused for ${user}: check the password, and the user in the URL)`;
   return ` (no password was given for ${user}: set PGPASSWORD, or put it in the URL as postgres://USER:PASSWORD@HOST/DATABASE)`;
 }
 
@@ -153,7 +179,10 @@ function firstLine(error: unknown): string {
  * server gives 503s, never hung requests. Fails with one line when the server cannot be
  * reached or migrated at start.
  */
-async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource["onAvailabilityChange"]): Promise<Storage> {
+async function openPostgres(
+  db: DbConfig,
+  onAvailabilityChange?: PostgresSource["onAvailabilityChange"],
+): Promise<Storage> {
   // Imported here, not at the top: the binary then loads postgres.js and the built-in modules
   // it needs (node:net, node:tls...) only for a Postgres URL (see build.ts, `splitting`).
   const { default: postgres } = await import("postgres");
@@ -178,7 +207,9 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
   // operator's ALTER DATABASE ... SET default_transaction_isolation = 'serializable' made
   // most of a burst fail). The adapters set it per transaction too; here it saves them retries.
   // PgBouncer refuses a startup parameter it does not track: behind it, none is sent.
-  let startup: { connection?: Record<string, string> } = { connection: { default_transaction_isolation: "read committed" } };
+  let startup: { connection?: Record<string, string> } = {
+    connection: { default_transaction_isolation: "read committed" },
+  };
   // Migrated, and asked whether a pooler in transaction mode is in front (see
   // transaction-pooling.ts), on two connections that prepare nothing; the pool then prepares
   // its statements unless such a pooler would lose them (or the URL says prepare=false).
@@ -195,7 +226,10 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     });
     pooled = await transactionPooling(setup);
   } catch (error) {
-    throw new Error(`cannot open ${shownUrl(db.url)}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`, { cause: error });
+    throw new Error(
+      `cannot open ${shownUrl(db.url)}: ${await postgresStartFailure(error, setup, db.url)}${passwordHint(error, url, db.password)}`,
+      { cause: error },
+    );
   } finally {
     void setup.end({ timeout: 5 }).catch(() => {});
   }
@@ -213,11 +247,14 @@ async function openPostgres(db: DbConfig, onAvailabilityChange?: PostgresSource[
     check: () => checkPostgres(source),
     remote: true,
     ...(pooled && { notes: { dbPooling: "transaction (statements not prepared)" } }),
-    ...settings(async (text, args) => Array.from(await sql.unsafe(text, args)), [
-      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
-      "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
-      "SELECT value FROM settings WHERE name = $1::text",
-    ]),
+    ...settings(
+      async (text, args) => Array.from(await sql.unsafe(text, args)),
+      [
+        "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO NOTHING",
+        "INSERT INTO settings (name, value, changed_at) VALUES ($1::text, $2::text, $3::bigint) ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+        "SELECT value FROM settings WHERE name = $1::text",
+      ],
+    ),
     close,
   };
 }

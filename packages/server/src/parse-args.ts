@@ -24,7 +24,10 @@ export interface ParsedArgs {
  */
 export function parseArgs(argv: readonly string[], spec: CommandSpec): ParsedArgs {
   const options = Object.fromEntries(
-    Object.entries(spec.flags).map(([name, kind]) => [name, { type: kind === "value" ? "string" : "boolean" } as const]),
+    Object.entries(spec.flags).map(([name, kind]) => [
+      name,
+      { type: kind === "value" ? "string" : "boolean" } as const,
+    ]),
   );
   const { tokens } = parseTokens({
     args: [...argv],
@@ -47,7 +50,8 @@ export function parseArgs(argv: readonly string[], spec: CommandSpec): ParsedArg
       continue;
     }
     // `--port --json`: parseArgs would take `--json` as the port; a value never looks like a flag.
-    if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) throw fail(`${flag} needs a value`);
+    if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--")))
+      throw fail(`${flag} needs a value`);
     if (token.name in parsed.values) throw fail(`${flag} is given more than once`);
     parsed.values[token.name] = token.value;
   }

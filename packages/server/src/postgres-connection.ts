@@ -36,12 +36,18 @@ export interface PostgresConnectionOptions {
  * Every option postgres.js would otherwise read from a `PG*` variable is given (Deno asks
  * permission for each one read).
  */
-export function postgresConnection(url: string): { url: string; firstHost: string; options: PostgresConnectionOptions } {
+export function postgresConnection(url: string): {
+  url: string;
+  firstHost: string;
+  options: PostgresConnectionOptions;
+} {
   const query = url.includes("?") ? url.slice(url.indexOf("?") + 1) : "";
   const params = new URLSearchParams(query);
   const attrs = params.get("target_session_attrs");
-  if (attrs !== null && !SESSION_ATTRS.includes(attrs)) throw new Error(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}, not '${attrs}'`);
-  const targetSessionAttrs = attrs === "read-write" ? "primary" : attrs === null || attrs === "any" ? undefined : (attrs as TargetSessionAttrs);
+  if (attrs !== null && !SESSION_ATTRS.includes(attrs))
+    throw new Error(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}, not '${attrs}'`);
+  const targetSessionAttrs =
+    attrs === "read-write" ? "primary" : attrs === null || attrs === "any" ? undefined : (attrs as TargetSessionAttrs);
   if (attrs !== null) params.delete("target_session_attrs");
   // postgres.js's own name: no prepared statements (a pooler in transaction mode is found at start anyway).
   const prepare = params.get("prepare") !== "false";
@@ -52,14 +58,19 @@ export function postgresConnection(url: string): { url: string; firstHost: strin
   let ssl: PostgresConnectionOptions["ssl"] = sslmode === null ? false : undefined;
   if (rootCert === "system") ssl = "verify-full";
   else if (rootCert !== null) {
-    if (sslmode !== null && !["require", "verify-ca", "verify-full"].includes(sslmode)) throw new Error(`sslrootcert needs sslmode=verify-full, verify-ca or require, not '${sslmode}'`);
+    if (sslmode !== null && !["require", "verify-ca", "verify-full"].includes(sslmode))
+      throw new Error(`sslrootcert needs sslmode=verify-full, verify-ca or require, not '${sslmode}'`);
     let ca: string;
     try {
       ca = readFileSync(rootCert, "utf8");
     } catch (error) {
       throw new Error(`cannot read sslrootcert ${rootCert}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
     }
-    ssl = { ca, rejectUnauthorized: true, ...(sslmode !== null && sslmode !== "verify-full" && { checkServerIdentity: () => undefined }) };
+    ssl = {
+      ca,
+      rejectUnauthorized: true,
+      ...(sslmode !== null && sslmode !== "verify-full" && { checkServerIdentity: () => undefined }),
+    };
   }
   const rest = params.toString();
   return {

@@ -41,11 +41,14 @@ function sslAnswer(host: string, port: number): Promise<string | undefined> {
  * Asked only once something failed.
  */
 export async function postgresStartFailure(error: unknown, setup: Sql, url: string): Promise<string> {
-  if (await statementPooling(setup)) return "a pooler in statement mode (PgBouncer's pool_mode = statement) refused a transaction: use transaction or session pooling";
-  const sslmode = /[?&](sslmode|ssl)=([^&]*)/.exec(url)?.[2] ?? (/[?&]sslrootcert=/.test(url) ? "verify-full" : undefined);
+  if (await statementPooling(setup))
+    return "a pooler in statement mode (PgBouncer's pool_mode = statement) refused a transaction: use transaction or session pooling";
+  const sslmode =
+    /[?&](sslmode|ssl)=([^&]*)/.exec(url)?.[2] ?? (/[?&]sslrootcert=/.test(url) ? "verify-full" : undefined);
   if (sslmode !== undefined && ["require", "verify-ca", "verify-full"].includes(sslmode)) {
     for (const { host, port } of addresses(url)) {
-      if ((await sslAnswer(host, port)) === "N") return `TLS: the server at ${host}:${port} does not accept TLS connections (sslmode=${sslmode})`;
+      if ((await sslAnswer(host, port)) === "N")
+        return `TLS: the server at ${host}:${port} does not accept TLS connections (sslmode=${sslmode})`;
     }
   }
   return tlsFailure(error) ?? (error instanceof Error ? error.message : String(error)).split("\n")[0]!;

@@ -12,6 +12,7 @@ export interface RedisConnection {
   /** `ready` while connected (ioredis's Redis and Cluster alike). */
   readonly status: string;
   /** `ready`, `error`, `close`; a Cluster also `-node` and `+node` (listeners typed as ioredis types them). */
+  // biome-ignore lint/suspicious/noExplicitAny: each event's listener takes its own arguments
   on(event: string, listener: (...args: any[]) => void): unknown;
 }
 
@@ -29,7 +30,10 @@ export interface RedisConnection {
  * `password` (from the environment) wins over the URL's; `database` is the URL's, as
  * `commands/_options.ts` read it (a Cluster has only 0).
  */
-export async function redisClient(url: string, settings: { password?: string; database: number; connectTimeoutMs: number }): Promise<RedisConnection> {
+export async function redisClient(
+  url: string,
+  settings: { password?: string; database: number; connectTimeoutMs: number },
+): Promise<RedisConnection> {
   const target: LimiterTarget = parseLimiterUrl(url);
   // Loaded only for --limiter: its `debug` dependency lists the whole environment when loaded,
   // which Deno refuses unless --allow-env is unrestricted.
@@ -41,7 +45,12 @@ export async function redisClient(url: string, settings: { password?: string; da
     connectTimeout: settings.connectTimeoutMs,
     retryStrategy: (times: number) => Math.min(times * 100, 1_000),
   } satisfies RedisOptions;
-  if (target.kind === "single") return new ioredis.Redis(target.url, { ...common, db: settings.database, ...(settings.password !== undefined && { password: settings.password }) });
+  if (target.kind === "single")
+    return new ioredis.Redis(target.url, {
+      ...common,
+      db: settings.database,
+      ...(settings.password !== undefined && { password: settings.password }),
+    });
   const credentials = {
     ...(target.username !== undefined && { username: target.username }),
     ...((settings.password ?? target.password) !== undefined && { password: settings.password ?? target.password }),

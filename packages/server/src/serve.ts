@@ -33,7 +33,12 @@ interface DenoServer {
 
 interface DenoRuntime {
   serve(
-    options: { hostname: string; port: number; reusePort: boolean; onListen: (address: { hostname: string; port: number }) => void },
+    options: {
+      hostname: string;
+      port: number;
+      reusePort: boolean;
+      onListen: (address: { hostname: string; port: number }) => void;
+    },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
 }
@@ -57,7 +62,11 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     // address and port would start without error and the kernel would split connections
     // between the two. A port in use must be an error instead.
     reusePort: false,
-    fetch: (request, server) => options.fetch(request.headers.has("host") ? request : withTarget(request), () => server.requestIP(request)?.address),
+    fetch: (request, server) =>
+      options.fetch(
+        request.headers.has("host") ? request : withTarget(request),
+        () => server.requestIP(request)?.address,
+      ),
   });
   return {
     hostname: server.hostname ?? options.hostname,

@@ -7,7 +7,12 @@ import { serverFetch } from "./server-fetch.js";
 async function setup(check: () => Promise<void> = async () => {}, clock = { now: 1_000_000 }) {
   const adapters = memoryAdapters();
   const lines: Record<string, unknown>[] = [];
-  const fetch = serverFetch({ api: adapters, basePath: "/v1", health: health(check, () => clock.now), log: (line) => lines.push(JSON.parse(line)) });
+  const fetch = serverFetch({
+    api: adapters,
+    basePath: "/v1",
+    health: health(check, () => clock.now),
+    log: (line) => lines.push(JSON.parse(line)),
+  });
   const { key, record } = await issueApiKey(adapters.keys, { plan: "free" });
   const call = (path: string, init: RequestInit = {}, client: string | undefined = "127.0.0.1") =>
     fetch(new Request(`http://petstore.test${path}`, init), () => client);
@@ -27,13 +32,27 @@ describe("the server's request path", () => {
 
   it("logs an unexpected error by default as one line with its time, message, code and cause", async () => {
     const adapters = memoryAdapters();
-    const failure = Object.assign(new Error("SQLITE_CORRUPT: database disk image is malformed", { cause: new Error("page 7") }), { code: "SQLITE_CORRUPT" });
+    const failure = Object.assign(
+      new Error("SQLITE_CORRUPT: database disk image is malformed", { cause: new Error("page 7") }),
+      { code: "SQLITE_CORRUPT" },
+    );
     adapters.store.listPets = () => Promise.reject(failure);
-    const fetch = serverFetch({ api: adapters, basePath: "/v1", health: health(async () => {}, () => 0), log: () => {} });
+    const fetch = serverFetch({
+      api: adapters,
+      basePath: "/v1",
+      health: health(
+        async () => {},
+        () => 0,
+      ),
+      log: () => {},
+    });
     const { key } = await issueApiKey(adapters.keys, { plan: "free" });
     const stderr = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
-      const response = await fetch(new Request("http://petstore.test/v1/pets", { headers: { authorization: `Bearer ${key}` } }), () => undefined);
+      const response = await fetch(
+        new Request("http://petstore.test/v1/pets", { headers: { authorization: `Bearer ${key}` } }),
+        () => undefined,
+      );
       expect(response.status).toBe(500);
       expect(stderr).toHaveBeenCalledTimes(1);
       const line = JSON.parse(stderr.mock.calls[0]![0] as string);
@@ -70,7 +89,10 @@ describe("the server's request path", () => {
     for (const path of ["/healthz", "/docs", "/nowhere", "/v1/pets"]) {
       const echoed = await call(path, { headers: { "x-request-id": "trace-7" } });
       expect(echoed.headers.get("x-request-id"), path).toBe("trace-7");
-      expect([echoed.headers.get("cache-control"), echoed.headers.get("x-content-type-options")], path).toEqual(["no-store", "nosniff"]);
+      expect([echoed.headers.get("cache-control"), echoed.headers.get("x-content-type-options")], path).toEqual([
+        "no-store",
+        "nosniff",
+      ]);
       const tooLong = await call(path, { headers: { "x-request-id": "x".repeat(129) } });
       expect(tooLong.headers.get("x-request-id"), path).toMatch(/^[0-9a-f-]{36}$/);
     }
@@ -166,7 +188,11 @@ describe("the server's request path", () => {
     expect(post.headers.get("allow")).toBe("GET, HEAD");
     const missing = await call("/docs/missing.js");
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ code: "not_found", message: "No resource at /docs/missing.js", status: 404 });
+    expect(await missing.json()).toEqual({
+      code: "not_found",
+      message: "No resource at /docs/missing.js",
+      status: 404,
+    });
   });
 
   it("hands requests under the base path to the API with the socket address", async () => {
@@ -189,9 +215,33 @@ describe("the server's request path", () => {
     await call("/v1/pets", { headers: { authorization: "Bearer psk_wrong" } });
     await call("/healthz", { headers: { authorization: `Bearer ${key}` } });
     expect(lines).toEqual([
-      { time: expect.any(String), requestId: "trace-1", method: "GET", path: "/v1/pets", status: 200, durationMs: expect.any(Number), keyId },
-      { time: expect.any(String), requestId: expect.any(String), method: "GET", path: "/v1/pets", status: 401, durationMs: expect.any(Number), client: "127.0.0.1" },
-      { time: expect.any(String), requestId: expect.any(String), method: "GET", path: "/healthz", status: 200, durationMs: expect.any(Number), client: "127.0.0.1" },
+      {
+        time: expect.any(String),
+        requestId: "trace-1",
+        method: "GET",
+        path: "/v1/pets",
+        status: 200,
+        durationMs: expect.any(Number),
+        keyId,
+      },
+      {
+        time: expect.any(String),
+        requestId: expect.any(String),
+        method: "GET",
+        path: "/v1/pets",
+        status: 401,
+        durationMs: expect.any(Number),
+        client: "127.0.0.1",
+      },
+      {
+        time: expect.any(String),
+        requestId: expect.any(String),
+        method: "GET",
+        path: "/healthz",
+        status: 200,
+        durationMs: expect.any(Number),
+        client: "127.0.0.1",
+      },
     ]);
     expect(JSON.stringify(lines)).not.toContain(key);
   });
@@ -208,7 +258,16 @@ describe("the server's request path", () => {
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     await call("/v1/pets", { method: "POST", headers, body, duplex: "half", signal: client.signal } as RequestInit);
     expect(lines).toEqual([
-      { time: expect.any(String), requestId: expect.any(String), method: "POST", path: "/v1/pets", status: 499, aborted: true, durationMs: expect.any(Number), keyId },
+      {
+        time: expect.any(String),
+        requestId: expect.any(String),
+        method: "POST",
+        path: "/v1/pets",
+        status: 499,
+        aborted: true,
+        durationMs: expect.any(Number),
+        keyId,
+      },
     ]);
   });
 

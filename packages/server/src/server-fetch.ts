@@ -20,7 +20,8 @@ export interface ServerFetchOptions {
 /** `GET /healthz`: 200 when the API can serve reads and writes now, else 503 with the reason. */
 async function healthAnswer(health: Health): Promise<Response> {
   const problem = await health.problem();
-  if (problem !== undefined) return Response.json({ status: "unavailable", reason: problem }, { status: 503, headers: { "Retry-After": "1" } });
+  if (problem !== undefined)
+    return Response.json({ status: "unavailable", reason: problem }, { status: 503, headers: { "Retry-After": "1" } });
   const notice = await health.notice();
   return Response.json({ status: "ok", ...(notice && { notice }) });
 }
@@ -66,7 +67,8 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
     // Known when the request had no valid key (its rate-limit bucket) or was not for the API.
     if (event.clientAddress !== undefined) line.client = event.clientAddress;
     log(JSON.stringify(line));
-    if (metrics) metrics.observe({ ...event, method: event.request.method, route: routeLabel(event.pathname, event.route) });
+    if (metrics)
+      metrics.observe({ ...event, method: event.request.method, route: routeLabel(event.pathname, event.route) });
   };
   /** A bounded label: the API's route patterns, the server's own paths, or `other` (never the raw path). */
   const routeLabel = (pathname: string, route: string | undefined) => {

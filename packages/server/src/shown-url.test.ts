@@ -11,7 +11,10 @@ describe("shownUrl", () => {
     ["postgres://db.internal?host=/var/run/postgresql", "postgres://db.internal"],
     ["postgres://db.internal/petstore?password=s3cret", "postgres://db.internal/petstore"],
     ["libsql://db.example.turso.io?authToken=eyJ", "libsql://db.example.turso.io"],
-    ["redis+sentinel://:s3cret@127.0.0.1:26379,127.0.0.1:26380/main", "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/main"],
+    [
+      "redis+sentinel://:s3cret@127.0.0.1:26379,127.0.0.1:26380/main",
+      "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/main",
+    ],
     ["rediss://default:s3cret@cache:6380/2", "rediss://cache:6380/2"],
     ["file:/var/lib/petstore/petstore.db", "file:/var/lib/petstore/petstore.db"],
     ["file:petstore.db?mode=ro", "file:petstore.db"],

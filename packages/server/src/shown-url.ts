@@ -17,6 +17,7 @@ export function shownUrl(url: string): string {
   const authority = slash === -1 ? rest : rest.slice(0, slash);
   const path = slash === -1 ? "" : rest.slice(slash);
   const at = authority.lastIndexOf("@");
-  if (at !== -1 && /[?#]/.test(authority.slice(0, at))) return `${scheme}(not shown: it may hold a password)${path.replace(QUERY, "")}`;
+  if (at !== -1 && /[?#]/.test(authority.slice(0, at)))
+    return `${scheme}(not shown: it may hold a password)${path.replace(QUERY, "")}`;
   return (scheme + authority.slice(at + 1) + path).replace(QUERY, "");
 }

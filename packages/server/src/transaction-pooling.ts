@@ -3,7 +3,8 @@ import type { Sql } from "postgres";
 /** How many times the probe looks: a busy pooler may hand back the same server connection by chance. */
 const ATTEMPTS = 3;
 
-const backendPid = async (queries: { unsafe(query: string): PromiseLike<ArrayLike<{ pid: unknown }>> }) => Number((await queries.unsafe("SELECT pg_backend_pid() AS pid"))[0]!.pid);
+const backendPid = async (queries: { unsafe(query: string): PromiseLike<ArrayLike<{ pid: unknown }>> }) =>
+  Number((await queries.unsafe("SELECT pg_backend_pid() AS pid"))[0]!.pid);
 
 /**
  * Whether the connections of `sql` go through a pooler in transaction mode (PgBouncer's

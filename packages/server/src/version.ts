@@ -17,7 +17,9 @@ const compiled = typeof PETSTORE_COMMIT === "string";
 export const BUILD_INFO: { version: string; commit: string; target: string } = {
   version: VERSION,
   commit: compiled ? PETSTORE_COMMIT : "unknown",
-  target: compiled ? PETSTORE_TARGET : `source-${"Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node"}-${process.platform}-${process.arch}`,
+  target: compiled
+    ? PETSTORE_TARGET
+    : `source-${"Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node"}-${process.platform}-${process.arch}`,
 };
 
 /**

@@ -32,9 +32,12 @@ const options: PetstoreOptions = {
 };
 const petstore: Petstore = createPetstore(options);
 const { key } = await issueApiKey(options.keys, { plan: "pro", label: "shop" });
-const response: Response = await petstore.fetch(new Request("http://localhost/api/pets", { headers: { authorization: `Bearer ${key}` } }), {
-  clientAddress: "127.0.0.1",
-});
+const response: Response = await petstore.fetch(
+  new Request("http://localhost/api/pets", { headers: { authorization: `Bearer ${key}` } }),
+  {
+    clientAddress: "127.0.0.1",
+  },
+);
 console.log(response.status);
 
 // @ts-expect-error: basePath is a string (this line fails the check if the types were `any`)
@@ -49,7 +52,9 @@ await migrateLibsql(db);
 createPetstore(libsqlAdapters(db));
 db.close();
 
-rateLimiterContract("switchable", async (clock) => ({ limiter: switchableLimiter(memoryLimiter({ clock }), () => true) }));
+rateLimiterContract("switchable", async (clock) => ({
+  limiter: switchableLimiter(memoryLimiter({ clock }), () => true),
+}));
 petStoreContract("memory", async (clock) => {
   const { store, idempotency } = memoryAdapters({ clock });
   return { store, idempotency };

@@ -23,12 +23,23 @@ async function listen(petstore) {
     return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
   }
   if (mount === "native" && runtime === "bun") {
-    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request, s) => petstore.fetch(request, { clientAddress: s.requestIP(request)?.address }) });
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (request, s) => petstore.fetch(request, { clientAddress: s.requestIP(request)?.address }),
+    });
     return { url: `http://127.0.0.1:${server.port}`, close: () => server.stop(true) };
   }
-  const server = createServer(getRequestListener((request, { incoming }) => petstore.fetch(request, { clientAddress: incoming.socket.remoteAddress })));
+  const server = createServer(
+    getRequestListener((request, { incoming }) =>
+      petstore.fetch(request, { clientAddress: incoming.socket.remoteAddress }),
+    ),
+  );
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 async function exercise(adapters) {
@@ -37,14 +48,25 @@ async function exercise(adapters) {
   const auth = { authorization: `Bearer ${key}` };
   const requests = [
     ["GET", "/v1/pets", {}],
-    ["POST", "/v1/pets", { ...auth, "content-type": "application/json" }, JSON.stringify({ name: "Rex", categoryId: 1 })],
+    [
+      "POST",
+      "/v1/pets",
+      { ...auth, "content-type": "application/json" },
+      JSON.stringify({ name: "Rex", categoryId: 1 }),
+    ],
     ["GET", "/v1/pets", auth],
   ];
   const seen = [];
   for (const [method, path, headers, body] of requests) {
     const response = await fetch(server.url + path, { method, headers, body });
     const h = (name) => response.headers.get(name);
-    seen.push({ status: response.status, body: await response.json(), limit: h("x-ratelimit-limit"), remaining: h("x-ratelimit-remaining"), reset: Number(h("x-ratelimit-reset")) });
+    seen.push({
+      status: response.status,
+      body: await response.json(),
+      limit: h("x-ratelimit-limit"),
+      remaining: h("x-ratelimit-remaining"),
+      reset: Number(h("x-ratelimit-reset")),
+    });
   }
   await server.close();
   return seen;

@@ -15,7 +15,11 @@ function toRecord(row: Row): AdminTokenRecord {
 export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => number): AdminTokens {
   const { arg } = sql;
   async function get(id: string): Promise<AdminTokenRecord | undefined> {
-    const { rows } = await db.read({ sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    const { rows } = await db.read({
+      sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`,
+      args: [id],
+      oneRow: true,
+    });
     return rows[0] && toRecord(rows[0]);
   }
   return {

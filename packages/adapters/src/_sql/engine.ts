@@ -95,7 +95,8 @@ export function statementsOf(unit: Unit): readonly Statement[] {
  * load on the edge.
  */
 export const afterThisTurn: (callback: () => void) => void =
-  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
+  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ??
+  ((callback) => setTimeout(callback, 0));
 
 /**
  * Named parameters as numbered ones: each `:name` in `sql` (a `::cast` is no name) becomes
@@ -103,7 +104,10 @@ export const afterThisTurn: (callback: () => void) => void =
  * goes in which place. For engines that bind by number only (D1, Postgres), and statements
  * written with names for the reader but bound faster by number (the limiter's).
  */
-export function numbered(sql: string, placeholder: (position: number, name: string) => string): { sql: string; names: string[] } {
+export function numbered(
+  sql: string,
+  placeholder: (position: number, name: string) => string,
+): { sql: string; names: string[] } {
   const names: string[] = [];
   const text = sql.replace(/(?<![:\w]):([a-zA-Z_]\w*)/g, (_, name: string) => {
     const index = names.includes(name) ? names.indexOf(name) : names.push(name) - 1;

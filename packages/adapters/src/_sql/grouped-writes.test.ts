@@ -14,7 +14,13 @@ function deferredEngine(fail?: (statements: readonly Statement[]) => unknown) {
           written.push(statements);
           const error = fail?.(statements);
           if (error !== undefined) reject(error);
-          else resolve(statements.map((statement) => ({ rows: [{ sql: typeof statement === "string" ? statement : statement.sql }], rowsAffected: 0 })));
+          else
+            resolve(
+              statements.map((statement) => ({
+                rows: [{ sql: typeof statement === "string" ? statement : statement.sql }],
+                rowsAffected: 0,
+              })),
+            );
         });
       }),
   };

@@ -62,7 +62,7 @@ export function groupedWrites<Item, Answer>(
             for (const waiting of group.waiting) waiting.reject(error);
             return;
           }
-          group.waiting.forEach((waiting, i) => waiting.resolve(answers[i]!));
+          for (const [i, waiting] of group.waiting.entries()) waiting.resolve(answers[i]!);
         },
         (error: unknown) => {
           close(name, group);

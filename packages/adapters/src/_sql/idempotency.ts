@@ -28,7 +28,11 @@ export interface IdempotencyStatements {
  * no server's clock can expire another's record early. Dead records are deleted by every
  * 1000th claim (no timers).
  */
-export function sqlIdempotency(db: SqlEngine, statements: IdempotencyStatements, clock?: () => number): IdempotencyStore {
+export function sqlIdempotency(
+  db: SqlEngine,
+  statements: IdempotencyStatements,
+  clock?: () => number,
+): IdempotencyStore {
   let claims = 0;
 
   async function claim(claim: IdempotencyClaim): Promise<ClaimResult> {

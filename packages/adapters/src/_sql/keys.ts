@@ -1,4 +1,4 @@
-import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange, KeyChanges, PlanName } from "@petstore/core";
+import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange, PlanName } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
@@ -17,19 +17,30 @@ export interface KeysDialect {
   isDuplicate(error: unknown): boolean;
 }
 
-const COLUMNS = "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at";
+const COLUMNS =
+  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
 
 function toRecord(row: Row): ApiKeyRecord {
-  const record: ApiKeyRecord = { id: String(row.id), hash: String(row.hash), plan: row.plan as PlanName, createdAt: Number(row.created_at) };
+  const record: ApiKeyRecord = {
+    id: String(row.id),
+    hash: String(row.hash),
+    plan: row.plan as PlanName,
+    createdAt: Number(row.created_at),
+  };
   if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
   if (row.per_day !== null) record.perDay = Number(row.per_day);
   if (row.label !== null) record.label = String(row.label);
   if (row.revoked_at !== null) record.revokedAt = Number(row.revoked_at);
   if (row.expires_at !== null) record.expiresAt = Number(row.expires_at);
-  if (row.previous_hash !== null) record.rolled = { previousHash: String(row.previous_hash), at: Number(row.rolled_at), until: Number(row.rolled_until) };
+  if (row.previous_hash !== null)
+    record.rolled = {
+      previousHash: String(row.previous_hash),
+      at: Number(row.rolled_at),
+      until: Number(row.rolled_until),
+    };
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
   return record;
 }
@@ -37,7 +48,13 @@ function toRecord(row: Row): ApiKeyRecord {
 function toEntry(row: Row): AuditEntry {
   const actor: Actor = { who: String(row.actor) };
   if (row.actor_from !== null) actor.from = String(row.actor_from);
-  const entry: AuditEntry = { id: Number(row.id), at: Number(row.at), action: row.action as AuditAction, keyId: String(row.key_id), actor };
+  const entry: AuditEntry = {
+    id: Number(row.id),
+    at: Number(row.at),
+    action: row.action as AuditAction,
+    keyId: String(row.key_id),
+    actor,
+  };
   if (row.details !== null) entry.details = JSON.parse(String(row.details)) as Record<string, unknown>;
   return entry;
 }
@@ -70,7 +87,12 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
    * transaction) changed a row: in SQLite `changes()`; Postgres inserts from the update's
    * `RETURNING` instead (see `changeAndAudit`).
    */
-  const auditValues = (action: AuditAction, keyId: string, actor: Actor, details: Record<string, unknown> | undefined): Value[] => {
+  const auditValues = (
+    action: AuditAction,
+    keyId: string,
+    actor: Actor,
+    details: Record<string, unknown> | undefined,
+  ): Value[] => {
     const kept = actor.idempotency ? { ...details, idempotency: actor.idempotency } : details;
     return [instant(), action, keyId, actor.who, orNull(actor.from), kept === undefined ? null : JSON.stringify(kept)];
   };
@@ -81,7 +103,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
    * the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
    * update's result). SQLite: two statements in one transaction, the second guarded by `changes()`.
    */
-  async function changeAndAudit(update: { sql: string; args: Value[] }, audit: Value[] | undefined): Promise<ApiKeyRecord | undefined> {
+  async function changeAndAudit(
+    update: { sql: string; args: Value[] },
+    audit: Value[] | undefined,
+  ): Promise<ApiKeyRecord | undefined> {
     if (audit === undefined) return (await db.write([{ ...update, oneRow: true }]))[0]!.rows.map(toRecord)[0];
     const auditArgs = audit.map((_, i) => arg(update.args.length + 1 + i, i === 0 ? "bigint" : "text"));
     if (sql.name === "postgres") {
@@ -113,7 +138,11 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   }
 
   async function get(id: string): Promise<ApiKeyRecord | undefined> {
-    const { rows } = await db.read({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`, args: [id], oneRow: true });
+    const { rows } = await db.read({
+      sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`,
+      args: [id],
+      oneRow: true,
+    });
     return rows[0] && toRecord(rows[0]);
   }
 
@@ -135,7 +164,9 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at) VALUES (${types.map((type, i) => arg(i + 1, type)).join(", ")})`,
         args: values,
       };
-      const audit: Statement[] = actor ? [{ sql: AUDIT_INSERT, args: auditValues("create", record.id, actor, { plan: record.plan }) }] : [];
+      const audit: Statement[] = actor
+        ? [{ sql: AUDIT_INSERT, args: auditValues("create", record.id, actor, { plan: record.plan }) }]
+        : [];
       try {
         await db.write([insert, ...audit]);
       } catch (error) {
@@ -157,7 +188,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     get,
     async list(page) {
       if (!page) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
-      const after = page.afterId === undefined ? "" : `WHERE ${sql.order} > (SELECT ${sql.order} FROM api_keys WHERE id = ${arg(2, "text")})`;
+      const after =
+        page.afterId === undefined
+          ? ""
+          : `WHERE ${sql.order} > (SELECT ${sql.order} FROM api_keys WHERE id = ${arg(2, "text")})`;
       const { rows } = await db.read({
         sql: `SELECT ${COLUMNS} FROM api_keys ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
         args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
@@ -176,7 +210,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       // Nothing to change still answers what the key is (and audits the attempt as one).
       if (set.length === 0) set.push("plan = plan");
       const record = await changeAndAudit(
-        { sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`, args },
+        {
+          sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          args,
+        },
         auditValues("update", id, actor, { ...changes }),
       );
       return record ? { state: "changed", record } : refusal(id);
@@ -196,7 +233,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async revoke(id, actor) {
       const record = await changeAndAudit(
-        { sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`, args: [id, instant()] },
+        {
+          sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          args: [id, instant()],
+        },
         actor && auditValues("revoke", id, actor, undefined),
       );
       return record ? { state: "changed", record } : refusal(id);

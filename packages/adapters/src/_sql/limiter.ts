@@ -38,7 +38,9 @@ export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
   function bound<A>(named: string, oneRow: boolean): (values: A) => Statement {
     const { sql, names } = numbered(named, dialect.placeholder);
     const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
-    return oneRow ? (values) => ({ sql, args: argsOf(values), oneRow: true }) : (values) => ({ sql, args: argsOf(values) });
+    return oneRow
+      ? (values) => ({ sql, args: argsOf(values), oneRow: true })
+      : (values) => ({ sql, args: argsOf(values) });
   }
   const now = `coalesce(:now, ${dialect.now})`;
   const sweep = bound<{ now: number | null; batch: number }>(
@@ -129,7 +131,9 @@ function decisionsOf(input: HitInput, hits: number, row: Row): Decision[] {
       exceeded: counted && counts[k]! >= w.limit,
     }));
     if (!banned || allowed || (counted && i !== crossing)) return { allowed, windows: states, now };
-    return counted ? { allowed: false, windows: states, bannedUntil, banStarted: true, now } : { allowed: false, windows: states, bannedUntil, now };
+    return counted
+      ? { allowed: false, windows: states, bannedUntil, banStarted: true, now }
+      : { allowed: false, windows: states, bannedUntil, now };
   });
 }
 
@@ -153,7 +157,7 @@ export interface SqlLimiter {
  * the two windows of a `WindowPair` (the minute's, then the day's); the ban counts
  * refusals within the first.
  */
-export function sqlLimiter(db: SqlEngine, statements: LimiterStatements, name: string): SqlLimiter {
+export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLimiter {
   let made = 0;
   const join = groupedWrites<TimedHit, Decision>(db, {
     make(items) {

@@ -9,10 +9,36 @@ export type RequiredColumns = Readonly<Record<string, readonly string[]>>;
 export const SQL_COLUMNS = {
   pets: ["id", "name", "category_id", "status"],
   orders: ["id", "pet_id", "quantity", "ship_date", "status", "complete"],
-  api_keys: ["id", "hash", "plan", "per_minute", "per_day", "label", "created_at", "revoked_at", "expires_at", "previous_hash", "rolled_at", "rolled_until", "last_used_at"],
+  api_keys: [
+    "id",
+    "hash",
+    "plan",
+    "per_minute",
+    "per_day",
+    "label",
+    "created_at",
+    "revoked_at",
+    "expires_at",
+    "previous_hash",
+    "rolled_at",
+    "rolled_until",
+    "last_used_at",
+  ],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
   admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
-  rate_limits: ["bucket", "window0_start", "window0_count", "window1_start", "window1_count", "refusals", "banned_until", "expires_at", "admitted", "refused", "decided_at"],
+  rate_limits: [
+    "bucket",
+    "window0_start",
+    "window0_count",
+    "window1_start",
+    "window1_count",
+    "refusals",
+    "banned_until",
+    "expires_at",
+    "admitted",
+    "refused",
+    "decided_at",
+  ],
   idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
   health_probe: ["id", "checked_at"],
 } as const satisfies RequiredColumns;
@@ -23,7 +49,9 @@ export const SQL_COLUMNS = {
  */
 export function schemaProblem(required: RequiredColumns, present: Iterable<string>): string | undefined {
   const have = new Set(present);
-  const missing = Object.entries(required).flatMap(([table, columns]) => columns.map((column) => `${table}.${column}`).filter((name) => !have.has(name)));
+  const missing = Object.entries(required).flatMap(([table, columns]) =>
+    columns.map((column) => `${table}.${column}`).filter((name) => !have.has(name)),
+  );
   if (missing.length === 0) return undefined;
   return `the database lacks ${missing.join(", ")}, which petstore's statements need (changed outside petstore?)`;
 }

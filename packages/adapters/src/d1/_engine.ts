@@ -1,5 +1,13 @@
 import { StorageUnavailableError } from "@petstore/core";
-import { numbered, type Result, type Row, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
+import {
+  numbered,
+  type Result,
+  type Row,
+  type SqlEngine,
+  type Statement,
+  statementsOf,
+  type Value,
+} from "../_sql/engine.js";
 import { storageError } from "../libsql/_storage-errors.js";
 
 /**
@@ -23,7 +31,8 @@ export interface D1Result {
  * D1's messages that mean "the database cannot be used right now" rather than "this statement
  * is wrong" (Cloudflare's list of D1 errors a client may retry).
  */
-const UNAVAILABLE = /overloaded|network connection lost|storage operation exceeded|internal error|reset because|timed out|not available/i;
+const UNAVAILABLE =
+  /overloaded|network connection lost|storage operation exceeded|internal error|reset because|timed out|not available/i;
 
 /**
  * `error` as the SQL adapters expect it: D1 reports SQLite's code only inside its message

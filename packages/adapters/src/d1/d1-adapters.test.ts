@@ -25,14 +25,21 @@ describe("the D1 adapters", () => {
     expect(await d1Store(db).listPets({ limit: 5 })).toEqual([]);
   });
 
-  it.each(["D1 DB is overloaded. Too many requests queued.", "Network connection lost."])("answers 503 (StorageUnavailableError) when D1 says %s", async (message) => {
-    const error = await d1Store(failingD1(message)).getPet(1).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(StorageUnavailableError);
-    expect((error as Error).cause).toMatchObject({ message });
-  });
+  it.each(["D1 DB is overloaded. Too many requests queued.", "Network connection lost."])(
+    "answers 503 (StorageUnavailableError) when D1 says %s",
+    async (message) => {
+      const error = await d1Store(failingD1(message))
+        .getPet(1)
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect((error as Error).cause).toMatchObject({ message });
+    },
+  );
 
   it("throws a wrong statement's error with SQLite's code from its message, not as a 503", async () => {
-    const error = await d1Store(failingD1("D1_ERROR: no such table: pets: SQLITE_ERROR")).getPet(1).catch((caught: unknown) => caught);
+    const error = await d1Store(failingD1("D1_ERROR: no such table: pets: SQLITE_ERROR"))
+      .getPet(1)
+      .catch((caught: unknown) => caught);
     expect(error).not.toBeInstanceOf(StorageUnavailableError);
     expect(error).toMatchObject({ code: "SQLITE_ERROR" });
   });

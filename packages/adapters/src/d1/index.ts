@@ -30,14 +30,16 @@ export const d1Store = (db: D1Database): PetStore => libsqlStore(onD1(db));
 export const d1Keys = (db: D1Database, options: StoreClockOptions = {}): ApiKeys => libsqlKeys(onD1(db), options);
 
 /** Idempotency records in D1 (run `migrateD1` first): a claim is one atomic upsert; records age by D1's clock. */
-export const d1Idempotency = (db: D1Database, options: StoreClockOptions = {}): IdempotencyStore => libsqlIdempotency(onD1(db), options);
+export const d1Idempotency = (db: D1Database, options: StoreClockOptions = {}): IdempotencyStore =>
+  libsqlIdempotency(onD1(db), options);
 
 /**
  * Fixed-window counters in D1 (run `migrateD1` first), each decision one atomic statement:
  * exact across isolates, at one D1 round trip per request, by D1's clock. For deployments
  * without Durable Objects; with them, `durableObjectLimiter` of `@petstore/adapters/durable-objects`.
  */
-export const d1Limiter = (db: D1Database, options: StoreClockOptions = {}): RateLimiter => libsqlLimiter(onD1(db), options);
+export const d1Limiter = (db: D1Database, options: StoreClockOptions = {}): RateLimiter =>
+  libsqlLimiter(onD1(db), options);
 
 /**
  * All four on one D1 database, wired: spread into createPetstore. Every isolate shares them;

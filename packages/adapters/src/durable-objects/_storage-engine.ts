@@ -7,7 +7,9 @@ import { statementsOf } from "../_sql/engine.js";
  */
 export interface DurableObjectState {
   storage: {
-    sql: { exec(query: string, ...bindings: Value[]): { toArray(): Record<string, unknown>[]; readonly rowsWritten: number } };
+    sql: {
+      exec(query: string, ...bindings: Value[]): { toArray(): Record<string, unknown>[]; readonly rowsWritten: number };
+    };
     transactionSync<T>(run: () => T): T;
     setAlarm(scheduledTime: number): Promise<void>;
     deleteAll(): Promise<void>;

@@ -28,9 +28,15 @@ describe("durableObjectLimiter", () => {
   });
 
   it("answers 503 (StorageUnavailableError) when the object cannot be reached or fails", async () => {
-    const unreachable = durableObjectLimiter({ idFromName: () => "id", get: () => ({ fetch: () => Promise.reject(new Error("Durable Object is overloaded")) }) });
+    const unreachable = durableObjectLimiter({
+      idFromName: () => "id",
+      get: () => ({ fetch: () => Promise.reject(new Error("Durable Object is overloaded")) }),
+    });
     await expect(unreachable.hit(input)).rejects.toBeInstanceOf(StorageUnavailableError);
-    const failing = durableObjectLimiter({ idFromName: () => "id", get: () => ({ fetch: async () => new Response("internal error", { status: 500 }) }) });
+    const failing = durableObjectLimiter({
+      idFromName: () => "id",
+      get: () => ({ fetch: async () => new Response("internal error", { status: 500 }) }),
+    });
     await expect(failing.hit(input)).rejects.toBeInstanceOf(StorageUnavailableError);
   });
 });

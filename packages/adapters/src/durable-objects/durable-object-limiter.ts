@@ -1,4 +1,10 @@
-import { type BucketState, type Decision, type HitInput, type RateLimiter, StorageUnavailableError } from "@petstore/core";
+import {
+  type BucketState,
+  type Decision,
+  type HitInput,
+  type RateLimiter,
+  StorageUnavailableError,
+} from "@petstore/core";
 import type { StoreClockOptions } from "../_sql/store-clock.js";
 
 /**
@@ -19,7 +25,10 @@ export interface DurableObjectNamespace {
  * many within its limits, and different buckets never wait for each other.
  * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
  */
-export function durableObjectLimiter(namespace: DurableObjectNamespace, options: StoreClockOptions = {}): Required<RateLimiter> {
+export function durableObjectLimiter(
+  namespace: DurableObjectNamespace,
+  options: StoreClockOptions = {},
+): Required<RateLimiter> {
   const { clock } = options;
   /** One request to the bucket's object: `what` (hit, peek, unban) with the input as JSON. */
   async function ask<T>(what: string, input: Partial<HitInput> & { bucket: string }): Promise<T> {
@@ -32,7 +41,8 @@ export function durableObjectLimiter(namespace: DurableObjectNamespace, options:
       // An object that is overloaded, being reset or unreachable: the request may be retried.
       throw new StorageUnavailableError("the rate limiter's Durable Object is unavailable", { cause: error });
     }
-    if (!response.ok) throw new StorageUnavailableError(`the rate limiter's Durable Object answered ${response.status}`);
+    if (!response.ok)
+      throw new StorageUnavailableError(`the rate limiter's Durable Object answered ${response.status}`);
     return (await response.json()) as T;
   }
   return {

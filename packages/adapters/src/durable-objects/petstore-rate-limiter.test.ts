@@ -13,7 +13,10 @@ import { PetstoreRateLimiter } from "./petstore-rate-limiter.js";
 function objectState() {
   const db = new NativeDatabase(":memory:");
   const alarms: number[] = [];
-  const tables = () => (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all([]) as { name: string }[]).map((row) => row.name);
+  const tables = () =>
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all([]) as { name: string }[]).map(
+      (row) => row.name,
+    );
   const state: DurableObjectState = {
     storage: {
       sql: {
@@ -33,7 +36,8 @@ function objectState() {
       },
     },
   };
-  const columns = (table: string) => (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all([]) as { name: string }[]).map((row) => row.name);
+  const columns = (table: string) =>
+    (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all([]) as { name: string }[]).map((row) => row.name);
   return { state, alarms, tables, columns, db };
 }
 
@@ -52,7 +56,9 @@ const hit = async (object: PetstoreRateLimiter, now = NOW): Promise<Decision> =>
     ban: { threshold: 30, seconds: 600 },
     now,
   };
-  const response = await object.fetch(new Request("https://rate-limiter.invalid/hit", { method: "POST", body: JSON.stringify(input) }));
+  const response = await object.fetch(
+    new Request("https://rate-limiter.invalid/hit", { method: "POST", body: JSON.stringify(input) }),
+  );
   return (await response.json()) as Decision;
 };
 
@@ -107,7 +113,9 @@ describe("PetstoreRateLimiter", () => {
       window1_start INTEGER NOT NULL, window1_count INTEGER NOT NULL, refusals INTEGER NOT NULL, banned_until INTEGER NOT NULL,
       expires_at INTEGER NOT NULL, admitted INTEGER NOT NULL DEFAULT 0, refused INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`);
     const minute = Math.floor(NOW / 60_000) * 60_000;
-    db.exec(`INSERT INTO rate_limits VALUES ('key:key_a', ${minute}, 2, ${MIDNIGHT - 86_400_000}, 2, 0, 0, ${MIDNIGHT}, 0, 0)`);
+    db.exec(
+      `INSERT INTO rate_limits VALUES ('key:key_a', ${minute}, 2, ${MIDNIGHT - 86_400_000}, 2, 0, 0, ${MIDNIGHT}, 0, 0)`,
+    );
     const decision = await hit(new PetstoreRateLimiter(state));
     expect(decision.allowed).toBe(false); // its two hits of this minute were kept
     expect(columns("rate_limits")).toContain("decided_at");

@@ -29,7 +29,7 @@ export class PetstoreRateLimiter {
 
   constructor(ctx: DurableObjectState, _env?: unknown) {
     this.#ctx = ctx;
-    this.#limiter = sqlLimiter(storageEngine(ctx), SQLITE_LIMITER_STATEMENTS, "PetstoreRateLimiter");
+    this.#limiter = sqlLimiter(storageEngine(ctx), SQLITE_LIMITER_STATEMENTS);
   }
 
   /**
@@ -63,7 +63,9 @@ export class PetstoreRateLimiter {
     if (this.#ready) return;
     const { sql } = this.#ctx.storage;
     sql.exec("CREATE TABLE IF NOT EXISTS rate_limits_schema (version INTEGER PRIMARY KEY)");
-    let applied = Number(sql.exec("SELECT coalesce(max(version), 0) AS version FROM rate_limits_schema").toArray()[0]!.version);
+    let applied = Number(
+      sql.exec("SELECT coalesce(max(version), 0) AS version FROM rate_limits_schema").toArray()[0]!.version,
+    );
     if (applied === 0) applied = this.#versionWithoutRecord();
     for (const { version, statements } of RATE_LIMITS_MIGRATIONS) {
       if (version <= applied) continue;
@@ -78,7 +80,10 @@ export class PetstoreRateLimiter {
    * 3 (`admitted`, `refused`) or, with `decided_at`, of migration 5. None: a new object.
    */
   #versionWithoutRecord(): number {
-    const columns = this.#ctx.storage.sql.exec("SELECT name FROM pragma_table_info('rate_limits')").toArray().map((column) => column.name);
+    const columns = this.#ctx.storage.sql
+      .exec("SELECT name FROM pragma_table_info('rate_limits')")
+      .toArray()
+      .map((column) => column.name);
     if (columns.length === 0) return 0;
     return columns.includes("decided_at") ? 5 : 3;
   }

@@ -34,6 +34,7 @@ export function libsqlConnection(engine: SqlEngine, close: () => void): LibsqlCo
 export function engineOf(source: LibsqlSource): SqlEngine {
   if ("client" in source) return clientEngine(source.client);
   const engine = engines.get(source);
-  if (engine === undefined) throw new TypeError("Not a connection of connectLibsql: pass { client } or what connectLibsql returned");
+  if (engine === undefined)
+    throw new TypeError("Not a connection of connectLibsql: pass { client } or what connectLibsql returned");
   return engine;
 }

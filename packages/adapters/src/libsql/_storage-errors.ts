@@ -22,7 +22,16 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 
 /** Socket errors a remote client can surface without wrapping them in a `LibsqlError`. */
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+]);
 
 /** What an operator reads (in `/healthz`, in logs) for the codes that say why. */
 const REASONS: Record<string, string> = {

@@ -19,7 +19,9 @@ describe("checkLibsql", () => {
       const other = new NativeDatabase(database.path);
       other.exec("BEGIN IMMEDIATE");
       try {
-        await expect(checkLibsql(blocked)).rejects.toThrow(new StorageUnavailableError("the database is locked by another connection"));
+        await expect(checkLibsql(blocked)).rejects.toThrow(
+          new StorageUnavailableError("the database is locked by another connection"),
+        );
       } finally {
         other.exec("ROLLBACK");
         other.close();
@@ -32,10 +34,16 @@ describe("checkLibsql", () => {
   it("fails once the database's log cannot be fsynced, though the probe row commits", async () => {
     const database = await tempDatabase();
     const engine = localEngine(() => new NativeDatabase(database.path), {
-      walSync: { sync: () => Promise.reject(Object.assign(new Error("EIO"), { code: "EIO" })), reopen: () => {}, close: () => {} },
+      walSync: {
+        sync: () => Promise.reject(Object.assign(new Error("EIO"), { code: "EIO" })),
+        reopen: () => {},
+        close: () => {},
+      },
     });
     try {
-      await expect(checkLibsql(libsqlConnection(engine, () => engine.close()))).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(checkLibsql(libsqlConnection(engine, () => engine.close()))).rejects.toBeInstanceOf(
+        StorageUnavailableError,
+      );
     } finally {
       engine.close();
       await database.close();

@@ -5,7 +5,8 @@ import { engineOf, type LibsqlSource } from "./_source.js";
 import { LIBSQL_COLUMNS } from "./migrations.js";
 
 /** Every column of every table, as `table.column`. */
-const COLUMNS_SQL = "SELECT m.name || '.' || p.name AS name FROM sqlite_schema AS m, pragma_table_info(m.name) AS p WHERE m.type = 'table'";
+const COLUMNS_SQL =
+  "SELECT m.name || '.' || p.name AS name FROM sqlite_schema AS m, pragma_table_info(m.name) AS p WHERE m.type = 'table'";
 
 /**
  * Resolves with the database's clock (Unix ms: a libSQL server's own, this machine's for a
@@ -33,7 +34,10 @@ export async function checkLibsql(source: LibsqlSource): Promise<number> {
   );
   // And the statements find what they need: a column dropped by hand fails every request. The
   // read resolves once the disk took what was committed: a failed or hanging fsync fails the check too.
-  const missing = schemaProblem(LIBSQL_COLUMNS, (await engine.read(COLUMNS_SQL)).rows.map((row) => String(row.name)));
+  const missing = schemaProblem(
+    LIBSQL_COLUMNS,
+    (await engine.read(COLUMNS_SQL)).rows.map((row) => String(row.name)),
+  );
   // And nothing fails beside the requests: checkpoints that no longer reach the database file.
   const problem = engine.problem?.();
   if (problem !== undefined) throw new StorageUnavailableError(problem);

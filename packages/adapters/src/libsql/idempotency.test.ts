@@ -15,7 +15,9 @@ describe("libsqlIdempotency", () => {
     const store = libsqlStore(database().db);
     const rows = async () => Number((await database().query("SELECT count(*) AS n FROM idempotency_keys"))[0]!.n);
     await idempotency.claim(claimOf("completed"));
-    const { pet } = (await store.createClaimedPet({ name: "Rex", categoryId: 1 }, claimOf("completed"))) as { pet: { id: number } };
+    const { pet } = (await store.createClaimedPet({ name: "Rex", categoryId: 1 }, claimOf("completed"))) as {
+      pet: { id: number };
+    };
     // Unfinished claims, abandoned: dead once the lease has run out.
     for (let i = 0; i < 998; i++) await idempotency.claim(claimOf(`abandoned-${i}`));
     expect(await rows()).toBe(999);

@@ -24,7 +24,11 @@ const STATEMENTS: IdempotencyStatements = {
     sql: `DELETE FROM idempotency_keys WHERE (scope, key) IN (SELECT scope, key FROM idempotency_keys WHERE ${DEAD} LIMIT :batch)`,
     args: { now, ...AGES, batch },
   }),
-  find: ({ scope, key }) => ({ sql: "SELECT fingerprint, pet_id FROM idempotency_keys WHERE scope = ? AND key = ?", args: [scope, key], oneRow: true }),
+  find: ({ scope, key }) => ({
+    sql: "SELECT fingerprint, pet_id FROM idempotency_keys WHERE scope = ? AND key = ?",
+    args: [scope, key],
+    oneRow: true,
+  }),
   release: ({ scope, key, fingerprint }) => ({
     sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND fingerprint = ? AND pet_id IS NULL",
     args: [scope, key, fingerprint],

@@ -23,7 +23,8 @@ function counted(client: Client): { client: Client; calls: () => number } {
   const proxy = new Proxy(client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (property !== "execute" && property !== "batch") return typeof value === "function" ? value.bind(target) : value;
+      if (property !== "execute" && property !== "batch")
+        return typeof value === "function" ? value.bind(target) : value;
       return (...args: unknown[]) => {
         calls += 1;
         return (value as (...a: unknown[]) => unknown).apply(target, args);
@@ -45,15 +46,23 @@ describe("libsqlAdapters", () => {
   });
 
   it("makes one pet of concurrent requests with one Idempotency-Key sent to two processes' connections", async () => {
-    const petstores = [database.db, await database.connect()].map((db) => createPetstore({ ...libsqlAdapters(db), clock: () => T0 }));
+    const petstores = [database.db, await database.connect()].map((db) =>
+      createPetstore({ ...libsqlAdapters(db), clock: () => T0 }),
+    );
     const responses = await Promise.all(
       Array.from({ length: 12 }, (_, i) => postPet(petstores[i % 2]!, key, { "Idempotency-Key": "order-1" })),
     );
     const statuses = responses.map((response) => response.status);
-    const firsts = responses.filter((response) => response.status === 201 && !response.headers.has("Idempotent-Replayed"));
+    const firsts = responses.filter(
+      (response) => response.status === 201 && !response.headers.has("Idempotent-Replayed"),
+    );
     expect(firsts).toHaveLength(1);
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
-    const ids = new Set(await Promise.all(responses.filter((r) => r.status === 201).map(async (r) => ((await r.json()) as { id: number }).id)));
+    const ids = new Set(
+      await Promise.all(
+        responses.filter((r) => r.status === 201).map(async (r) => ((await r.json()) as { id: number }).id),
+      ),
+    );
     expect(ids.size).toBe(1);
     expect(Number((await database.query("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(1);
   });

@@ -1,7 +1,20 @@
-import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import {
+  adminTokensContract,
+  apiKeysContract,
+  idempotencyContract,
+  petStoreContract,
+  rateLimiterContract,
+} from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
-import { libsqlAdminTokens, libsqlIdempotency, libsqlKeys, libsqlLimiter, libsqlStore, migrateLibsql } from "./index.js";
+import {
+  libsqlAdminTokens,
+  libsqlIdempotency,
+  libsqlKeys,
+  libsqlLimiter,
+  libsqlStore,
+  migrateLibsql,
+} from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
 /**
@@ -19,15 +32,29 @@ const databases = {
 };
 
 for (const [kind, open] of Object.entries(databases)) {
-  const fixture = <T extends object>(adapters: (source: LibsqlSource, clock: (() => number) | undefined) => T) => async (clock?: () => number) => {
-    const database = await open();
-    return { ...adapters(database.db, clock), close: database.close };
-  };
-  const storeFixture = fixture((db, clock) => ({ store: libsqlStore(db), idempotency: libsqlIdempotency(db, { clock }) }));
+  const fixture =
+    <T extends object>(adapters: (source: LibsqlSource, clock: (() => number) | undefined) => T) =>
+    async (clock?: () => number) => {
+      const database = await open();
+      return { ...adapters(database.db, clock), close: database.close };
+    };
+  const storeFixture = fixture((db, clock) => ({
+    store: libsqlStore(db),
+    idempotency: libsqlIdempotency(db, { clock }),
+  }));
 
   petStoreContract(`libsql ${kind}`, storeFixture);
   idempotencyContract(`libsql ${kind}`, storeFixture);
-  rateLimiterContract(`libsql ${kind}`, fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })));
-  apiKeysContract(`libsql ${kind}`, fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })));
-  adminTokensContract(`libsql ${kind}`, fixture((db) => ({ tokens: libsqlAdminTokens(db) })));
+  rateLimiterContract(
+    `libsql ${kind}`,
+    fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })),
+  );
+  apiKeysContract(
+    `libsql ${kind}`,
+    fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })),
+  );
+  adminTokensContract(
+    `libsql ${kind}`,
+    fixture((db) => ({ tokens: libsqlAdminTokens(db) })),
+  );
 }

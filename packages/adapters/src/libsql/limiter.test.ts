@@ -25,7 +25,9 @@ describe("libsqlLimiter", () => {
     await at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
     const changes = async () => Number((await client.execute("SELECT total_changes() AS n"))[0]!.n);
     const before = await changes();
-    const decisions = await Promise.all(Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })));
+    const decisions = await Promise.all(
+      Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })),
+    );
     expect(await changes()).toBe(before + 1);
     expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
   });
@@ -47,11 +49,15 @@ describe("libsqlLimiter", () => {
       const limiters = [database.db, await database.connect()].map((each) => libsqlLimiter(each, { clock }));
       const windows = windowsOf(20, 1_000);
       const decisions = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => at(T0 + i, limiters[i % 2]!).hit({ bucket: "key:burst", windows, ban: NO_BAN })),
+        Array.from({ length: 60 }, (_, i) =>
+          at(T0 + i, limiters[i % 2]!).hit({ bucket: "key:burst", windows, ban: NO_BAN }),
+        ),
       );
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
       // Each admission saw its own count: the remaining numbers are all different.
-      const remaining = decisions.filter((decision) => decision.allowed).map((decision) => decision.windows[0]!.remaining);
+      const remaining = decisions
+        .filter((decision) => decision.allowed)
+        .map((decision) => decision.windows[0]!.remaining);
       expect(new Set(remaining).size).toBe(20);
     } finally {
       await database.close();

@@ -96,5 +96,5 @@ export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = limiterStatements({
  * the first window (the minute's).
  */
 export function libsqlLimiter(source: LibsqlSource, options: StoreClockOptions = {}): RateLimiter {
-  return timedBy(sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS, "libsqlLimiter"), options.clock);
+  return timedBy(sqlLimiter(engineOf(source), SQLITE_LIMITER_STATEMENTS), options.clock);
 }

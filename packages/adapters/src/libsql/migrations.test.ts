@@ -5,7 +5,8 @@ import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlStore, migrateLibsql } from "./index.js";
 import { connectLibsql } from "./local/connect-libsql.js";
 
-const versions = async (db: LibsqlConnection) => (await db.execute("SELECT version FROM schema_migrations ORDER BY version")).map((row) => row.version);
+const versions = async (db: LibsqlConnection) =>
+  (await db.execute("SELECT version FROM schema_migrations ORDER BY version")).map((row) => row.version);
 
 describe("migrateLibsql", () => {
   it("records each version once and changes nothing when run again", async () => {

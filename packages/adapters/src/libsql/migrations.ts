@@ -153,10 +153,12 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
  * Object applies to its own SQLite storage (durable-objects/petstore-rate-limiter.ts), which
  * holds that table alone and decides with the same statement.
  */
-export const RATE_LIMITS_MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = MIGRATIONS.map(({ version, statements }) => ({
-  version,
-  statements: statements.filter((statement) => /\brate_limits\b/.test(statement)),
-})).filter(({ statements }) => statements.length > 0);
+export const RATE_LIMITS_MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = MIGRATIONS.map(
+  ({ version, statements }) => ({
+    version,
+    statements: statements.filter((statement) => /\brate_limits\b/.test(statement)),
+  }),
+).filter(({ statements }) => statements.length > 0);
 
 /** The columns the libSQL adapters' statements use, by table: what `checkLibsql` checks. */
 export const LIBSQL_COLUMNS: RequiredColumns = { ...SQL_COLUMNS, pets_version: ["id", "version"] };
@@ -175,11 +177,16 @@ export async function migrateLibsql(source: LibsqlSource): Promise<void> {
     new Set((await db.read("SELECT version FROM schema_migrations")).rows.map((row) => Number(row.version)));
   const tracked = await db.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
   if (tracked.rows.length === 0) {
-    await db.write(["CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"]);
+    await db.write([
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+    ]);
   }
   const applied = await appliedVersions();
   // A newer release's schema may lack what this one's statements need: refuse it whole.
-  const newer = newerSchemaError(applied, MIGRATIONS.map((migration) => migration.version));
+  const newer = newerSchemaError(
+    applied,
+    MIGRATIONS.map((migration) => migration.version),
+  );
   if (newer) throw newer;
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;

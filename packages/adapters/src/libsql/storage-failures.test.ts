@@ -139,7 +139,9 @@ describe("libSQL adapters when storage fails", () => {
       restored = true;
       const response = await createPet(petstore, key, "Writable again");
       expect(response.status).toBe(201);
-      expect((await libsqlAdapters(client).store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual(["Writable again"]);
+      expect((await libsqlAdapters(client).store.listPets({ limit: 10 })).map((pet) => pet.name)).toEqual([
+        "Writable again",
+      ]);
     } finally {
       client.close();
       if (!restored) await restore();

@@ -1,4 +1,4 @@
-import { ApiError, IDEMPOTENCY_LEASE_MS, type PetStatus, type PetStore } from "@petstore/core";
+import { IDEMPOTENCY_LEASE_MS, type PetStatus, type PetStore } from "@petstore/core";
 import { petPages } from "@petstore/core/testing";
 import { describe, expect, it } from "vitest";
 import NativeDatabase from "libsql";
@@ -45,7 +45,11 @@ describe("libsqlStore", () => {
   it("stores creates fired at once (one INSERT per write batch) with ids in order of arrival, each answered with its own pet", async () => {
     const store = libsqlStore(database().db);
     const statuses: (PetStatus | undefined)[] = ["available", undefined, "sold", "pending"];
-    const inputs = Array.from({ length: 150 }, (_, i) => ({ name: `Pet ${i}`, categoryId: i + 1, ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}) }));
+    const inputs = Array.from({ length: 150 }, (_, i) => ({
+      name: `Pet ${i}`,
+      categoryId: i + 1,
+      ...(statuses[i % 4] ? { status: statuses[i % 4] } : {}),
+    }));
     const created = await Promise.all(inputs.map((input) => store.createPet(input)));
     expect(created).toEqual(inputs.map((input, i) => ({ id: i + 1, ...input })));
     expect(await store.listPets({ limit: 200 })).toEqual(created);
@@ -54,7 +58,11 @@ describe("libsqlStore", () => {
   it("answers a create, a list and a lookup only once what they wrote or read is on disk", async () => {
     // The adapters' connection with a WAL fsync that ends when the test says so.
     const fsyncs: (() => void)[] = [];
-    const walSync = { sync: () => new Promise<void>((resolve) => fsyncs.push(resolve)), reopen: () => {}, close: () => {} };
+    const walSync = {
+      sync: () => new Promise<void>((resolve) => fsyncs.push(resolve)),
+      reopen: () => {},
+      close: () => {},
+    };
     const engine = localEngine(() => new NativeDatabase(database().path), { walSync });
     const store = libsqlStore(libsqlConnection(engine, () => engine.close()));
     const settled = async (promise: Promise<unknown>) => {
@@ -137,7 +145,9 @@ describe("libsqlStore", () => {
     const claim = claimOf("a".repeat(64));
     await idempotency.claim(claim);
     // The CHECK constraint refuses this status, so the transaction rolls back.
-    await expect(store.createClaimedPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim)).rejects.toThrow();
+    await expect(
+      store.createClaimedPet({ name: "Rex", categoryId: 1, status: "lost" as PetStatus }, claim),
+    ).rejects.toThrow();
     expect(await idempotency.claim(claim)).toEqual({ state: "in_progress" });
     expect(await store.listPets({ limit: 10 })).toEqual([]);
   });

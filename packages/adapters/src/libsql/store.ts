@@ -1,18 +1,20 @@
-import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, Pet, PetStore } from "@petstore/core";
+import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, PetStore } from "@petstore/core";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, status, complete";
 /** `INSERT` of `rows` pets, returning them. */
-const insertPets = (rows: number) => `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`;
+const insertPets = (rows: number) =>
+  `INSERT INTO pets (name, category_id, status) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")} RETURNING ${PET_COLUMNS}`;
 
 /** `SELECT` of one page: ids above `afterId`, ascending, optionally of one status. */
 function pageStatement(table: string, columns: string, query: PageQuery<string>) {
   const byStatus = query.status === undefined ? "" : " AND status = ?";
   return {
     sql: `SELECT ${columns} FROM ${table} WHERE id > ?${byStatus} ORDER BY id LIMIT ?`,
-    args: query.status === undefined ? [query.afterId ?? 0, query.limit] : [query.afterId ?? 0, query.status, query.limit],
+    args:
+      query.status === undefined ? [query.afterId ?? 0, query.limit] : [query.afterId ?? 0, query.status, query.limit],
   };
 }
 
@@ -25,7 +27,8 @@ function pageStatement(table: string, columns: string, query: PageQuery<string>)
 export function libsqlStore(source: LibsqlSource): PetStore {
   const db = engineOf(source);
   /** Moves with every change to pets, by any process (see migrations.ts). */
-  const petsVersion = async () => Number((await db.readVersion({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
+  const petsVersion = async () =>
+    Number((await db.readVersion({ sql: "SELECT version FROM pets_version", oneRow: true })).rows[0]!.version);
 
   const insertPet = petInserts(db, insertPets);
 

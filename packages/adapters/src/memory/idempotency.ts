@@ -1,4 +1,10 @@
-import { type ClaimResult, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, type IdempotencyStore } from "@petstore/core";
+import {
+  type ClaimResult,
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyClaim,
+  type IdempotencyStore,
+} from "@petstore/core";
 
 interface Entry {
   fingerprint: string;

@@ -18,7 +18,9 @@ export { memoryStore, type MemoryStoreOptions } from "./store.js";
  * `createPetstore` it is the server's clock too; a test moves time in one place.
  * @example const petstore = createPetstore({ ...memoryAdapters({ clock: () => now }) });
  */
-export function memoryAdapters(options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {}): Adapters & { limiter: MemoryLimiter; clock?: () => number } {
+export function memoryAdapters(
+  options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {},
+): Adapters & { limiter: MemoryLimiter; clock?: () => number } {
   const idempotency = memoryIdempotency({ clock: options.clock });
   return {
     store: memoryStore({ ...options, idempotency }),

@@ -8,7 +8,8 @@ export interface MemoryKeysOptions {
 }
 
 /** A copy the caller may change without changing the store (`rolled` is an object too). */
-const copyOf = (record: ApiKeyRecord): ApiKeyRecord => (record.rolled ? { ...record, rolled: { ...record.rolled } } : { ...record });
+const copyOf = (record: ApiKeyRecord): ApiKeyRecord =>
+  record.rolled ? { ...record, rolled: { ...record.rolled } } : { ...record };
 
 /** API key records and their audit trail in memory, looked up by hash. */
 export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
@@ -20,12 +21,20 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     if (actor === undefined) return;
     const { idempotency, ...who } = actor;
     const kept = idempotency ? { ...details, idempotency } : details;
-    trail.push({ id: trail.length + 1, at: clock(), action, keyId, actor: who, ...(kept && { details: structuredClone(kept) }) });
+    trail.push({
+      id: trail.length + 1,
+      at: clock(),
+      action,
+      keyId,
+      actor: who,
+      ...(kept && { details: structuredClone(kept) }),
+    });
   }
 
   function insert(record: ApiKeyRecord, actor?: Actor) {
     for (const each of byId.values()) {
-      if (each.id === record.id || each.hash === record.hash || each.rolled?.previousHash === record.hash) throw new Error(`Duplicate API key ${record.id}`);
+      if (each.id === record.id || each.hash === record.hash || each.rolled?.previousHash === record.hash)
+        throw new Error(`Duplicate API key ${record.id}`);
     }
     byId.set(record.id, copyOf(record));
     audit("create", record.id, actor, { plan: record.plan });
@@ -97,8 +106,13 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     },
     audit: async (action, keyId, actor, details) => audit(action, keyId, actor, details),
     async auditTrail({ limit, beforeId, keyId }) {
-      const entries = trail.filter((entry) => (beforeId === undefined || entry.id < beforeId) && (keyId === undefined || entry.keyId === keyId));
-      return entries.reverse().slice(0, limit).map((entry) => structuredClone(entry));
+      const entries = trail.filter(
+        (entry) => (beforeId === undefined || entry.id < beforeId) && (keyId === undefined || entry.keyId === keyId),
+      );
+      return entries
+        .reverse()
+        .slice(0, limit)
+        .map((entry) => structuredClone(entry));
     },
   };
 }

@@ -23,7 +23,8 @@ const SWEEP_PERIODS = 2 * 4096;
 describe("memoryLimiter", () => {
   it("holds at most maxAnonymousBuckets anonymous buckets", async () => {
     const limiter = memoryLimiter({ maxAnonymousBuckets: 100, clock });
-    for (let i = 0; i < 1_000; i++) await at(T0, limiter).hit({ bucket: `ip:10.0.${i >> 8}.${i & 255}`, windows, ban: BAN });
+    for (let i = 0; i < 1_000; i++)
+      await at(T0, limiter).hit({ bucket: `ip:10.0.${i >> 8}.${i & 255}`, windows, ban: BAN });
     expect(limiter.size()).toBe(100);
   });
 
@@ -53,24 +54,29 @@ describe("memoryLimiter", () => {
       await at(T0, limiter).hit({ bucket: `ip:198.51.100.${i}`, windows, ban: BAN });
     }
     expect(limiter.size()).toBe(1_000);
-    for (let i = 0; i < SWEEP_PERIODS; i++) await at(NEXT_MIDNIGHT + i, limiter).hit({ bucket: "key:busy", windows, ban: BAN });
+    for (let i = 0; i < SWEEP_PERIODS; i++)
+      await at(NEXT_MIDNIGHT + i, limiter).hit({ bucket: "key:busy", windows, ban: BAN });
     expect(limiter.size()).toBe(1);
   });
 
   it("keeps a bucket whose windows are live through a sweep", async () => {
     const limiter = memoryLimiter({ clock });
     await at(T0, limiter).hit({ bucket: "key:key_a", windows, ban: BAN });
-    for (let i = 0; i < SWEEP_PERIODS; i++) await at(T0 + MINUTE + i, limiter).hit({ bucket: "key:busy", windows, ban: BAN });
+    for (let i = 0; i < SWEEP_PERIODS; i++)
+      await at(T0 + MINUTE + i, limiter).hit({ bucket: "key:busy", windows, ban: BAN });
     expect(limiter.size()).toBe(2);
     // Its day count survived: one request earlier today, this one now.
-    expect((await at(T0 + 2 * MINUTE, limiter).hit({ bucket: "key:key_a", windows, ban: BAN })).windows[1]!.remaining).toBe(98);
+    expect(
+      (await at(T0 + 2 * MINUTE, limiter).hit({ bucket: "key:key_a", windows, ban: BAN })).windows[1]!.remaining,
+    ).toBe(98);
   });
 
   it("keeps a banned bucket through a sweep until its ban lifts, even after its windows end", async () => {
     const limiter = memoryLimiter({ clock });
     const longBan: BanPolicy = { threshold: 3, seconds: 2 * 86_400 };
     for (let i = 0; i <= 5; i++) await at(T0 + i, limiter).hit({ bucket: "ip:203.0.113.9", windows, ban: longBan });
-    for (let i = 0; i < SWEEP_PERIODS; i++) await at(NEXT_MIDNIGHT + i, limiter).hit({ bucket: "key:busy", windows, ban: longBan });
+    for (let i = 0; i < SWEEP_PERIODS; i++)
+      await at(NEXT_MIDNIGHT + i, limiter).hit({ bucket: "key:busy", windows, ban: longBan });
     const decision = await at(NEXT_MIDNIGHT + MINUTE, limiter).hit({ bucket: "ip:203.0.113.9", windows, ban: longBan });
     expect(decision.bannedUntil).toBe(T0 + 4 + longBan.seconds * 1000);
     expect(limiter.size()).toBe(2);

@@ -44,7 +44,8 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
   let hits = 0;
 
   function sweep(now: number) {
-    for (const map of [anonymous, keyed]) for (const [name, bucket] of map) if (bucket.expiresAt <= now) map.delete(name);
+    for (const map of [anonymous, keyed])
+      for (const [name, bucket] of map) if (bucket.expiresAt <= now) map.delete(name);
   }
 
   function hit({ bucket: name, windows, ban }: HitInput): Decision {
@@ -106,7 +107,9 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     }
     bucket.expiresAt = expiresAt;
     if (bucket.bannedUntil <= now) return { allowed, windows: states, now };
-    return banStarted ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, banStarted, now } : { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, now };
+    return banStarted
+      ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, banStarted, now }
+      : { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, now };
   }
 
   function peek({ bucket: name, windows }: HitInput): BucketState {
@@ -118,9 +121,17 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
       const start = now - (now % length);
       // A window that ended counts nothing now (as a hit would find it).
       const current = bucket?.starts[i] !== undefined && bucket.starts[i]! >= start;
-      return { name: window.name, limit: window.limit, remaining: Math.max(0, window.limit - (current ? bucket!.counts[i]! : 0)), resetAt: (current ? bucket!.starts[i]! : start) + length, exceeded: false };
+      return {
+        name: window.name,
+        limit: window.limit,
+        remaining: Math.max(0, window.limit - (current ? bucket!.counts[i]! : 0)),
+        resetAt: (current ? bucket!.starts[i]! : start) + length,
+        exceeded: false,
+      };
     });
-    return bucket && bucket.bannedUntil > now ? { windows: states, bannedUntil: bucket.bannedUntil, now } : { windows: states, now };
+    return bucket && bucket.bannedUntil > now
+      ? { windows: states, bannedUntil: bucket.bannedUntil, now }
+      : { windows: states, now };
   }
 
   function unban(name: string): boolean {
@@ -132,5 +143,10 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     return true;
   }
 
-  return { hit: async (input) => hit(input), peek: async (input) => peek(input), unban: async (bucket) => unban(bucket), size: () => anonymous.size + keyed.size };
+  return {
+    hit: async (input) => hit(input),
+    peek: async (input) => peek(input),
+    unban: async (bucket) => unban(bucket),
+    size: () => anonymous.size + keyed.size,
+  };
 }

@@ -1,4 +1,10 @@
-import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import {
+  adminTokensContract,
+  apiKeysContract,
+  idempotencyContract,
+  petStoreContract,
+  rateLimiterContract,
+} from "@petstore/core/testing";
 import { memoryAdapters, memoryAdminTokens, memoryKeys, memoryLimiter } from "./index.js";
 
 const storeFixture = async (clock: (() => number) | undefined) => {

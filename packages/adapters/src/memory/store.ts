@@ -46,7 +46,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     return pet;
   };
   const insertOrder = (input: NewOrder): Order => {
-    const order: Order = { id: orders.length + 1, petId: input.petId, quantity: input.quantity, status: input.status, complete: input.complete };
+    const order: Order = {
+      id: orders.length + 1,
+      petId: input.petId,
+      quantity: input.quantity,
+      status: input.status,
+      complete: input.complete,
+    };
     if (input.shipDate !== undefined) order.shipDate = input.shipDate;
     orders.push(order);
     return order;
@@ -60,7 +66,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     getPet: async (id) => pets[id - 1],
     createPet: async (input) => insertPet(input),
     createClaimedPet: async (input, claim) => {
-      if (!claims) throw new TypeError("memoryStore needs the memoryIdempotency() that made this claim: memoryStore({ idempotency })");
+      if (!claims)
+        throw new TypeError(
+          "memoryStore needs the memoryIdempotency() that made this claim: memoryStore({ idempotency })",
+        );
       // As in libSQL: a claim taken over after its lease ran out must not yield a second pet.
       if (!claims.holds(claim)) return { state: "claim_lost" };
       const pet = insertPet(input);

@@ -7,7 +7,11 @@ export interface PostgresQueries {
    * postgres.js's, a named prepared statement (parsed and planned once per connection) unless
    * the client was made with `prepare: false`; other clients may ignore it.
    */
-  unsafe(query: string, parameters?: Value[], options?: { prepare?: boolean }): PromiseLike<ArrayLike<Row> & { count?: number | null }>;
+  unsafe(
+    query: string,
+    parameters?: Value[],
+    options?: { prepare?: boolean },
+  ): PromiseLike<ArrayLike<Row> & { count?: number | null }>;
 }
 
 /**

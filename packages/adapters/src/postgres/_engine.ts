@@ -1,6 +1,13 @@
 import { StorageUnavailableError } from "@petstore/core";
 import { withinDeadline } from "../_deadline.js";
-import { afterThisTurn, type Result, type SqlEngine, type Statement, statementsOf, type Value } from "../_sql/engine.js";
+import {
+  afterThisTurn,
+  type Result,
+  type SqlEngine,
+  type Statement,
+  statementsOf,
+  type Value,
+} from "../_sql/engine.js";
 import type { PostgresQueries, PostgresSource } from "./_client.js";
 import { sqlState, storageError } from "./_storage-errors.js";
 
@@ -16,7 +23,10 @@ const DEFAULT_MAX_QUEUED = 1_000;
  * and then plans every statement anew: about 5 ms for the limiter's, on every GET.
  */
 async function run(queries: PostgresQueries, statement: Statement): Promise<Result> {
-  const [text, args, prepare] = typeof statement === "string" ? [statement, [], true] : [statement.sql, statement.args ?? [], statement.prepare !== false];
+  const [text, args, prepare] =
+    typeof statement === "string"
+      ? [statement, [], true]
+      : [statement.sql, statement.args ?? [], statement.prepare !== false];
   if (!Array.isArray(args)) throw new TypeError("Postgres statements take positional arguments ($1, $2...)");
   const rows = await queries.unsafe(text, args as Value[], { prepare });
   return { rows: Array.from(rows), rowsAffected: rows.count ?? 0 };
@@ -118,7 +128,13 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
     }) as PromiseLike<Result[]>;
 
   const execute = (statement: Statement) =>
-    bounded(() => retried(() => run(sql, statement), () => inTransaction([statement]).then(([result]) => result!), Date.now() + timeoutMs));
+    bounded(() =>
+      retried(
+        () => run(sql, statement),
+        () => inTransaction([statement]).then(([result]) => result!),
+        Date.now() + timeoutMs,
+      ),
+    );
   return {
     inProcess: false,
     read: execute,
@@ -136,7 +152,10 @@ export function postgresEngine(source: PostgresSource): SqlEngine {
           }
           const [only] = statements;
           const transaction = () => inTransaction(statements);
-          const first = statements.length === 1 && only !== undefined ? () => run(sql, only).then((result) => [result]) : transaction;
+          const first =
+            statements.length === 1 && only !== undefined
+              ? () => run(sql, only).then((result) => [result])
+              : transaction;
           bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
         });
       }),

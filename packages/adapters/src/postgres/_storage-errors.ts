@@ -10,12 +10,14 @@ const UNAVAILABLE_CLASSES = ["08", "53", "57", "58"];
 const UNAVAILABLE_STATES = new Set(["40001", "40P01", "55P03", "55000", "25006"]);
 
 /** Socket and client errors of postgres.js and Bun.sql that mean the same. */
-const CLIENT_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|CONNECTION_.+|CONNECT_TIMEOUT|ERR_POSTGRES_(CONNECTION_.+|.*TIMEOUT.*|.*CLOSED.*))$/;
+const CLIENT_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|CONNECTION_.+|CONNECT_TIMEOUT|ERR_POSTGRES_(CONNECTION_.+|.*TIMEOUT.*|.*CLOSED.*))$/;
 
 /** The five-character SQLSTATE of a server error (postgres.js: `code`; Bun.sql: `errno`), if it has one. */
 export function sqlState(error: unknown): string | undefined {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
-  for (const candidate of [code, errno]) if (typeof candidate === "string" && /^[0-9A-Z]{5}$/.test(candidate)) return candidate;
+  for (const candidate of [code, errno])
+    if (typeof candidate === "string" && /^[0-9A-Z]{5}$/.test(candidate)) return candidate;
   return undefined;
 }
 

@@ -28,7 +28,10 @@ export async function checkPostgres(source: PostgresSource): Promise<number> {
     },
   ]);
   // And the statements find what they need: a column dropped by hand fails every request.
-  const problem = schemaProblem(POSTGRES_COLUMNS, (await engine.read(COLUMNS_SQL)).rows.map((row) => String(row.name)));
+  const problem = schemaProblem(
+    POSTGRES_COLUMNS,
+    (await engine.read(COLUMNS_SQL)).rows.map((row) => String(row.name)),
+  );
   if (problem !== undefined) throw new Error(problem);
   return Number(probe!.rows[0]!.checked_at);
 }

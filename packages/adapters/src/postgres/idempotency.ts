@@ -8,7 +8,8 @@ import { engineOf } from "./_engine.js";
 const NOW = `coalesce($1::bigint, ${POSTGRES_NOW})`;
 
 /** A record (columns prefixed `record`) is dead once finished for the TTL, or left unfinished past the lease ($2 lease, $3 TTL). */
-const dead = (record: string) => `${record}.claimed_at <= ${NOW} - CASE WHEN ${record}.pet_id IS NULL THEN $2::bigint ELSE $3::bigint END`;
+const dead = (record: string) =>
+  `${record}.claimed_at <= ${NOW} - CASE WHEN ${record}.pet_id IS NULL THEN $2::bigint ELSE $3::bigint END`;
 
 const STATEMENTS: IdempotencyStatements = {
   take: ({ scope, key, fingerprint }, now) => ({

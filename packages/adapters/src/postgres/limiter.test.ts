@@ -30,7 +30,9 @@ describe("postgresLimiter", () => {
       const windows = windowsOf(1_000, 10_000);
       await at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN });
       const before = sent();
-      const decisions = await Promise.all(Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })));
+      const decisions = await Promise.all(
+        Array.from({ length: 50 }, () => at(T0, limiter).hit({ bucket: "key:a", windows, ban: NO_BAN })),
+      );
       expect(sent()).toBe(before + 1);
       expect(decisions.map((d) => d.windows[0]!.remaining)).toEqual(Array.from({ length: 50 }, (_, i) => 998 - i));
     } finally {
@@ -46,7 +48,9 @@ describe("postgresLimiter", () => {
       const windows = windowsOf(60, 1_000);
       const ban = { threshold: 30, seconds: 600 };
       const decisions = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => at(T0 + (i % 7), limiters[i % 4]!).hit({ bucket: "key:burst", windows, ban })),
+        Array.from({ length: 300 }, (_, i) =>
+          at(T0 + (i % 7), limiters[i % 4]!).hit({ bucket: "key:burst", windows, ban }),
+        ),
       );
       const admitted = decisions.filter((decision) => decision.allowed);
       expect(admitted).toHaveLength(60);

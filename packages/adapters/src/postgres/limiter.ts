@@ -4,7 +4,8 @@ import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 
-const COLUMNS = "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at";
+const COLUMNS =
+  "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at";
 
 /**
  * The decision for `:hits` hits from a bucket as `source` gives it (columns `window0_start`,
@@ -93,5 +94,5 @@ const STATEMENTS = limiterStatements({
  * @example const limiter = postgresLimiter({ sql });
  */
 export function postgresLimiter(source: PostgresSource, options: StoreClockOptions = {}): RateLimiter {
-  return timedBy(sqlLimiter(engineOf(source), STATEMENTS, "postgresLimiter"), options.clock);
+  return timedBy(sqlLimiter(engineOf(source), STATEMENTS), options.clock);
 }

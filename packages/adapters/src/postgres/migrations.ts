@@ -140,15 +140,25 @@ export async function migratePostgres(source: PostgresSource): Promise<void> {
       // Each statement sees what the migrator before it committed (the database's default may be stricter).
       await tx.unsafe("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
       await tx.unsafe("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK]);
-      await tx.unsafe("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
-      const applied = new Set(Array.from(await tx.unsafe("SELECT version FROM schema_migrations"), (row) => Number(row.version)));
+      await tx.unsafe(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+      );
+      const applied = new Set(
+        Array.from(await tx.unsafe("SELECT version FROM schema_migrations"), (row) => Number(row.version)),
+      );
       // A newer release's schema may lack what this one's statements need: refuse it whole.
-      const newer = newerSchemaError(applied, MIGRATIONS.map((migration) => migration.version));
+      const newer = newerSchemaError(
+        applied,
+        MIGRATIONS.map((migration) => migration.version),
+      );
       if (newer) throw newer;
       for (const migration of MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         for (const statement of migration.statements) await tx.unsafe(statement);
-        await tx.unsafe(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1::integer, $2::text, ${POSTGRES_NOW})`, [migration.version, migration.name]);
+        await tx.unsafe(
+          `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1::integer, $2::text, ${POSTGRES_NOW})`,
+          [migration.version, migration.name],
+        );
       }
     });
   } catch (error) {

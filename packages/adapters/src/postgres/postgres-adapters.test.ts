@@ -9,106 +9,117 @@ import { checkPostgres, migratePostgres, postgresAdapters, postgresIdempotency, 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 
 // Under each default isolation an operator may give the database (issue 27 §3.1).
-describe.each<Isolation>(["read committed", "repeatable read", "serializable"])("Postgres adapters on many clients at once (each its own pool, as processes have), default isolation %s", (isolation) => {
-  const database = usePostgresDatabase({ isolation });
+describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
+  "Postgres adapters on many clients at once (each its own pool, as processes have), default isolation %s",
+  (isolation) => {
+    const database = usePostgresDatabase({ isolation });
 
-  it("runs every statement under the database's default isolation (the adapters set theirs themselves)", async () => {
-    const { source, close } = await database.fresh();
-    try {
-      expect((await source.sql.unsafe("SHOW transaction_isolation"))[0]).toEqual({ transaction_isolation: isolation });
-    } finally {
-      await close();
-    }
-  });
-
-  it("admits exactly the limit and bans after the threshold when 300 hits on one bucket come through four clients at once", async () => {
-    const { source, close } = await database.fresh();
-    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
-    try {
-      const limiters = [source, ...others].map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
-      const windows: WindowPair = [
-        { name: "minute", limit: 60, seconds: 60 },
-        { name: "day", limit: 1_000, seconds: 86_400 },
-      ];
-      const decisions = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => limiters[i % 4]!.hit({ bucket: "key:burst", windows, ban: { threshold: 30, seconds: 600 } })),
-      );
-      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(60);
-      expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
-    } finally {
-      await Promise.all(others.map((other) => other.sql.end()));
-      await close();
-    }
-  });
-
-  it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", async () => {
-    const { source, close } = await database.fresh();
-    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
-    try {
-      const stores = [source, ...others].map((each) => postgresStore(each));
-      const lists: number[][] = [];
-      const creating = Promise.all(Array.from({ length: 200 }, (_, i) => stores[i % 4]!.createPet({ name: `Pet ${i}`, categoryId: 1 })));
-      // Lists taken while the creates commit: none may miss an id below one it shows.
-      for (let i = 0; i < 10; i++) lists.push((await stores[i % 4]!.listPets({ limit: 100 })).map((pet) => pet.id));
-      const created = await creating;
-      const ids = created.map((pet) => pet.id);
-      expect(new Set(ids).size).toBe(200);
-      const all = [];
-      for (let afterId = 0; ; ) {
-        const page = await stores[0]!.listPets({ limit: 100, afterId });
-        if (page.length === 0) break;
-        all.push(...page.map((pet) => pet.id));
-        afterId = page.at(-1)!.id;
+    it("runs every statement under the database's default isolation (the adapters set theirs themselves)", async () => {
+      const { source, close } = await database.fresh();
+      try {
+        expect((await source.sql.unsafe("SHOW transaction_isolation"))[0]).toEqual({
+          transaction_isolation: isolation,
+        });
+      } finally {
+        await close();
       }
-      expect(all).toEqual([...ids].sort((a, b) => a - b));
-      for (const list of lists) expect(list).toEqual(all.slice(0, list.length));
-    } finally {
-      await Promise.all(others.map((other) => other.sql.end()));
-      await close();
-    }
-  });
+    });
 
-  it("grants one claim of one Idempotency-Key sent through many clients at once, which creates one pet", async () => {
-    const { source, close } = await database.fresh();
-    const others = await Promise.all(Array.from({ length: 5 }, () => database.client(source)));
-    try {
-      const sources = [source, ...others];
-      const claim: IdempotencyClaim = { scope: "key_1", key: "order-42", fingerprint: "f1" };
-      const attempts = await Promise.all(
-        Array.from({ length: 24 }, async (_, i) => {
-          const each = sources[i % sources.length]!;
-          const result = await postgresIdempotency(each).claim(claim);
-          if (result.state !== "claimed") return result.state;
-          const done = await postgresStore(each).createClaimedPet({ name: "Rex", categoryId: 1 }, claim);
-          return done.state === "created" ? done.pet.id : done.state;
-        }),
-      );
-      const created = attempts.filter((attempt) => typeof attempt === "number");
-      expect(created).toHaveLength(1);
-      expect(attempts.filter((attempt) => attempt === "in_progress" || attempt === "completed")).toHaveLength(23);
-      expect(await postgresIdempotency(source).claim(claim)).toEqual({ state: "completed", petId: created[0] });
-      expect(await postgresStore(source).listPets({ limit: 10 })).toHaveLength(1);
-    } finally {
-      await Promise.all(others.map((other) => other.sql.end()));
-      await close();
-    }
-  });
+    it("admits exactly the limit and bans after the threshold when 300 hits on one bucket come through four clients at once", async () => {
+      const { source, close } = await database.fresh();
+      const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
+      try {
+        const limiters = [source, ...others].map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
+        const windows: WindowPair = [
+          { name: "minute", limit: 60, seconds: 60 },
+          { name: "day", limit: 1_000, seconds: 86_400 },
+        ];
+        const decisions = await Promise.all(
+          Array.from({ length: 300 }, (_, i) =>
+            limiters[i % 4]!.hit({ bucket: "key:burst", windows, ban: { threshold: 30, seconds: 600 } }),
+          ),
+        );
+        expect(decisions.filter((decision) => decision.allowed)).toHaveLength(60);
+        expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
+      } finally {
+        await Promise.all(others.map((other) => other.sql.end()));
+        await close();
+      }
+    });
 
-  it("migrates once when several clients migrate at once, recording the version in schema_migrations", async () => {
-    const { source, close } = await database.fresh();
-    const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
-    try {
-      await source.sql.unsafe("DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, schema_migrations");
-      await Promise.all([source, ...others].map((each) => migratePostgres(each)));
-      const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-      expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5]);
-      await checkPostgres(source);
-    } finally {
-      await Promise.all(others.map((other) => other.sql.end()));
-      await close();
-    }
-  });
-});
+    it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", async () => {
+      const { source, close } = await database.fresh();
+      const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
+      try {
+        const stores = [source, ...others].map((each) => postgresStore(each));
+        const lists: number[][] = [];
+        const creating = Promise.all(
+          Array.from({ length: 200 }, (_, i) => stores[i % 4]!.createPet({ name: `Pet ${i}`, categoryId: 1 })),
+        );
+        // Lists taken while the creates commit: none may miss an id below one it shows.
+        for (let i = 0; i < 10; i++) lists.push((await stores[i % 4]!.listPets({ limit: 100 })).map((pet) => pet.id));
+        const created = await creating;
+        const ids = created.map((pet) => pet.id);
+        expect(new Set(ids).size).toBe(200);
+        const all = [];
+        for (let afterId = 0; ; ) {
+          const page = await stores[0]!.listPets({ limit: 100, afterId });
+          if (page.length === 0) break;
+          all.push(...page.map((pet) => pet.id));
+          afterId = page.at(-1)!.id;
+        }
+        expect(all).toEqual([...ids].sort((a, b) => a - b));
+        for (const list of lists) expect(list).toEqual(all.slice(0, list.length));
+      } finally {
+        await Promise.all(others.map((other) => other.sql.end()));
+        await close();
+      }
+    });
+
+    it("grants one claim of one Idempotency-Key sent through many clients at once, which creates one pet", async () => {
+      const { source, close } = await database.fresh();
+      const others = await Promise.all(Array.from({ length: 5 }, () => database.client(source)));
+      try {
+        const sources = [source, ...others];
+        const claim: IdempotencyClaim = { scope: "key_1", key: "order-42", fingerprint: "f1" };
+        const attempts = await Promise.all(
+          Array.from({ length: 24 }, async (_, i) => {
+            const each = sources[i % sources.length]!;
+            const result = await postgresIdempotency(each).claim(claim);
+            if (result.state !== "claimed") return result.state;
+            const done = await postgresStore(each).createClaimedPet({ name: "Rex", categoryId: 1 }, claim);
+            return done.state === "created" ? done.pet.id : done.state;
+          }),
+        );
+        const created = attempts.filter((attempt) => typeof attempt === "number");
+        expect(created).toHaveLength(1);
+        expect(attempts.filter((attempt) => attempt === "in_progress" || attempt === "completed")).toHaveLength(23);
+        expect(await postgresIdempotency(source).claim(claim)).toEqual({ state: "completed", petId: created[0] });
+        expect(await postgresStore(source).listPets({ limit: 10 })).toHaveLength(1);
+      } finally {
+        await Promise.all(others.map((other) => other.sql.end()));
+        await close();
+      }
+    });
+
+    it("migrates once when several clients migrate at once, recording the version in schema_migrations", async () => {
+      const { source, close } = await database.fresh();
+      const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
+      try {
+        await source.sql.unsafe(
+          "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, schema_migrations",
+        );
+        await Promise.all([source, ...others].map((each) => migratePostgres(each)));
+        const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
+        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+        await checkPostgres(source);
+      } finally {
+        await Promise.all(others.map((other) => other.sql.end()));
+        await close();
+      }
+    });
+  },
+);
 
 describe("Postgres adapters when the server fails", () => {
   let server: PostgresServer;
@@ -131,7 +142,9 @@ describe("Postgres adapters when the server fails", () => {
         { name: "minute", limit: 5, seconds: 60 },
         { name: "day", limit: 50, seconds: 86_400 },
       ];
-      await expect(limiter.hit({ bucket: "key:a", windows, ban: { threshold: 3, seconds: 60 } })).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(
+        limiter.hit({ bucket: "key:a", windows, ban: { threshold: 3, seconds: 60 } }),
+      ).rejects.toBeInstanceOf(StorageUnavailableError);
       await server.start();
       await checkPostgres(source);
       expect(await store.getPet(rex.id)).toEqual(rex);
@@ -158,7 +171,11 @@ describe("Postgres adapters when the server fails", () => {
       });
       try {
         const granted = async () =>
-          (await sql.unsafe("SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pets'::regclass AND mode = 'AccessExclusiveLock' AND granted"))[0]!.n;
+          (
+            await sql.unsafe(
+              "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pets'::regclass AND mode = 'AccessExclusiveLock' AND granted",
+            )
+          )[0]!.n;
         await expect.poll(granted, { timeout: 5_000 }).toBe(1);
         const waiting = [store.listPets({ limit: 1 }), store.listPets({ limit: 1 }), store.listPets({ limit: 1 })];
         // A fourth finds three already waiting: refused at once, not queued.
@@ -170,7 +187,16 @@ describe("Postgres adapters when the server fails", () => {
         await blocker.end();
       }
       // The waiting queries finish once the lock is gone: the bound frees up by itself.
-      await expect.poll(async () => (await store.listPets({ limit: 1 }).then(() => "served", () => "failed")), { timeout: 5_000 }).toBe("served");
+      await expect
+        .poll(
+          async () =>
+            await store.listPets({ limit: 1 }).then(
+              () => "served",
+              () => "failed",
+            ),
+          { timeout: 5_000 },
+        )
+        .toBe("served");
     } finally {
       await sql.end({ timeout: 1 });
     }

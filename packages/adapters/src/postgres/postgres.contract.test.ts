@@ -1,24 +1,55 @@
-import { adminTokensContract, apiKeysContract, idempotencyContract, petStoreContract, rateLimiterContract } from "@petstore/core/testing";
+import {
+  adminTokensContract,
+  apiKeysContract,
+  idempotencyContract,
+  petStoreContract,
+  rateLimiterContract,
+} from "@petstore/core/testing";
 import { describe } from "vitest";
 import { type Isolation, usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
-import { postgresAdminTokens, postgresIdempotency, postgresKeys, postgresLimiter, postgresStore, type PostgresSource } from "./index.js";
+import {
+  postgresAdminTokens,
+  postgresIdempotency,
+  postgresKeys,
+  postgresLimiter,
+  postgresStore,
+  type PostgresSource,
+} from "./index.js";
 
 // A real PostgreSQL server (started by the run's globalSetup); a fresh migrated schema per test.
 // Under each default isolation an operator may give the database (issue 27 §3.1: under
 // serializable, 272 of 300 burst requests were answered 503).
-describe.each<Isolation>(["read committed", "repeatable read", "serializable"])("on a database whose default isolation is %s", (isolation) => {
-  const database = usePostgresDatabase({ isolation });
+describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
+  "on a database whose default isolation is %s",
+  (isolation) => {
+    const database = usePostgresDatabase({ isolation });
 
-  const fixture = <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) => async (clock?: () => number) => {
-    const { source, close } = await database.fresh();
-    return { ...adapters(source, clock), close };
-  };
-  const storeFixture = fixture((source, clock) => ({ store: postgresStore(source), idempotency: postgresIdempotency(source, { clock }) }));
+    const fixture =
+      <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) =>
+      async (clock?: () => number) => {
+        const { source, close } = await database.fresh();
+        return { ...adapters(source, clock), close };
+      };
+    const storeFixture = fixture((source, clock) => ({
+      store: postgresStore(source),
+      idempotency: postgresIdempotency(source, { clock }),
+    }));
 
-  petStoreContract("postgres", storeFixture);
-  idempotencyContract("postgres", storeFixture);
-  // 30 random sequences of hits per property and isolation: 2 to 4 s each.
-  rateLimiterContract("postgres", fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })), { runs: 30 });
-  apiKeysContract("postgres", fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })));
-  adminTokensContract("postgres", fixture((source) => ({ tokens: postgresAdminTokens(source) })));
-});
+    petStoreContract("postgres", storeFixture);
+    idempotencyContract("postgres", storeFixture);
+    // 30 random sequences of hits per property and isolation: 2 to 4 s each.
+    rateLimiterContract(
+      "postgres",
+      fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
+      { runs: 30 },
+    );
+    apiKeysContract(
+      "postgres",
+      fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })),
+    );
+    adminTokensContract(
+      "postgres",
+      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+    );
+  },
+);

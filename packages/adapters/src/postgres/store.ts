@@ -1,4 +1,4 @@
-import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, Pet, PetStore } from "@petstore/core";
+import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, PetStore } from "@petstore/core";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import type { PostgresSource } from "./_client.js";
@@ -15,7 +15,10 @@ const PETS_LOCK = "4208976140421883827";
 
 /** `INSERT` of `rows` pets in the order of their rows, under the pets lock, returning them. */
 const insertPets = (rows: number) => {
-  const values = Array.from({ length: rows }, (_, i) => `($${3 * i + 1}::text, $${3 * i + 2}::bigint, $${3 * i + 3}::text, ${i})`).join(", ");
+  const values = Array.from(
+    { length: rows },
+    (_, i) => `($${3 * i + 1}::text, $${3 * i + 2}::bigint, $${3 * i + 3}::text, ${i})`,
+  ).join(", ");
   // The lock's row joins every inserted row, so it is taken before the first id is drawn.
   return `INSERT INTO pets (name, category_id, status)
     SELECT v.name, v.category_id, v.status FROM (VALUES ${values}) AS v (name, category_id, status, position)
@@ -52,8 +55,14 @@ SELECT ${PET_COLUMNS} FROM pet`;
 function pageStatement(table: string, columns: string, query: PageQuery<string>) {
   const afterId = query.afterId ?? 0;
   return query.status === undefined
-    ? { sql: `SELECT ${columns} FROM ${table} WHERE id > $1::bigint ORDER BY id LIMIT $2::integer`, args: [afterId, query.limit] }
-    : { sql: `SELECT ${columns} FROM ${table} WHERE id > $1::bigint AND status = $2::text ORDER BY id LIMIT $3::integer`, args: [afterId, query.status, query.limit] };
+    ? {
+        sql: `SELECT ${columns} FROM ${table} WHERE id > $1::bigint ORDER BY id LIMIT $2::integer`,
+        args: [afterId, query.limit],
+      }
+    : {
+        sql: `SELECT ${columns} FROM ${table} WHERE id > $1::bigint AND status = $2::text ORDER BY id LIMIT $3::integer`,
+        args: [afterId, query.status, query.limit],
+      };
 }
 
 /**
@@ -71,7 +80,9 @@ export function postgresStore(source: PostgresSource): PetStore {
 
   async function createClaimedPet(pet: NewPet, claim: IdempotencyClaim): Promise<ClaimedCreate> {
     const values = [pet.name, pet.categoryId, pet.status ?? null];
-    const [inserted] = await db.write([{ sql: INSERT_CLAIMED_PET, args: [...values, claim.scope, claim.key, claim.fingerprint], oneRow: true }]);
+    const [inserted] = await db.write([
+      { sql: INSERT_CLAIMED_PET, args: [...values, claim.scope, claim.key, claim.fingerprint], oneRow: true },
+    ]);
     const row = inserted?.rows[0];
     return row ? { state: "created", pet: toPet(row) } : { state: "claim_lost" };
   }
@@ -81,7 +92,11 @@ export function postgresStore(source: PostgresSource): PetStore {
       return (await db.read(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.read({ sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, args: [id], oneRow: true });
+      const { rows } = await db.read({
+        sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`,
+        args: [id],
+        oneRow: true,
+      });
       return rows[0] && toPet(rows[0]);
     },
     createPet: (pet) => insertPet([pet.name, pet.categoryId, pet.status ?? null]),

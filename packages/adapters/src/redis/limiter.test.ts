@@ -31,17 +31,27 @@ afterAll(async () => {
 });
 
 /** Resolves when ioredis has connected again (after a restart). */
-const ready = () => (redis.status === "ready" ? Promise.resolve() : new Promise((resolve) => redis.once("ready", resolve)));
+const ready = () =>
+  redis.status === "ready" ? Promise.resolve() : new Promise((resolve) => redis.once("ready", resolve));
 
 describe("redisLimiter", () => {
   it("admits exactly the limit of hits fired at once over three connections, as three processes would", async () => {
     const others = [new Redis(server.url), new Redis(server.url)];
     try {
       const prefix = freshPrefix();
-      const limiters = [send, ...others.map((other): RedisSend => (args) => other.call(args[0]!, ...args.slice(1)))].map((each) => redisLimiter({ send: each, prefix, clock }));
+      const limiters = [
+        send,
+        ...others.map(
+          (other): RedisSend =>
+            (args) =>
+              other.call(args[0]!, ...args.slice(1)),
+        ),
+      ].map((each) => redisLimiter({ send: each, prefix, clock }));
       const windows = windowsOf(25, 1_000);
       const ban = { threshold: 10, seconds: 600 };
-      const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => at(T0 + i, limiters[i % 3]!).hit({ bucket: "key:shared", windows, ban })));
+      const decisions = await Promise.all(
+        Array.from({ length: 90 }, (_, i) => at(T0 + i, limiters[i % 3]!).hit({ bucket: "key:shared", windows, ban })),
+      );
       const admitted = decisions.filter((d) => d.allowed);
       expect(admitted).toHaveLength(25);
       expect(new Set(admitted.map((d) => d.windows[0]!.remaining)).size).toBe(25);
@@ -71,7 +81,11 @@ describe("redisLimiter", () => {
   it("loads the script once and runs every hit with EVALSHA", async () => {
     const limiter = redisLimiter({ send, prefix: freshPrefix(), clock });
     sent.length = 0;
-    await Promise.all(Array.from({ length: 5 }, () => at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN })));
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        at(T0, limiter).hit({ bucket: "key:a", windows: windowsOf(10, 100), ban: NO_BAN }),
+      ),
+    );
     expect(sent).toEqual(["SCRIPT", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA"]);
   });
 
@@ -116,7 +130,9 @@ describe("redisLimiter", () => {
       for (const outcome of outcomes) {
         expect(outcome.status).toBe("rejected");
         expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
-        expect(String((outcome as PromiseRejectedResult).reason.message)).toMatch(/did not answer a rate-limit hit within 300 ms/);
+        expect(String((outcome as PromiseRejectedResult).reason.message)).toMatch(
+          /did not answer a rate-limit hit within 300 ms/,
+        );
       }
       await expect(limiter.check()).rejects.toThrow(/did not answer a TIME/);
     } finally {
@@ -131,7 +147,14 @@ describe("redisLimiter", () => {
 
   it("admits with failOpen while Redis does not answer, telling onFailOpen each time", async () => {
     const errors: StorageUnavailableError[] = [];
-    const limiter = redisLimiter({ send, prefix: freshPrefix(), timeoutMs: 300, failOpen: true, onFailOpen: (error) => errors.push(error), clock });
+    const limiter = redisLimiter({
+      send,
+      prefix: freshPrefix(),
+      timeoutMs: 300,
+      failOpen: true,
+      onFailOpen: (error) => errors.push(error),
+      clock,
+    });
     const hit = () => at(T0 + 5_000, limiter).hit({ bucket: "key:a", windows: windowsOf(1, 100), ban: NO_BAN });
     expect((await hit()).allowed).toBe(true);
     expect((await hit()).allowed).toBe(false);

@@ -1,4 +1,11 @@
-import { type BucketState, type Decision, type HitInput, type RateLimiter, StorageUnavailableError, type WindowState } from "@petstore/core";
+import {
+  type BucketState,
+  type Decision,
+  type HitInput,
+  type RateLimiter,
+  StorageUnavailableError,
+  type WindowState,
+} from "@petstore/core";
 import { withinDeadline } from "../_deadline.js";
 
 /**
@@ -177,7 +184,8 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  */
 export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
   const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen, clock } = options;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
+    throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
   /** The script's SHA-1 once `SCRIPT LOAD` answered; forgotten when loading failed. */
   let loading: Promise<string> | undefined;
 
@@ -197,7 +205,11 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     };
     // Any thenable a client returns, and a synchronous throw, alike.
     const answer = new Promise<T>((resolve) => resolve(work())).catch(failed);
-    return withinDeadline(answer, timeoutMs, () => new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`));
+    return withinDeadline(
+      answer,
+      timeoutMs,
+      () => new StorageUnavailableError(`Redis did not answer ${what} within ${timeoutMs} ms`),
+    );
   }
 
   async function run(key: string, args: string[]): Promise<unknown> {
@@ -230,7 +242,9 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
       };
     });
     if (bannedUntil <= now) return { allowed, windows: states, now };
-    return values[4] === 1 ? { allowed: false, windows: states, bannedUntil, banStarted: true, now } : { allowed: false, windows: states, bannedUntil, now };
+    return values[4] === 1
+      ? { allowed: false, windows: states, bannedUntil, banStarted: true, now }
+      : { allowed: false, windows: states, bannedUntil, now };
   }
 
   /**
@@ -244,7 +258,13 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
       allowed: true,
       windows: windows.map((w) => {
         const length = w.seconds * 1000;
-        return { name: w.name, limit: w.limit, remaining: w.limit, resetAt: now - (now % length) + length, exceeded: false };
+        return {
+          name: w.name,
+          limit: w.limit,
+          remaining: w.limit,
+          resetAt: now - (now % length) + length,
+          exceeded: false,
+        };
       }),
     };
   }
@@ -253,7 +273,9 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     const { bucket, windows, ban } = input;
     const args = [clock ? String(clock()) : "", String(ban.threshold), String(ban.seconds * 1000)];
     for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
-    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) => decide(input, reply));
+    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) =>
+      decide(input, reply),
+    );
     if (!failOpen) return decided;
     return decided.catch((error: StorageUnavailableError) => {
       onFailOpen?.(error);
@@ -264,17 +286,29 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
   /** An operator's view of a bucket: one EVAL (rare, so the script is not cached). */
   async function peek({ bucket, windows }: HitInput): Promise<BucketState> {
     const args = [clock ? String(clock()) : "", ...windows.map((w) => String(w.seconds * 1000))];
-    const reply = (await bounded("a rate-limit look", () => send(["EVAL", PEEK_SCRIPT, "1", `${prefix}{${bucket}}`, ...args])) as unknown[]).map(Number);
+    const reply = (
+      (await bounded("a rate-limit look", () =>
+        send(["EVAL", PEEK_SCRIPT, "1", `${prefix}{${bucket}}`, ...args]),
+      )) as unknown[]
+    ).map(Number);
     const [now, bannedUntil] = [reply[0]!, reply[1]!];
     const states = windows.map((w, i): WindowState => {
       const start = reply[2 + 2 * i]!;
-      return { name: w.name, limit: w.limit, remaining: Math.max(0, w.limit - reply[3 + 2 * i]!), resetAt: start + w.seconds * 1000, exceeded: false };
+      return {
+        name: w.name,
+        limit: w.limit,
+        remaining: Math.max(0, w.limit - reply[3 + 2 * i]!),
+        resetAt: start + w.seconds * 1000,
+        exceeded: false,
+      };
     });
     return bannedUntil > now ? { windows: states, bannedUntil, now } : { windows: states, now };
   }
 
   async function unban(bucket: string): Promise<boolean> {
-    const reply = await bounded("a ban's end", () => send(["EVAL", UNBAN_SCRIPT, "1", `${prefix}{${bucket}}`, clock ? String(clock()) : ""]));
+    const reply = await bounded("a ban's end", () =>
+      send(["EVAL", UNBAN_SCRIPT, "1", `${prefix}{${bucket}}`, clock ? String(clock()) : ""]),
+    );
     return Number(reply) === 1;
   }
 
@@ -282,9 +316,10 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     hit,
     peek,
     unban,
-    check: () => bounded("a TIME", () => send(["TIME"])).then((reply) => {
-      const [seconds, micro] = (reply as unknown[]).map(Number);
-      return seconds! * 1000 + Math.floor(micro! / 1000);
-    }),
+    check: () =>
+      bounded("a TIME", () => send(["TIME"])).then((reply) => {
+        const [seconds, micro] = (reply as unknown[]).map(Number);
+        return seconds! * 1000 + Math.floor(micro! / 1000);
+      }),
   };
 }

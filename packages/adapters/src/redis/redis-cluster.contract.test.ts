@@ -21,9 +21,14 @@ beforeAll(async () => {
   const seeds = cluster.ports.map((port) => ({ host: "127.0.0.1", port }));
   const ioredis = new Cluster(seeds);
   clients.ioredis = { send: (args) => ioredis.call(args[0]!, ...args.slice(1)), close: () => ioredis.quit() };
-  const nodeRedis = await createCluster({ rootNodes: seeds.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) }).connect();
+  const nodeRedis = await createCluster({
+    rootNodes: seeds.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+  }).connect();
   // node-redis routes by the key it is given: a script's first key (after the SHA and the key count).
-  clients["node-redis"] = { send: (args) => nodeRedis.sendCommand(/^EVAL/.test(args[0]!) ? args[3] : undefined, false, args), close: () => nodeRedis.quit() };
+  clients["node-redis"] = {
+    send: (args) => nodeRedis.sendCommand(/^EVAL/.test(args[0]!) ? args[3] : undefined, false, args),
+    close: () => nodeRedis.quit(),
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -32,5 +37,7 @@ afterAll(async () => {
 });
 
 for (const name of ["ioredis", "node-redis"]) {
-  rateLimiterContract(`redis cluster via ${name}`, async (clock) => ({ limiter: redisLimiter({ send: clients[name]!.send, prefix: `cluster:${++fixtures}:`, clock }) }));
+  rateLimiterContract(`redis cluster via ${name}`, async (clock) => ({
+    limiter: redisLimiter({ send: clients[name]!.send, prefix: `cluster:${++fixtures}:`, clock }),
+  }));
 }

@@ -28,5 +28,7 @@ afterAll(async () => {
 });
 
 for (const name of ["ioredis", "node-redis"]) {
-  rateLimiterContract(`redis via ${name}`, async (clock) => ({ limiter: redisLimiter({ send: clients[name]!.send, prefix: `contract:${++fixtures}:`, clock }) }));
+  rateLimiterContract(`redis via ${name}`, async (clock) => ({
+    limiter: redisLimiter({ send: clients[name]!.send, prefix: `contract:${++fixtures}:`, clock }),
+  }));
 }

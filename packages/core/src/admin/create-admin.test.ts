@@ -19,19 +19,31 @@ function setUp() {
     limiter: adapters.limiter,
     clock: () => clock.now,
     // The host's own authentication: here one fixed token.
-    authenticate: (request, info) => (request.headers.get("authorization") === TOKEN ? { who: ADMIN.who, ...(info?.clientAddress && { from: info.clientAddress }) } : undefined),
+    authenticate: (request, info) =>
+      request.headers.get("authorization") === TOKEN
+        ? { who: ADMIN.who, ...(info?.clientAddress && { from: info.clientAddress }) }
+        : undefined,
   });
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     admin.fetch(
       new Request(`http://admin.test/admin/v1${path}`, {
         method,
-        headers: { Authorization: TOKEN, ...(body !== undefined && { "Content-Type": "application/json" }), ...headers },
+        headers: {
+          Authorization: TOKEN,
+          ...(body !== undefined && { "Content-Type": "application/json" }),
+          ...headers,
+        },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       }),
       { clientAddress: "192.0.2.50" },
     );
-  const api = (key: string) => petstore.fetch(new Request("http://petstore.test/v1/pets?limit=1", { headers: { Authorization: `Bearer ${key}` } }), { clientAddress: "203.0.113.9" });
-  const create = async (body: unknown = { plan: "free", label: "shop" }) => (await (await call("POST", "/keys", body)).json()) as { id: string; key: string };
+  const api = (key: string) =>
+    petstore.fetch(
+      new Request("http://petstore.test/v1/pets?limit=1", { headers: { Authorization: `Bearer ${key}` } }),
+      { clientAddress: "203.0.113.9" },
+    );
+  const create = async (body: unknown = { plan: "free", label: "shop" }) =>
+    (await (await call("POST", "/keys", body)).json()) as { id: string; key: string };
   return { clock, adapters, admin, call, api, create };
 }
 
@@ -54,7 +66,15 @@ describe("createAdmin", () => {
     expect(response.status).toBe(201);
     const created = await json<{ id: string; key: string }>(response);
     expect(response.headers.get("location")).toBe(`/admin/v1/keys/${created.id}`);
-    expect(created).toMatchObject({ plan: "pro", perMinute: 300, perDay: 10_000, label: "Acme", expiresAt: "2031-01-01T00:00:00.000Z", revokedAt: null, rolling: null });
+    expect(created).toMatchObject({
+      plan: "pro",
+      perMinute: 300,
+      perDay: 10_000,
+      label: "Acme",
+      expiresAt: "2031-01-01T00:00:00.000Z",
+      revokedAt: null,
+      rolling: null,
+    });
     expect(created.key).toMatch(/^psk_/);
     expect((await api(created.key)).status).toBe(200);
     const [entry] = await adapters.keys.auditTrail({ limit: 1 });
@@ -64,20 +84,30 @@ describe("createAdmin", () => {
 
   it("refuses a bad new key with every problem: enterprise without limits, an expiry in the past, an unknown field, a wrong type", async () => {
     const { call } = setUp();
-    const response = await call("POST", "/keys", { plan: "enterprise", expiresAt: "2029-01-01T00:00:00Z", color: "red" });
+    const response = await call("POST", "/keys", {
+      plan: "enterprise",
+      expiresAt: "2029-01-01T00:00:00Z",
+      color: "red",
+    });
     expect(response.status).toBe(400);
     const body = await json<{ code: string; details: { path: string; message: string }[] }>(response);
     expect(body.code).toBe("invalid_body");
     expect(body.details.map((detail) => detail.path).sort()).toEqual(["color"]);
-    const second = await json<{ details: { path: string }[] }>(await call("POST", "/keys", { plan: "enterprise", expiresAt: "2029-01-01T00:00:00Z" }));
+    const second = await json<{ details: { path: string }[] }>(
+      await call("POST", "/keys", { plan: "enterprise", expiresAt: "2029-01-01T00:00:00Z" }),
+    );
     expect(second.details.map((detail) => detail.path).sort()).toEqual(["expiresAt", "perDay", "perMinute"]);
-    const third = await json<{ details: { path: string; message: string }[] }>(await call("POST", "/keys", { plan: "gold", perMinute: 0, label: 7 }));
+    const third = await json<{ details: { path: string; message: string }[] }>(
+      await call("POST", "/keys", { plan: "gold", perMinute: 0, label: 7 }),
+    );
     expect(third.details).toEqual([
       { path: "plan", message: "must be one of free, pro, business, enterprise" },
       { path: "perMinute", message: "must be at least 1" },
       { path: "label", message: "must be a string" },
     ]);
-    const moved = await json<{ details: { path: string; message: string }[] }>(await call("POST", "/keys", { plan: "free", expiresAt: "2031-02-30T00:00:00Z" }));
+    const moved = await json<{ details: { path: string; message: string }[] }>(
+      await call("POST", "/keys", { plan: "free", expiresAt: "2031-02-30T00:00:00Z" }),
+    );
     expect(moved.details).toEqual([{ path: "expiresAt", message: "must be a date and time that exists" }]);
     expect((await call("POST", "/keys", "not json", { "Content-Type": "text/plain" })).status).toBe(415);
   });
@@ -100,7 +130,8 @@ describe("createAdmin", () => {
   it("lists keys a page at a time with a Link to the next, and finds them by id or label", async () => {
     const { call, create } = setUp();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await create({ plan: "free", label: i % 2 === 0 ? `Shop ${i}` : `other ${i}` })).id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await create({ plan: "free", label: i % 2 === 0 ? `Shop ${i}` : `other ${i}` })).id);
     const first = await call("GET", "/keys?limit=2");
     expect((await json<{ id: string }[]>(first)).map((key) => key.id)).toEqual(ids.slice(0, 2));
     const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get("link")!)![1]!;
@@ -109,7 +140,9 @@ describe("createAdmin", () => {
     const shops = await call("GET", "/keys?q=SHOP&limit=2");
     expect((await json<{ label: string }[]>(shops)).map((key) => key.label)).toEqual(["Shop 0", "Shop 2"]);
     const rest = /^<([^>]+)>; rel="next"$/.exec(shops.headers.get("link")!)![1]!;
-    expect((await json<{ label: string }[]>(await call("GET", rest.replace("/admin/v1", "")))).map((key) => key.label)).toEqual(["Shop 4"]);
+    expect(
+      (await json<{ label: string }[]>(await call("GET", rest.replace("/admin/v1", "")))).map((key) => key.label),
+    ).toEqual(["Shop 4"]);
     expect((await call("GET", "/keys?limit=0")).status).toBe(400);
     expect((await call("GET", "/keys?cursor=%%%")).status).toBe(400);
   });
@@ -131,7 +164,12 @@ describe("createAdmin", () => {
     const { id, key } = await create();
     await api(key);
     const upgraded = await call("PATCH", `/keys/${id}`, { plan: "pro", label: null });
-    expect(await json(upgraded)).toMatchObject({ plan: "pro", perMinute: 300, label: null, usage: { minute: { used: 1, limit: 300 } } });
+    expect(await json(upgraded)).toMatchObject({
+      plan: "pro",
+      perMinute: 300,
+      label: null,
+      usage: { minute: { used: 1, limit: 300 } },
+    });
     expect((await api(key)).headers.get("x-ratelimit-limit")).toBe("300");
     expect((await call("PATCH", "/keys/key_missing", { plan: "pro" })).status).toBe(404);
     expect((await call("PATCH", `/keys/${id}`, { expiresAt: "2020-01-01T00:00:00Z" })).status).toBe(400);
@@ -153,11 +191,19 @@ describe("createAdmin", () => {
     expect(during.status).toBe(200);
     expect(during.headers.get("sunset")).toBe(new Date(T0 + 60_000).toUTCString());
     const replay = await call("POST", `/keys/${id}/roll`, { overlapSeconds: 60 }, { "Idempotency-Key": "roll-1" });
-    expect([replay.status, replay.headers.get("idempotent-replayed"), (await json(replay)).key]).toEqual([200, "true", null]);
+    expect([replay.status, replay.headers.get("idempotent-replayed"), (await json(replay)).key]).toEqual([
+      200,
+      "true",
+      null,
+    ]);
     const second = await call("POST", `/keys/${id}/roll`, { overlapSeconds: 0 }, { "Idempotency-Key": "roll-2" });
     expect([second.status, (await json(second)).code]).toEqual([409, "roll_in_progress"]);
-    expect((await call("POST", `/keys/${id}/roll`, { overlapSeconds: 60 }, { "Idempotency-Key": "roll-1" })).status).toBe(200);
-    expect((await call("POST", `/keys/${id}/roll`, { overlapSeconds: 61 }, { "Idempotency-Key": "roll-1" })).status).toBe(422);
+    expect(
+      (await call("POST", `/keys/${id}/roll`, { overlapSeconds: 60 }, { "Idempotency-Key": "roll-1" })).status,
+    ).toBe(200);
+    expect(
+      (await call("POST", `/keys/${id}/roll`, { overlapSeconds: 61 }, { "Idempotency-Key": "roll-1" })).status,
+    ).toBe(422);
     expect((await call("POST", `/keys/${id}/roll`, { overlapSeconds: 604_801 })).status).toBe(400);
     clock.now = T0 + 60_000;
     expect((await api(old)).status).toBe(401);
@@ -190,13 +236,20 @@ describe("createAdmin", () => {
     await call("PATCH", `/keys/${id}`, { label: "Renamed" });
     await call("POST", `/keys/${id}/revoke`);
     const all = await json<{ action: string; keyId: string; actor: Actor; at: string }[]>(await call("GET", "/audit"));
-    expect(all.map((entry) => [entry.action, entry.keyId])).toEqual([["revoke", id], ["update", id], ["create", other], ["create", id]]);
+    expect(all.map((entry) => [entry.action, entry.keyId])).toEqual([
+      ["revoke", id],
+      ["update", id],
+      ["create", other],
+      ["create", id],
+    ]);
     expect(all[0]!.actor).toEqual(ADMIN);
     expect(all[0]!.at).toBe(new Date(T0).toISOString());
     const first = await call("GET", `/audit?keyId=${id}&limit=2`);
     expect((await json<{ action: string }[]>(first)).map((entry) => entry.action)).toEqual(["revoke", "update"]);
     const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get("link")!)![1]!;
-    expect((await json<{ action: string }[]>(await call("GET", next.replace("/admin/v1", "")))).map((entry) => entry.action)).toEqual(["create"]);
+    expect(
+      (await json<{ action: string }[]>(await call("GET", next.replace("/admin/v1", "")))).map((entry) => entry.action),
+    ).toEqual(["create"]);
   });
 
   it("answers 404 elsewhere, 405 with Allow for another method, HEAD as GET without a body", async () => {
@@ -214,6 +267,14 @@ describe("createAdmin", () => {
     expect(response.status).toBe(200);
     const document = await json(response);
     await SwaggerParser.validate(structuredClone(document) as never);
-    expect(Object.keys(document.paths as object)).toEqual(["/keys", "/keys/{id}", "/keys/{id}/roll", "/keys/{id}/revoke", "/keys/{id}/unban", "/audit", "/openapi.json"]);
+    expect(Object.keys(document.paths as object)).toEqual([
+      "/keys",
+      "/keys/{id}",
+      "/keys/{id}/roll",
+      "/keys/{id}/revoke",
+      "/keys/{id}/unban",
+      "/audit",
+      "/openapi.json",
+    ]);
   });
 });

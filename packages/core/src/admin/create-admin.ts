@@ -52,7 +52,8 @@ const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document">
   { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
 ];
 
-const allowOf = (methods: Record<string, unknown>) => [...Object.keys(methods), ...("GET" in methods ? ["HEAD"] : [])].join(", ");
+const allowOf = (methods: Record<string, unknown>) =>
+  [...Object.keys(methods), ...("GET" in methods ? ["HEAD"] : [])].join(", ");
 
 /**
  * The admin API of the key life (issue the keys a business sells, change their plan, roll,
@@ -74,25 +75,42 @@ export function createAdmin(options: AdminOptions): Admin {
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
   };
   const { beside } = options;
-  const onError = options.onError ?? ((error: unknown, requestId: string) => console.error(JSON.stringify({ level: "error", requestId, message: String(error) })));
+  const onError =
+    options.onError ??
+    ((error: unknown, requestId: string) =>
+      console.error(JSON.stringify({ level: "error", requestId, message: String(error) })));
   let document: string | undefined;
 
-  async function answer(request: Request, pathname: string, info: ClientInfo | undefined, headers: Record<string, string>): Promise<Response> {
+  async function answer(
+    request: Request,
+    pathname: string,
+    info: ClientInfo | undefined,
+    headers: Record<string, string>,
+  ): Promise<Response> {
     const inside = pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
     const route = inside === undefined ? undefined : ROUTES.find(({ pattern }) => pattern.test(inside));
     if (!route) throw new ApiError("not_found", `No resource at ${pathname}`);
     const method = request.method === "HEAD" && "GET" in route.methods ? "GET" : request.method;
     const operation = route.methods[method];
-    if (operation === undefined) throw new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, { Allow: allowOf(route.methods) });
+    if (operation === undefined)
+      throw new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, {
+        Allow: allowOf(route.methods),
+      });
     if (operation === "document") {
       document ??= JSON.stringify(adminOpenApi(basePath));
       return new Response(document, { status: 200, headers });
     }
     const actor = await options.authenticate(request, info);
-    if (actor === undefined) throw new ApiError("unauthorized", "An admin credential is required", undefined, { "WWW-Authenticate": 'Bearer realm="petstore-admin"' });
+    if (actor === undefined)
+      throw new ApiError("unauthorized", "An admin credential is required", undefined, {
+        "WWW-Authenticate": 'Bearer realm="petstore-admin"',
+      });
     const id = route.pattern.exec(inside!)![1] ?? "";
     const outcome = await operation({ request, url: new URL(request.url), actor, id, basePath }, deps);
-    return new Response(JSON.stringify(outcome.body), { status: outcome.status, headers: { ...headers, ...outcome.headers } });
+    return new Response(JSON.stringify(outcome.body), {
+      status: outcome.status,
+      headers: { ...headers, ...outcome.headers },
+    });
   }
 
   return {
@@ -102,7 +120,10 @@ export function createAdmin(options: AdminOptions): Admin {
       const headers = { ...standardHeaders(requestId), "Content-Type": "application/json" };
       let response: Response;
       try {
-        response = beside && !isUnder(basePath, pathname) ? await answerBeside(beside, request, requestId, pathname) : await answer(request, pathname, info, headers);
+        response =
+          beside && !isUnder(basePath, pathname)
+            ? await answerBeside(beside, request, requestId, pathname)
+            : await answer(request, pathname, info, headers);
       } catch (thrown) {
         const error = toApiError(thrown);
         if (error.code === "internal_error") onError(thrown, requestId);

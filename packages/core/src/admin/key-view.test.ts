@@ -4,7 +4,15 @@ import type { ApiKeyRecord, WindowPair } from "../ports.js";
 import { keyView } from "./key-view.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const record: ApiKeyRecord = { id: "key_view", hash: "0".repeat(64), plan: "pro", perDay: 50, label: "shop", createdAt: T0 - 60_000, rolled: { previousHash: "1".repeat(64), at: T0 - 1_000, until: T0 + 59_000 } };
+const record: ApiKeyRecord = {
+  id: "key_view",
+  hash: "0".repeat(64),
+  plan: "pro",
+  perDay: 50,
+  label: "shop",
+  createdAt: T0 - 60_000,
+  rolled: { previousHash: "1".repeat(64), at: T0 - 1_000, until: T0 + 59_000 },
+};
 
 describe("keyView", () => {
   it("reads usage and the ban from the limiter's windows of the key, counting nothing", async () => {
@@ -13,7 +21,8 @@ describe("keyView", () => {
       { name: "minute", limit: 300, seconds: 60 },
       { name: "day", limit: 50, seconds: 86_400 },
     ];
-    for (let i = 0; i < 3; i++) await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
+    for (let i = 0; i < 3; i++)
+      await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
     const view = await keyView(record, { limiter });
     expect(view).toEqual({
       id: "key_view",

@@ -24,14 +24,27 @@ export const iso = (ms: number | undefined) => (ms === undefined ? null : new Da
  */
 export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}): Promise<KeyView> {
   const { windows } = limitsResolver({ ...DEFAULT_PLANS, ...source.plans })(record);
-  const state = source.limiter?.peek ? await source.limiter.peek({ bucket: `key:${record.id}`, windows, ban: { threshold: 0, seconds: 0 } }) : undefined;
+  const state = source.limiter?.peek
+    ? await source.limiter.peek({ bucket: `key:${record.id}`, windows, ban: { threshold: 0, seconds: 0 } })
+    : undefined;
   const usage = state && {
-    minute: { used: windows[0]!.limit - state.windows[0]!.remaining, limit: windows[0]!.limit, resetAt: iso(state.windows[0]!.resetAt)! },
-    day: { used: windows[1]!.limit - state.windows[1]!.remaining, limit: windows[1]!.limit, resetAt: iso(state.windows[1]!.resetAt)! },
+    minute: {
+      used: windows[0]!.limit - state.windows[0]!.remaining,
+      limit: windows[0]!.limit,
+      resetAt: iso(state.windows[0]!.resetAt)!,
+    },
+    day: {
+      used: windows[1]!.limit - state.windows[1]!.remaining,
+      limit: windows[1]!.limit,
+      resetAt: iso(state.windows[1]!.resetAt)!,
+    },
     bannedUntil: iso(state.bannedUntil),
   };
   const now = state?.now ?? (source.clock ?? Date.now)();
-  const rolling = record.rolled && record.rolled.until > now ? { since: iso(record.rolled.at)!, until: iso(record.rolled.until)! } : null;
+  const rolling =
+    record.rolled && record.rolled.until > now
+      ? { since: iso(record.rolled.at)!, until: iso(record.rolled.until)! }
+      : null;
   return {
     id: record.id,
     plan: record.plan,

@@ -1,7 +1,14 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ErrorBodySchema } from "../schemas.js";
-import { AuditEntrySchema, KeyChangesSchema, KeyViewSchema, KeyWithSecretSchema, NewKeySchema, RollSchema } from "./schemas.js";
+import {
+  AuditEntrySchema,
+  KeyChangesSchema,
+  KeyViewSchema,
+  KeyWithSecretSchema,
+  NewKeySchema,
+  RollSchema,
+} from "./schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -27,23 +34,39 @@ const ERRORS: Record<number, string> = {
 
 function responses(success: Record<string, Json>, errors: number[]): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, 401, 429, 500, 503]) all[String(status)] = { description: ERRORS[status], content: json(ref("Error")) };
+  for (const status of [...errors, 401, 429, 500, 503])
+    all[String(status)] = { description: ERRORS[status], content: json(ref("Error")) };
   return all;
 }
 
-const keyId = { name: "id", in: "path", required: true, description: "The key's id (`key_...`)", schema: { type: "string" } };
+const keyId = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "The key's id (`key_...`)",
+  schema: { type: "string" },
+};
 const idempotencyKey = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: "A retry with the same key and body is answered as the first attempt was, without the secret (never kept: roll the key if that answer was lost)",
+  description:
+    "A retry with the same key and body is answered as the first attempt was, without the secret (never kept: roll the key if that answer was lost)",
   schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 const page = [
   { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-  { name: "cursor", in: "query", required: false, description: "Opaque cursor from the previous page's `Link` header", schema: { type: "string" } },
+  {
+    name: "cursor",
+    in: "query",
+    required: false,
+    description: "Opaque cursor from the previous page's `Link` header",
+    schema: { type: "string" },
+  },
 ];
-const linkHeader = { Link: { description: 'RFC 8288 `rel="next"`: the next page, when there is one', schema: { type: "string" } } };
+const linkHeader = {
+  Link: { description: 'RFC 8288 `rel="next"`: the next page, when there is one', schema: { type: "string" } },
+};
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
 
 /**
@@ -56,7 +79,8 @@ export function adminOpenApi(basePath: string): Json {
     info: {
       title: "Pet Store admin API",
       version: "1.0.0",
-      description: "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, and the audit trail. Never cached; every change audited.",
+      description:
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, and the audit trail. Never cached; every change audited.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -65,59 +89,142 @@ export function adminOpenApi(basePath: string): Json {
         get: {
           operationId: "listKeys",
           summary: "Keys in the order they were made, with their usage",
-          parameters: [...page, { name: "q", in: "query", required: false, description: "Only keys whose id or label holds this (any case)", schema: { type: "string" } }],
-          responses: responses({ 200: { description: "A page of keys", headers: linkHeader, content: json({ type: "array", items: ref("Key") }) } }, [400]),
+          parameters: [
+            ...page,
+            {
+              name: "q",
+              in: "query",
+              required: false,
+              description: "Only keys whose id or label holds this (any case)",
+              schema: { type: "string" },
+            },
+          ],
+          responses: responses(
+            {
+              200: {
+                description: "A page of keys",
+                headers: linkHeader,
+                content: json({ type: "array", items: ref("Key") }),
+              },
+            },
+            [400],
+          ),
         },
         post: {
           operationId: "createKey",
           summary: "A new key, shown once",
           parameters: [idempotencyKey],
           requestBody: body("NewKey"),
-          responses: responses({ 201: { description: "The key, and its secret (null on a replay)", content: json(ref("KeyWithSecret")) } }, [400, 413, 415, 422]),
+          responses: responses(
+            { 201: { description: "The key, and its secret (null on a replay)", content: json(ref("KeyWithSecret")) } },
+            [400, 413, 415, 422],
+          ),
         },
       },
       "/keys/{id}": {
-        get: { operationId: "getKey", parameters: [keyId], responses: responses({ 200: { description: "The key", content: json(ref("Key")) } }, [404]) },
+        get: {
+          operationId: "getKey",
+          parameters: [keyId],
+          responses: responses({ 200: { description: "The key", content: json(ref("Key")) } }, [404]),
+        },
         patch: {
           operationId: "updateKey",
           summary: "Plan, limits, label, expiry; the secret stays. In force on every server within 5 s",
           parameters: [keyId],
           requestBody: body("KeyChanges"),
-          responses: responses({ 200: { description: "The key after the change", content: json(ref("Key")) } }, [400, 404, 409, 413, 415]),
+          responses: responses(
+            { 200: { description: "The key after the change", content: json(ref("Key")) } },
+            [400, 404, 409, 413, 415],
+          ),
         },
       },
       "/keys/{id}/roll": {
         post: {
           operationId: "rollKey",
-          summary: "A new secret for the same key and counters; the old one works for the overlap, its answers saying so (Deprecation, Sunset)",
+          summary:
+            "A new secret for the same key and counters; the old one works for the overlap, its answers saying so (Deprecation, Sunset)",
           parameters: [keyId, idempotencyKey],
           requestBody: body("Roll"),
-          responses: responses({ 200: { description: "The key and its new secret (null on a replay)", content: json(ref("KeyWithSecret")) } }, [400, 404, 409, 413, 415, 422]),
+          responses: responses(
+            {
+              200: {
+                description: "The key and its new secret (null on a replay)",
+                content: json(ref("KeyWithSecret")),
+              },
+            },
+            [400, 404, 409, 413, 415, 422],
+          ),
         },
       },
       "/keys/{id}/revoke": {
-        post: { operationId: "revokeKey", summary: "Refused everywhere within 5 s", parameters: [keyId], responses: responses({ 200: { description: "The key, revoked", content: json(ref("Key")) } }, [404]) },
+        post: {
+          operationId: "revokeKey",
+          summary: "Refused everywhere within 5 s",
+          parameters: [keyId],
+          responses: responses({ 200: { description: "The key, revoked", content: json(ref("Key")) } }, [404]),
+        },
       },
       "/keys/{id}/unban": {
         post: {
           operationId: "unbanKey",
           summary: "Ends the key's ban now",
           parameters: [keyId],
-          responses: responses({ 200: { description: "The key, and whether it was banned", content: json({ ...schema(KeyViewSchema), properties: { ...(schema(KeyViewSchema).properties as Json), unbanned: { type: "boolean" } } }) } }, [404]),
+          responses: responses(
+            {
+              200: {
+                description: "The key, and whether it was banned",
+                content: json({
+                  ...schema(KeyViewSchema),
+                  properties: { ...(schema(KeyViewSchema).properties as Json), unbanned: { type: "boolean" } },
+                }),
+              },
+            },
+            [404],
+          ),
         },
       },
       "/audit": {
         get: {
           operationId: "listAudit",
           summary: "The audit trail, newest first",
-          parameters: [...page, { name: "keyId", in: "query", required: false, description: "Only this key's changes", schema: { type: "string" } }],
-          responses: responses({ 200: { description: "A page of changes", headers: linkHeader, content: json({ type: "array", items: ref("AuditEntry") }) } }, [400]),
+          parameters: [
+            ...page,
+            {
+              name: "keyId",
+              in: "query",
+              required: false,
+              description: "Only this key's changes",
+              schema: { type: "string" },
+            },
+          ],
+          responses: responses(
+            {
+              200: {
+                description: "A page of changes",
+                headers: linkHeader,
+                content: json({ type: "array", items: ref("AuditEntry") }),
+              },
+            },
+            [400],
+          ),
         },
       },
-      "/openapi.json": { get: { operationId: "getAdminOpenApi", security: [], responses: { 200: { description: "This document", content: json({ type: "object" }) } } } },
+      "/openapi.json": {
+        get: {
+          operationId: "getAdminOpenApi",
+          security: [],
+          responses: { 200: { description: "This document", content: json({ type: "object" }) } },
+        },
+      },
     },
     components: {
-      securitySchemes: { adminToken: { type: "http", scheme: "bearer", description: "An admin token (`petstore admin-tokens create`), never an API key" } },
+      securitySchemes: {
+        adminToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "An admin token (`petstore admin-tokens create`), never an API key",
+        },
+      },
       schemas: {
         Key: schema(KeyViewSchema),
         KeyWithSecret: schema(KeyWithSecretSchema),

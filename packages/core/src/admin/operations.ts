@@ -46,7 +46,9 @@ function fromCursor(cursor: string): string {
   try {
     return atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
   } catch {
-    throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [{ path: "cursor", message: "must be a cursor from a previous page's Link header" }]);
+    throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [
+      { path: "cursor", message: "must be a cursor from a previous page's Link header" },
+    ]);
   }
 }
 
@@ -54,21 +56,35 @@ function fromCursor(cursor: string): string {
 function queryParameter(url: URL, name: string): string | undefined {
   const values = url.searchParams.getAll(name);
   if (values.length === 0) return undefined;
-  if (values.length > 1 || values[0] === "") throw new ApiError("invalid_parameter", `Query parameter '${name}' must be given once, not empty`, [{ path: name, message: "must be given once, not empty" }]);
+  if (values.length > 1 || values[0] === "")
+    throw new ApiError("invalid_parameter", `Query parameter '${name}' must be given once, not empty`, [
+      { path: name, message: "must be given once, not empty" },
+    ]);
   return values[0];
 }
 
 function pageLimit(url: URL): number {
   const text = queryParameter(url, "limit") ?? "20";
   const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE)) throw new ApiError("invalid_parameter", `Query parameter 'limit' must be an integer from 1 to ${MAX_PAGE}`, [{ path: "limit", message: `must be an integer from 1 to ${MAX_PAGE}` }]);
+  if (!(limit >= 1 && limit <= MAX_PAGE))
+    throw new ApiError("invalid_parameter", `Query parameter 'limit' must be an integer from 1 to ${MAX_PAGE}`, [
+      { path: "limit", message: `must be an integer from 1 to ${MAX_PAGE}` },
+    ]);
   return limit;
 }
 
 /** The body as `schema` reads it, or `invalid_body` listing every problem. */
-async function readBody<S extends v.GenericSchema>(call: Call, deps: AdminDeps, schema: S, what: string): Promise<{ raw: unknown; value: v.InferOutput<S> }> {
+async function readBody<S extends v.GenericSchema>(
+  call: Call,
+  deps: AdminDeps,
+  schema: S,
+  what: string,
+): Promise<{ raw: unknown; value: v.InferOutput<S> }> {
   const raw = await readJsonBody(call.request, deps.bodyTimeoutMs);
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ApiError("invalid_body", `The request body is not ${what}`, [{ path: "", message: "must be a JSON object" }]);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new ApiError("invalid_body", `The request body is not ${what}`, [
+      { path: "", message: "must be a JSON object" },
+    ]);
   const result = v.safeParse(schema, raw);
   if (result.success) return { raw, value: result.output };
   const details: ErrorDetail[] = result.issues.map((issue) => {
@@ -81,7 +97,9 @@ async function readBody<S extends v.GenericSchema>(call: Call, deps: AdminDeps, 
 }
 
 const notInPast = (deps: AdminDeps, expiresAt: number | null | undefined): ErrorDetail[] =>
-  expiresAt !== undefined && expiresAt !== null && expiresAt <= deps.clock() ? [{ path: "expiresAt", message: "must be in the future" }] : [];
+  expiresAt !== undefined && expiresAt !== null && expiresAt <= deps.clock()
+    ? [{ path: "expiresAt", message: "must be in the future" }]
+    : [];
 
 /** The request's Idempotency-Key with the fingerprint of its body, or undefined without one. */
 async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; fingerprint: string } | undefined> {
@@ -89,20 +107,30 @@ async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; f
   if (key === null) return undefined;
   if (!IDEMPOTENCY_KEY.test(key)) {
     const message = "must be 1 to 255 printable ASCII characters other than the comma, sent once";
-    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
+    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [
+      { path: "Idempotency-Key", message },
+    ]);
   }
   return { key, fingerprint: await bodyFingerprint(raw) };
 }
 
 /** The key as the admin API shows it, with its usage from the limiter when it can say. */
-const viewOf = (record: ApiKeyRecord, deps: AdminDeps) => keyView(record, { limiter: deps.limiter, plans: deps.plans, clock: deps.clock });
+const viewOf = (record: ApiKeyRecord, deps: AdminDeps) =>
+  keyView(record, { limiter: deps.limiter, plans: deps.plans, clock: deps.clock });
 
 /** The record a change found, or the 404/409 that says why there is none to change. */
 function changed(id: string, change: KeyChange): ApiKeyRecord {
   if (change.state === "changed") return change.record;
   if (change.state === "missing") throw new ApiError("not_found", `No API key has the id ${id}`);
-  if (change.state === "revoked") throw new ApiError("key_revoked", `The API key ${id} was revoked at ${iso(change.record.revokedAt)}: it takes no change`);
-  throw new ApiError("roll_in_progress", `The API key ${id} was rolled at ${iso(change.record.rolled!.at)}; its old secret works until ${iso(change.record.rolled!.until)}: roll it again after that`);
+  if (change.state === "revoked")
+    throw new ApiError(
+      "key_revoked",
+      `The API key ${id} was revoked at ${iso(change.record.revokedAt)}: it takes no change`,
+    );
+  throw new ApiError(
+    "roll_in_progress",
+    `The API key ${id} was rolled at ${iso(change.record.rolled!.at)}; its old secret works until ${iso(change.record.rolled!.until)}: roll it again after that`,
+  );
 }
 
 async function found(id: string, deps: AdminDeps): Promise<ApiKeyRecord> {
@@ -112,9 +140,16 @@ async function found(id: string, deps: AdminDeps): Promise<ApiKeyRecord> {
 }
 
 /** The change with this request's Idempotency-Key in the key's trail, if any (the newest first). */
-async function earlier(deps: AdminDeps, keyId: string, action: AuditEntry["action"], key: string): Promise<AuditEntry | undefined> {
+async function earlier(
+  deps: AdminDeps,
+  keyId: string,
+  action: AuditEntry["action"],
+  key: string,
+): Promise<AuditEntry | undefined> {
   const trail = await deps.keys.auditTrail({ keyId, limit: 100 });
-  return trail.find((entry) => entry.action === action && (entry.details?.idempotency as { key?: string } | undefined)?.key === key);
+  return trail.find(
+    (entry) => entry.action === action && (entry.details?.idempotency as { key?: string } | undefined)?.key === key,
+  );
 }
 
 /** A replay of an earlier change with the same Idempotency-Key: the same answer but the secret, which is never kept. */
@@ -131,7 +166,8 @@ export const operations = {
     const cursor = queryParameter(call.url, "cursor");
     const search = queryParameter(call.url, "q");
     const q = search?.toLowerCase();
-    const matches = (record: ApiKeyRecord) => q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
+    const matches = (record: ApiKeyRecord) =>
+      q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
     // Without a search one read of a page and one more key (to know of a next page); with one, reads of 100 until the page is full.
     const batchSize = q === undefined ? limit + 1 : MAX_PAGE;
     const page: ApiKeyRecord[] = [];
@@ -157,7 +193,11 @@ export const operations = {
     const body = await Promise.all(page.map((record) => viewOf(record, deps)));
     const headers: Record<string, string> = {};
     if (resumeAfter !== undefined) {
-      const next = new URLSearchParams({ limit: String(limit), ...(search !== undefined && { q: search }), cursor: cursorOf(resumeAfter) });
+      const next = new URLSearchParams({
+        limit: String(limit),
+        ...(search !== undefined && { q: search }),
+        cursor: cursorOf(resumeAfter),
+      });
       headers.Link = `<${call.basePath}/keys?${next}>; rel="next"`;
     }
     return { status: 200, body, headers };
@@ -172,21 +212,34 @@ export const operations = {
     const { raw, value } = await readBody(call, deps, NewKeySchema, "a NewKey");
     const problems = [...notInPast(deps, value.expiresAt)];
     if (value.plan === "enterprise") {
-      for (const field of ["perMinute", "perDay"] as const) if (value[field] === undefined) problems.push({ path: field, message: "is required for an enterprise key" });
+      for (const field of ["perMinute", "perDay"] as const)
+        if (value[field] === undefined) problems.push({ path: field, message: "is required for an enterprise key" });
     }
     if (problems.length > 0) throw new ApiError("invalid_body", "The request body is not a valid NewKey", problems);
     const idempotency = await idempotencyOf(call, raw);
     const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
     const id = idempotency && `key_${base62Of(await sha256Hex(`${call.actor.who}\u0000${idempotency.key}`), 16)}`;
     try {
-      const { key, record } = await issueApiKey(deps.keys, { ...defined(value), plan: value.plan }, { actor, ...(id !== undefined && { id }) });
-      return { status: 201, body: { ...(await viewOf(record, deps)), key }, headers: { Location: `${call.basePath}/keys/${record.id}` } };
+      const { key, record } = await issueApiKey(
+        deps.keys,
+        { ...defined(value), plan: value.plan },
+        { actor, ...(id !== undefined && { id }) },
+      );
+      return {
+        status: 201,
+        body: { ...(await viewOf(record, deps)), key },
+        headers: { Location: `${call.basePath}/keys/${record.id}` },
+      };
     } catch (error) {
       if (id === undefined || !/^Duplicate API key/.test((error as Error).message)) throw error;
       const entry = await earlier(deps, id, "create", idempotency!.key);
       if (!entry) throw error;
       replayed(entry, idempotency!.fingerprint);
-      return { status: 201, body: { ...(await viewOf(await found(id, deps), deps)), key: null }, headers: { Location: `${call.basePath}/keys/${id}`, "Idempotent-Replayed": "true" } };
+      return {
+        status: 201,
+        body: { ...(await viewOf(await found(id, deps), deps)), key: null },
+        headers: { Location: `${call.basePath}/keys/${id}`, "Idempotent-Replayed": "true" },
+      };
     }
   },
 
@@ -209,12 +262,18 @@ export const operations = {
     const idempotency = await idempotencyOf(call, raw);
     const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
     const rolled = await rollApiKey(deps.keys, call.id, value.overlapSeconds * 1000, actor);
-    if (rolled.state === "changed") return { status: 200, body: { ...(await viewOf(rolled.record, deps)), key: rolled.key } };
+    if (rolled.state === "changed")
+      return { status: 200, body: { ...(await viewOf(rolled.record, deps)), key: rolled.key } };
     // The same roll asked again: it happened, and its overlap is what stops a second one.
-    const entry = rolled.state === "rolling" && idempotency ? await earlier(deps, call.id, "roll", idempotency.key) : undefined;
+    const entry =
+      rolled.state === "rolling" && idempotency ? await earlier(deps, call.id, "roll", idempotency.key) : undefined;
     if (!entry) changed(call.id, rolled);
     replayed(entry!, idempotency!.fingerprint);
-    return { status: 200, body: { ...(await viewOf(await found(call.id, deps), deps)), key: null }, headers: { "Idempotent-Replayed": "true" } };
+    return {
+      status: 200,
+      body: { ...(await viewOf(await found(call.id, deps), deps)), key: null },
+      headers: { "Idempotent-Replayed": "true" },
+    };
   },
 
   /** `POST /keys/{id}/revoke`: refused everywhere within 5 s; revoking again answers the key as it is. */
@@ -241,13 +300,24 @@ export const operations = {
     let beforeId: number | undefined;
     if (cursor !== undefined) {
       beforeId = Number(fromCursor(cursor));
-      if (!Number.isSafeInteger(beforeId)) throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [{ path: "cursor", message: "must be a cursor from a previous page's Link header" }]);
+      if (!Number.isSafeInteger(beforeId))
+        throw new ApiError("invalid_parameter", "Query parameter 'cursor' is not a cursor this API gave", [
+          { path: "cursor", message: "must be a cursor from a previous page's Link header" },
+        ]);
     }
-    const entries = await deps.keys.auditTrail({ limit: limit + 1, ...(beforeId !== undefined && { beforeId }), ...(keyId !== undefined && { keyId }) });
+    const entries = await deps.keys.auditTrail({
+      limit: limit + 1,
+      ...(beforeId !== undefined && { beforeId }),
+      ...(keyId !== undefined && { keyId }),
+    });
     const page = entries.slice(0, limit);
     const headers: Record<string, string> = {};
     if (entries.length > limit) {
-      const next = new URLSearchParams({ limit: String(limit), ...(keyId !== undefined && { keyId }), cursor: cursorOf(String(page.at(-1)!.id)) });
+      const next = new URLSearchParams({
+        limit: String(limit),
+        ...(keyId !== undefined && { keyId }),
+        cursor: cursorOf(String(page.at(-1)!.id)),
+      });
       headers.Link = `<${call.basePath}/audit?${next}>; rel="next"`;
     }
     return { status: 200, body: page.map((entry) => ({ ...entry, at: iso(entry.at) })), headers };
@@ -256,7 +326,9 @@ export const operations = {
 
 /** The object without its undefined fields: what `exactOptionalPropertyTypes` calls absent. */
 function defined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(value).filter(([, given]) => given !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+  return Object.fromEntries(Object.entries(value).filter(([, given]) => given !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

@@ -22,9 +22,20 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,3})?)?
 export function instantOf(text: string): number | undefined {
   const match = INSTANT.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 7, 10, 11].map((i) => Number(match[i] ?? 0)) as [number, number, number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 7, 10, 11].map((i) =>
+    Number(match[i] ?? 0),
+  ) as [number, number, number, number, number, number, number, number];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const real = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+  const real =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 23 &&
+    offsetMinutes <= 59;
   return real ? Date.parse(text) : undefined;
 }
 

@@ -23,7 +23,11 @@ export async function issueAdminToken(
 ): Promise<{ token: string; record: AdminTokenRecord }> {
   const name = randomBase62(12);
   const token = `psa_${name}${randomBase62(32)}`;
-  const record: AdminTokenRecord = { id: `tok_${name}`, hash: await sha256Hex(token), createdAt: options.now ?? Date.now() };
+  const record: AdminTokenRecord = {
+    id: `tok_${name}`,
+    hash: await sha256Hex(token),
+    createdAt: options.now ?? Date.now(),
+  };
   if (input.label !== undefined) record.label = input.label;
   await tokens.insert(record);
   return { token, record };
@@ -42,7 +46,10 @@ function equalInConstantTime(a: string, b: string): boolean {
  * found by the id in the token, then the token's hash compared with the stored one in
  * constant time, so timing tells an attacker nothing of the secret.
  */
-export async function verifyAdminToken(tokens: Pick<AdminTokens, "get">, token: string): Promise<AdminTokenRecord | undefined> {
+export async function verifyAdminToken(
+  tokens: Pick<AdminTokens, "get">,
+  token: string,
+): Promise<AdminTokenRecord | undefined> {
   const name = TOKEN.exec(token)?.[1];
   if (name === undefined) return undefined;
   const [record, hash] = await Promise.all([tokens.get(`tok_${name}`), sha256Hex(token)]);

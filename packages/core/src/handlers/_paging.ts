@@ -14,7 +14,10 @@ import { serialized } from "./_respond.js";
 const CURSOR_PREFIX = "after:";
 
 function encodeCursor(lastId: number): string {
-  return btoa(CURSOR_PREFIX + lastId).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return btoa(CURSOR_PREFIX + lastId)
+    .replace(/=+$/, "")
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_");
 }
 
 function decodeCursor(cursor: string): number | undefined {
@@ -72,7 +75,8 @@ export function readPageQuery<S extends string>(
   const status = single(params, "status", problems);
   if (status !== undefined) {
     if (v.is(statusSchema, status)) query.status = status;
-    else problems.push({ path: "status", message: `must be one of ${statusSchema.options.join(", ")} (got '${status}')` });
+    else
+      problems.push({ path: "status", message: `must be one of ${statusSchema.options.join(", ")} (got '${status}')` });
   }
   const cursor = single(params, "cursor", problems);
   if (cursor !== undefined) {

@@ -45,10 +45,17 @@ function readNewPet(body: unknown): v.InferOutput<typeof NewPetSchema> {
  */
 function outcomeUnknown(error: unknown, keyed: boolean): unknown {
   if (!(error instanceof StorageUnavailableError)) return error;
-  const retry = keyed ? "retry with the same Idempotency-Key" : "send an Idempotency-Key with every create, so that a retry cannot store a second pet";
-  return new ApiError("service_unavailable", `Storage did not confirm the create; the pet may have been stored: ${retry}`, undefined, {
-    "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),
-  });
+  const retry = keyed
+    ? "retry with the same Idempotency-Key"
+    : "send an Idempotency-Key with every create, so that a retry cannot store a second pet";
+  return new ApiError(
+    "service_unavailable",
+    `Storage did not confirm the create; the pet may have been stored: ${retry}`,
+    undefined,
+    {
+      "Retry-After": String(UNAVAILABLE_RETRY_SECONDS),
+    },
+  );
 }
 
 function created(ctx: Context, pet: Pet, replayed: boolean): Response {
@@ -61,9 +68,15 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
   const found = await ctx.idempotency.claim(claim);
   switch (found.state) {
     case "in_progress":
-      throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed; retry later");
+      throw new ApiError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed; retry later",
+      );
     case "mismatch":
-      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
+      throw new ApiError(
+        "idempotency_key_reused",
+        "This Idempotency-Key was already used with a different request body",
+      );
     case "completed": {
       const pet = await ctx.store.getPet(found.petId);
       if (!pet) throw new Error(`Idempotency record points at missing pet ${found.petId}`);
@@ -73,7 +86,11 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
       try {
         const done = await ctx.store.createClaimedPet(body, claim);
         // Another request took the claim over after its lease ran out: it may be storing the pet now.
-        if (done.state === "claim_lost") throw new ApiError("idempotency_key_in_use", "This Idempotency-Key was taken over by a newer request; retry later");
+        if (done.state === "claim_lost")
+          throw new ApiError(
+            "idempotency_key_in_use",
+            "This Idempotency-Key was taken over by a newer request; retry later",
+          );
         return created(ctx, done.pet, false);
       } catch (error) {
         await ctx.idempotency.release(claim).catch(() => {});
@@ -93,7 +110,9 @@ export const createPet: Handler = async (request, ctx) => {
     const message = idempotencyKey.includes(",")
       ? "must be sent once, and a key holds no comma (a repeated header arrives joined by commas)"
       : "must be 1 to 255 printable ASCII characters other than the comma";
-    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [{ path: "Idempotency-Key", message }]);
+    throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [
+      { path: "Idempotency-Key", message },
+    ]);
   }
   const body = await readJsonBody(request, ctx.bodyTimeoutMs);
   const pet = readNewPet(body);

@@ -7,6 +7,7 @@ let made: { basePath: string; json: string } | undefined;
 
 /** `GET /openapi.json`: the OpenAPI document of the API under its base path. */
 export const getOpenApi: Handler = async (_request, ctx) => {
-  if (made?.basePath !== ctx.basePath) made = { basePath: ctx.basePath, json: JSON.stringify(openApiDocument({ basePath: ctx.basePath })) };
+  if (made?.basePath !== ctx.basePath)
+    made = { basePath: ctx.basePath, json: JSON.stringify(openApiDocument({ basePath: ctx.basePath })) };
   return serialized(ctx, made.json);
 };

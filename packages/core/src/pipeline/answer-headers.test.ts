@@ -12,7 +12,13 @@ const free = resolveOptions(memoryAdapters()).limitsOf(undefined);
 const decision = (allowed: boolean, remaining: [number, number], bannedUntil?: number): Decision => ({
   allowed,
   windows: [
-    { name: "minute", limit: 60, remaining: remaining[0], resetAt: MINUTE_END, exceeded: !allowed && remaining[0] === 0 },
+    {
+      name: "minute",
+      limit: 60,
+      remaining: remaining[0],
+      resetAt: MINUTE_END,
+      exceeded: !allowed && remaining[0] === 0,
+    },
     { name: "day", limit: 1000, remaining: remaining[1], resetAt: DAY_END, exceeded: false },
   ],
   ...(bannedUntil === undefined ? {} : { bannedUntil }),
@@ -21,7 +27,11 @@ const decision = (allowed: boolean, remaining: [number, number], bannedUntil?: n
 
 describe("standardHeaders", () => {
   it("forbids caching and content sniffing, and names the request, in a new object each time", () => {
-    expect(standardHeaders("r-1")).toEqual({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Request-Id": "r-1" });
+    expect(standardHeaders("r-1")).toEqual({
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+      "X-Request-Id": "r-1",
+    });
     expect(standardHeaders("r-1")).not.toBe(standardHeaders("r-1"));
   });
 });
@@ -43,19 +53,32 @@ describe("answerHeaders", () => {
   it("adds Retry-After to a refusal: the window's reset, or the ban's end", () => {
     expect(answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900]) }, true)["Retry-After"]).toBe("50");
     const banned = answerHeaders("r-1", { limits: free, decision: decision(false, [0, 900], T0 + 600_000) }, true);
-    expect([banned["Retry-After"], banned["X-RateLimit-Remaining"], banned.RateLimit]).toEqual(["600", "0", '"minute";r=0;t=600']);
+    expect([banned["Retry-After"], banned["X-RateLimit-Remaining"], banned.RateLimit]).toEqual([
+      "600",
+      "0",
+      '"minute";r=0;t=600',
+    ]);
   });
 
   it("sends honest values when the limiter could not decide: the limit, nothing remaining, the answer's Retry-After", () => {
     const headers = answerHeaders("r-1", { limits: free, decision: undefined, retryAfter: "1", now: T0 }, true);
-    expect(headers).toMatchObject({ "X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": String(Math.ceil(T0 / 1000) + 1), RateLimit: '"minute";r=0;t=1' });
+    expect(headers).toMatchObject({
+      "X-RateLimit-Limit": "60",
+      "X-RateLimit-Remaining": "0",
+      "X-RateLimit-Reset": String(Math.ceil(T0 / 1000) + 1),
+      RateLimit: '"minute";r=0;t=1',
+    });
     expect(headers).not.toHaveProperty("Retry-After");
   });
 
   it("counts Retry-After and the IETF header's seconds from the instant the limiter decided at", () => {
     const later = { ...decision(false, [0, 900]), now: T0 + 20_000 };
     const headers = answerHeaders("r-1", { limits: free, decision: later }, true);
-    expect([headers["Retry-After"], headers.RateLimit, headers["X-RateLimit-Reset"]]).toEqual(["30", '"minute";r=0;t=30', String(MINUTE_END / 1000)]);
+    expect([headers["Retry-After"], headers.RateLimit, headers["X-RateLimit-Reset"]]).toEqual([
+      "30",
+      '"minute";r=0;t=30',
+      String(MINUTE_END / 1000),
+    ]);
   });
 
   it("sends no IETF headers when they are turned off", () => {
@@ -65,14 +88,21 @@ describe("answerHeaders", () => {
   });
 });
 
-const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 
 describe("admittedHeaders and responseWith", () => {
   it("answer with exactly the headers answerHeaders makes, the IETF ones on or off", () => {
     for (const ietf of [true, false]) {
-      for (const admitted of [decision(true, [59, 999]), decision(false, [0, 900]), decision(false, [0, 900], T0 + 600_000)]) {
+      for (const admitted of [
+        decision(true, [59, 999]),
+        decision(false, [0, 900]),
+        decision(false, [0, 900], T0 + 600_000),
+      ]) {
         const response = responseWith("{}", 200, admittedHeaders("r-1", free, admitted, sharedHeaders(ietf), ietf));
-        expect(Object.fromEntries(response.headers)).toEqual(lowerCased(answerHeaders("r-1", { limits: free, decision: admitted }, ietf)));
+        expect(Object.fromEntries(response.headers)).toEqual(
+          lowerCased(answerHeaders("r-1", { limits: free, decision: admitted }, ietf)),
+        );
       }
     }
   });
@@ -83,12 +113,18 @@ describe("admittedHeaders and responseWith", () => {
     expect(admittedHeaders("r-2", free, decision(true, [58, 998]), shared, true).shared).toBe(first.shared);
     const before = [...first.shared];
     const response = responseWith("text", 201, first, { "Content-Type": "text/plain", Location: "/v1/pets/1" });
-    expect([response.headers.get("content-type"), response.headers.get("location")]).toEqual(["text/plain", "/v1/pets/1"]);
+    expect([response.headers.get("content-type"), response.headers.get("location")]).toEqual([
+      "text/plain",
+      "/v1/pets/1",
+    ]);
     expect([...first.shared]).toEqual(before);
     // The next minute: its reset, in a Headers of its own.
     const next = decision(true, [59, 997]);
     next.windows[0]!.resetAt = MINUTE_END + 60_000;
     const later = responseWith("{}", 200, admittedHeaders("r-3", free, next, shared, true));
-    expect([later.headers.get("x-ratelimit-reset"), later.headers.get("location")]).toEqual([String(MINUTE_END / 1000 + 60), null]);
+    expect([later.headers.get("x-ratelimit-reset"), later.headers.get("location")]).toEqual([
+      String(MINUTE_END / 1000 + 60),
+      null,
+    ]);
   });
 });

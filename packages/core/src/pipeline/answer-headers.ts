@@ -45,7 +45,13 @@ export type SharedHeaders = (limits: CallerLimits, window: WindowState, resetAt:
  * into the part shared with the caller's other answers and the answer's own (see
  * `AnswerHeaders`). `shared` is a `sharedHeaders(ietf)`, kept for the server's life.
  */
-export function admittedHeaders(requestId: string, limits: CallerLimits, decision: Decision, shared: SharedHeaders, ietf: boolean): AnswerHeaders {
+export function admittedHeaders(
+  requestId: string,
+  limits: CallerLimits,
+  decision: Decision,
+  shared: SharedHeaders,
+  ietf: boolean,
+): AnswerHeaders {
   const { window, remaining, resetAt } = reported(decision);
   const own: Record<string, string> = { "X-Request-Id": requestId, "X-RateLimit-Remaining": String(remaining) };
   if (ietf) own.RateLimit = ietfRateLimit(window, remaining, resetAt, decision.now);
@@ -67,7 +73,11 @@ export function sharedHeaders(ietf: boolean): SharedHeaders {
     if (!windows) kept.set(limits, (windows = new Map()));
     const found = windows.get(window.name);
     if (found?.limit === window.limit && found.resetAt === resetAt) return found.headers;
-    const headers = new Headers({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Content-Type": "application/json" });
+    const headers = new Headers({
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+      "Content-Type": "application/json",
+    });
     headers.set("X-RateLimit-Limit", String(window.limit));
     headers.set("X-RateLimit-Reset", String(ceilSeconds(resetAt)));
     if (ietf) headers.set("RateLimit-Policy", limits.policy);
@@ -80,7 +90,12 @@ export function sharedHeaders(ietf: boolean): SharedHeaders {
  * A JSON answer with an admitted request's headers and `extra` ones on top (an extra one
  * replaces a header of the same name).
  */
-export function responseWith(body: string, status: number, headers: AnswerHeaders, extra?: Record<string, string>): Response {
+export function responseWith(
+  body: string,
+  status: number,
+  headers: AnswerHeaders,
+  extra?: Record<string, string>,
+): Response {
   const response = new Response(body, { status, headers: headers.shared });
   const set = response.headers;
   const { own } = headers;
@@ -146,13 +161,19 @@ function reported(decision: Decision): { window: WindowState; remaining: number;
 }
 
 /** The IETF draft's `RateLimit`: the window, what remains, seconds until the reset from the limiter's instant. */
-const ietfRateLimit = (window: WindowState, remaining: number, resetAt: number, now: number) => `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
+const ietfRateLimit = (window: WindowState, remaining: number, resetAt: number, now: number) =>
+  `"${window.name}";r=${remaining};t=${Math.max(0, ceilSeconds(resetAt - now))}`;
 
 /**
  * Adds `X-RateLimit-*`, the IETF draft `RateLimit`/`RateLimit-Policy` and, on a refusal,
  * `Retry-After` (written into, not copied).
  */
-function addRateLimitHeaders(headers: Record<string, string>, decision: Decision, limits: CallerLimits, ietf: boolean): void {
+function addRateLimitHeaders(
+  headers: Record<string, string>,
+  decision: Decision,
+  limits: CallerLimits,
+  ietf: boolean,
+): void {
   const { window, remaining, resetAt } = reported(decision);
   headers["X-RateLimit-Limit"] = String(window.limit);
   headers["X-RateLimit-Remaining"] = String(remaining);
@@ -169,7 +190,13 @@ function addRateLimitHeaders(headers: Record<string, string>, decision: Decision
  * window (the anonymous one's when no key was identified), nothing remaining, and a reset no
  * earlier than the answer's `Retry-After`.
  */
-function addUndecidedRateLimitHeaders(headers: Record<string, string>, limits: CallerLimits, now: number, ietf: boolean, retryAfter = "1"): void {
+function addUndecidedRateLimitHeaders(
+  headers: Record<string, string>,
+  limits: CallerLimits,
+  now: number,
+  ietf: boolean,
+  retryAfter = "1",
+): void {
   const window = limits.windows[0]!;
   const waitSeconds = Math.max(1, Number(retryAfter) || 1);
   headers["X-RateLimit-Limit"] = String(window.limit);
@@ -188,8 +215,14 @@ function addUndecidedRateLimitHeaders(headers: Record<string, string>, limits: C
  * own, the key's `Deprecation` and `Sunset` replace the route's (the credential's end comes
  * first) and its `Link` joins the route's.
  */
-export function rolledKeyHeaders(rolled: { at: number; until: number }, link: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = { Deprecation: `@${Math.floor(rolled.at / 1000)}`, Sunset: new Date(rolled.until).toUTCString() };
+export function rolledKeyHeaders(
+  rolled: { at: number; until: number },
+  link: string | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    Deprecation: `@${Math.floor(rolled.at / 1000)}`,
+    Sunset: new Date(rolled.until).toUTCString(),
+  };
   if (link !== undefined) headers.Link = `<${link}>; rel="deprecation"`;
   return headers;
 }

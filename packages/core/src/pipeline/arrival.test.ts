@@ -4,6 +4,11 @@ import { arrive } from "./arrival.js";
 describe("arrive", () => {
   it("reads the request's id, its path and its time", () => {
     const request = new Request("http://petstore.test/v1/pets?limit=2", { headers: { "X-Request-Id": "abc-1" } });
-    expect(arrive(request, 1_000)).toEqual({ requestId: "abc-1", pathname: "/v1/pets", now: 1_000, started: expect.any(Number) });
+    expect(arrive(request, 1_000)).toEqual({
+      requestId: "abc-1",
+      pathname: "/v1/pets",
+      now: 1_000,
+      started: expect.any(Number),
+    });
   });
 });

@@ -25,7 +25,9 @@ describe("beside: the host's pages outside the base path", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
     expect(response.headers.get("x-ratelimit-limit")).toBeNull(); // never limited
-    expect(events).toEqual([expect.objectContaining({ requestId: "health-1", pathname: "/healthz", clientAddress: "203.0.113.7" })]);
+    expect(events).toEqual([
+      expect.objectContaining({ requestId: "health-1", pathname: "/healthz", clientAddress: "203.0.113.7" }),
+    ]);
     expect(events[0]!.route).toBeUndefined();
   });
 
@@ -34,9 +36,17 @@ describe("beside: the host's pages outside the base path", () => {
     const head = await petstore.request("http://test/healthz", { method: "HEAD" });
     expect([head.status, await head.text()]).toEqual([200, ""]);
     const post = await petstore.request("http://test/healthz", { method: "POST" });
-    expect([post.status, post.headers.get("allow"), (await post.json()).code]).toEqual([405, "GET, HEAD", "method_not_allowed"]);
+    expect([post.status, post.headers.get("allow"), (await post.json()).code]).toEqual([
+      405,
+      "GET, HEAD",
+      "method_not_allowed",
+    ]);
     const other = await petstore.request("http://test/v2/pets");
-    expect([other.status, (await other.json()).code, other.headers.get("x-request-id")]).toEqual([404, "not_found", expect.any(String)]);
+    expect([other.status, (await other.json()).code, other.headers.get("x-request-id")]).toEqual([
+      404,
+      "not_found",
+      expect.any(String),
+    ]);
   });
 
   it("keeps answering a client the API refuses: its pages are neither limited nor authenticated", async () => {
@@ -52,7 +62,12 @@ describe("beside: the host's pages outside the base path", () => {
     const events: ResponseEvent[] = [];
     const petstore = createPetstore({
       ...memoryAdapters(),
-      beside: (pathname) => (pathname === "/broken" ? () => Promise.reject(new Error("page failed")) : pathname === "/moved" ? () => Response.redirect("http://test/healthz", 302) : undefined),
+      beside: (pathname) =>
+        pathname === "/broken"
+          ? () => Promise.reject(new Error("page failed"))
+          : pathname === "/moved"
+            ? () => Response.redirect("http://test/healthz", 302)
+            : undefined,
       onError: (error) => void errors.push(error),
       onResponse: (event) => events.push(event),
     });
@@ -62,7 +77,11 @@ describe("beside: the host's pages outside the base path", () => {
     expect(broken.headers.get("x-request-id")).toBe("b-1");
     expect(errors).toEqual([expect.objectContaining({ message: "page failed" })]);
     const moved = await petstore.request("http://test/moved", { headers: { "X-Request-Id": "m-1" } }, CLIENT);
-    expect([moved.status, moved.headers.get("location"), moved.headers.get("x-request-id")]).toEqual([302, "http://test/healthz", "m-1"]);
+    expect([moved.status, moved.headers.get("location"), moved.headers.get("x-request-id")]).toEqual([
+      302,
+      "http://test/healthz",
+      "m-1",
+    ]);
     expect(events.map((event) => event.response.status)).toEqual([500, 302]);
   });
 

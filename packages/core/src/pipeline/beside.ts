@@ -22,12 +22,22 @@ export function isUnder(basePath: string, pathname: string): boolean {
  * the headers every answer carries. Neither limited nor authenticated: what a host serves
  * there must answer when the API cannot. The caller drops the body of a `HEAD`.
  */
-export async function answerBeside(beside: Beside, request: Request, requestId: string, pathname: string): Promise<Response> {
+export async function answerBeside(
+  beside: Beside,
+  request: Request,
+  requestId: string,
+  pathname: string,
+): Promise<Response> {
   const headers = standardHeaders(requestId);
   const page = beside(pathname);
   if (page === undefined) return toErrorResponse(new ApiError("not_found", `No resource at ${pathname}`), headers);
   if (request.method !== "GET" && request.method !== "HEAD") {
-    return toErrorResponse(new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, { Allow: "GET, HEAD" }), headers);
+    return toErrorResponse(
+      new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, {
+        Allow: "GET, HEAD",
+      }),
+      headers,
+    );
   }
   // Copied: a page's own headers may be immutable (Response.redirect, an answer of fetch passed through).
   const answer = await page(request);

@@ -18,12 +18,23 @@ describe("chooseBucketStage", () => {
     };
     const bucket = chooseBucketStage(settings)(request(), info, { caller: pro, keyCache: "miss" });
     expect(bucket).toEqual({ name: "key:key_pro", client: undefined, limits: settings.limitsOf(pro) });
-    expect(bucket.limits.windows).toEqual([{ name: "minute", limit: 300, seconds: 60 }, { name: "day", limit: 10_000, seconds: 86_400 }]);
+    expect(bucket.limits.windows).toEqual([
+      { name: "minute", limit: 300, seconds: 60 },
+      { name: "day", limit: 10_000, seconds: 86_400 },
+    ]);
   });
 
   it("counts a caller without a key by its client address (an IPv6 /64 as one), with the Free plan's windows", () => {
-    const bucket = chooseBucketStage(settings)(request(), { clientAddress: "2001:db8:1:2::99" }, { caller: undefined, sentKey: false });
-    expect(bucket).toMatchObject({ name: "ip:2001:0db8:0001:0002::/64", client: "2001:db8:1:2::99", limits: { windows: [{ limit: 60 }, { limit: 1_000 }] } });
+    const bucket = chooseBucketStage(settings)(
+      request(),
+      { clientAddress: "2001:db8:1:2::99" },
+      { caller: undefined, sentKey: false },
+    );
+    expect(bucket).toMatchObject({
+      name: "ip:2001:0db8:0001:0002::/64",
+      client: "2001:db8:1:2::99",
+      limits: { windows: [{ limit: 60 }, { limit: 1_000 }] },
+    });
   });
 
   describe("a caller without a key and without a client address", () => {
@@ -37,7 +48,9 @@ describe("chooseBucketStage", () => {
       expect(choose(request(), {}, anonymous).name).toBe("ip:unknown");
       expect(warn).toHaveBeenCalledTimes(1);
       const [line] = warn.mock.calls[0]!;
-      expect(line).toMatch(/^@petstore\/core: a request without a valid API key came without a client address, .*\(ip:unknown\).* petstore\.fetch\(request, \{ clientAddress \}\)/);
+      expect(line).toMatch(
+        /^@petstore\/core: a request without a valid API key came without a client address, .*\(ip:unknown\).* petstore\.fetch\(request, \{ clientAddress \}\)/,
+      );
       expect(line).not.toContain("\n");
       chooseBucketStage(settings)(request(), undefined, anonymous);
       expect(warn).toHaveBeenCalledTimes(2);
@@ -55,7 +68,11 @@ describe("chooseBucketStage", () => {
   it("believes X-Forwarded-For only from a trusted proxy", () => {
     const choose = chooseBucketStage({ ...settings, isTrustedProxy: trustedProxies(["10.0.0.0/8"]) });
     const anonymous = { caller: undefined, sentKey: false };
-    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "10.0.0.1" }, anonymous).name).toBe("ip:198.51.100.4");
-    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "192.0.2.1" }, anonymous).name).toBe("ip:192.0.2.1");
+    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "10.0.0.1" }, anonymous).name).toBe(
+      "ip:198.51.100.4",
+    );
+    expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "192.0.2.1" }, anonymous).name).toBe(
+      "ip:192.0.2.1",
+    );
   });
 });

@@ -27,7 +27,9 @@ const MISSING_CLIENT_ADDRESS =
  * a valid key its client address (the only time the address is looked up), limited as the
  * Free plan. Without an address, the host is told once on the console (`console.warn`).
  */
-export function chooseBucketStage(settings: Pick<Settings, "limitsOf" | "isTrustedProxy">): (request: Request, info: ClientInfo | undefined, identity: Identity) => Bucket {
+export function chooseBucketStage(
+  settings: Pick<Settings, "limitsOf" | "isTrustedProxy">,
+): (request: Request, info: ClientInfo | undefined, identity: Identity) => Bucket {
   const { limitsOf, isTrustedProxy } = settings;
   // A key's bucket and limits, kept per key record (the key cache hands out the same record for
   // seconds at a time): one object and one name string, whose hash the limiter's Map then knows.
@@ -37,7 +39,8 @@ export function chooseBucketStage(settings: Pick<Settings, "limitsOf" | "isTrust
   return (request, info, { caller }) => {
     if (caller) {
       let bucket = keyBuckets.get(caller);
-      if (!bucket) keyBuckets.set(caller, (bucket = { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) }));
+      if (!bucket)
+        keyBuckets.set(caller, (bucket = { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) }));
       return bucket;
     }
     const socket = info?.clientAddress;

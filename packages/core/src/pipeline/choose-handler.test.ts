@@ -11,14 +11,28 @@ const find = async (pathname: string) => finder(pathname);
 
 describe("chooseHandler", () => {
   it("picks the handler of the method, and the GET handler for HEAD", async () => {
-    expect(chooseHandler(await find("/v1/pets"), "GET", "/v1/pets")).toEqual({ handler: listPets, params: expect.any(Object) });
-    expect(chooseHandler(await find("/v1/pets"), "POST", "/v1/pets")).toEqual({ handler: createPet, params: expect.any(Object) });
-    expect(chooseHandler(await find("/v1/pets/1"), "HEAD", "/v1/pets/1")).toEqual({ handler: getPet, params: { petId: "1" } });
-    expect(chooseHandler(await find("/v1/store/orders"), "GET", "/v1/store/orders")).toEqual({ handler: listOrders, params: expect.any(Object) });
+    expect(chooseHandler(await find("/v1/pets"), "GET", "/v1/pets")).toEqual({
+      handler: listPets,
+      params: expect.any(Object),
+    });
+    expect(chooseHandler(await find("/v1/pets"), "POST", "/v1/pets")).toEqual({
+      handler: createPet,
+      params: expect.any(Object),
+    });
+    expect(chooseHandler(await find("/v1/pets/1"), "HEAD", "/v1/pets/1")).toEqual({
+      handler: getPet,
+      params: { petId: "1" },
+    });
+    expect(chooseHandler(await find("/v1/store/orders"), "GET", "/v1/store/orders")).toEqual({
+      handler: listOrders,
+      params: expect.any(Object),
+    });
   });
 
   it("answers 404 not_found for a path no route serves", () => {
-    expect(() => chooseHandler(undefined, "GET", "/v1/cats")).toThrow(expect.objectContaining({ status: 404, code: "not_found", message: "No resource at /v1/cats" }));
+    expect(() => chooseHandler(undefined, "GET", "/v1/cats")).toThrow(
+      expect.objectContaining({ status: 404, code: "not_found", message: "No resource at /v1/cats" }),
+    );
   });
 
   it("answers 405 with Allow listing the path's methods, HEAD wherever GET is served", async () => {
@@ -32,7 +46,9 @@ describe("chooseHandler", () => {
       ["/v1/pets", "constructor", "GET, HEAD, POST"],
     ] as const) {
       const match = await find(path);
-      expect(() => chooseHandler(match, method, path), `${method} ${path}`).toThrow(expect.objectContaining({ status: 405, code: "method_not_allowed", headers: { Allow: allow } }));
+      expect(() => chooseHandler(match, method, path), `${method} ${path}`).toThrow(
+        expect.objectContaining({ status: 405, code: "method_not_allowed", headers: { Allow: allow } }),
+      );
     }
   });
 });

@@ -26,6 +26,9 @@ export function chooseHandler(match: RouteMatch | undefined, method: string, pat
   const key = method === "HEAD" ? "GET" : method;
   // Own keys only: a request method named "valueOf" or "constructor" must not find Object.prototype.
   const handler = Object.hasOwn(match.route.methods, key) ? match.route.methods[key as "GET" | "POST"] : undefined;
-  if (!handler) throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, { Allow: allowedMethods(match.route) });
+  if (!handler)
+    throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, {
+      Allow: allowedMethods(match.route),
+    });
   return { handler, params: match.params };
 }

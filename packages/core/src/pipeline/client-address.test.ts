@@ -30,7 +30,9 @@ describe("clientAddress", () => {
     const headers = new Headers();
     headers.append("X-Forwarded-For", "203.0.113.7");
     headers.append("X-Forwarded-For", " , 10.0.0.4,");
-    expect(clientAddress(new Request("http://localhost/v1/pets", { headers }), "10.0.0.1", proxies)).toBe("203.0.113.7");
+    expect(clientAddress(new Request("http://localhost/v1/pets", { headers }), "10.0.0.1", proxies)).toBe(
+      "203.0.113.7",
+    );
   });
 
   it("takes the leftmost hop when every hop is a trusted proxy", () => {

@@ -20,8 +20,11 @@ export function clientAddress(
   isTrusted: ((address: string) => boolean) | undefined,
 ): string {
   const socket = socketAddress ?? "unknown";
-  if (!isTrusted || !isTrusted(socket)) return socket;
-  const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  if (!isTrusted?.(socket)) return socket;
+  const hops = (request.headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!isTrusted(hops[i]!)) return hops[i]!;
   }
@@ -37,5 +40,8 @@ export function addressBucket(address: string): string {
   const ip = parseIp(address);
   if (!ip) return address;
   if (ip.width === 32) return [24, 16, 8, 0].map((shift) => Number((ip.value >> BigInt(shift)) & 255n)).join(".");
-  return `${(ip.value >> 64n).toString(16).padStart(16, "0").replace(/(.{4})(?!$)/g, "$1:")}::/64`;
+  return `${(ip.value >> 64n)
+    .toString(16)
+    .padStart(16, "0")
+    .replace(/(.{4})(?!$)/g, "$1:")}::/64`;
 }

@@ -8,11 +8,18 @@ import { failStage } from "./fail.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const pro: ApiKeyRecord = { id: "key_p", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
-const admitted: Decision = { allowed: true, windows: [{ name: "minute", limit: 300, remaining: 299, resetAt: T0 + 50_000, exceeded: false }], now: T0 };
+const admitted: Decision = {
+  allowed: true,
+  windows: [{ name: "minute", limit: 300, remaining: 299, resetAt: T0 + 50_000, exceeded: false }],
+  now: T0,
+};
 
 function setUp() {
   const logged: [unknown, string][] = [];
-  const settings = resolveOptions({ ...memoryAdapters(), onError: (error: unknown, requestId: string) => logged.push([error, requestId]) });
+  const settings = resolveOptions({
+    ...memoryAdapters(),
+    onError: (error: unknown, requestId: string) => logged.push([error, requestId]),
+  });
   const arrival = arrive(new Request("http://petstore.test/v1/pets", { headers: { "X-Request-Id": "r-1" } }), T0);
   const bucket = { name: "key:key_p", client: undefined, limits: settings.limitsOf(pro) };
   return { fail: failStage(settings), arrival, bucket, logged };
@@ -21,10 +28,18 @@ function setUp() {
 describe("failStage", () => {
   it("answers an ApiError with its Error body, the request id and the decided rate limit", async () => {
     const { fail, arrival, bucket, logged } = setUp();
-    const { response, error, aborted } = fail(new ApiError("not_found", "Pet 9 was not found"), arrival, bucket, admitted);
+    const { response, error, aborted } = fail(
+      new ApiError("not_found", "Pet 9 was not found"),
+      arrival,
+      bucket,
+      admitted,
+    );
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ code: "not_found", message: "Pet 9 was not found", status: 404 });
-    expect([response.headers.get("x-request-id"), response.headers.get("x-ratelimit-remaining")]).toEqual(["r-1", "299"]);
+    expect([response.headers.get("x-request-id"), response.headers.get("x-ratelimit-remaining")]).toEqual([
+      "r-1",
+      "299",
+    ]);
     expect([error.code, aborted, logged]).toEqual(["not_found", false, []]);
   });
 
@@ -50,7 +65,9 @@ describe("failStage", () => {
 
   it("reports the Free plan's limit when storage failed before a bucket was chosen (the key lookup)", () => {
     const { fail, arrival } = setUp();
-    expect(fail(new StorageUnavailableError(), arrival, undefined, undefined).response.headers.get("x-ratelimit-limit")).toBe("60");
+    expect(
+      fail(new StorageUnavailableError(), arrival, undefined, undefined).response.headers.get("x-ratelimit-limit"),
+    ).toBe("60");
   });
 
   it("marks a body the client stopped sending as aborted, without calling onError", () => {

@@ -20,13 +20,17 @@ export interface Failure {
  * rate-limit headers are still sent, with honest values: the bucket's limits when it was
  * chosen, else the Free plan's.
  */
-export function failStage(settings: Pick<Settings, "limitsOf" | "ietfRateLimitHeaders" | "onError">): (thrown: unknown, arrival: Arrival, bucket: Bucket | undefined, decision: Decision | undefined) => Failure {
+export function failStage(
+  settings: Pick<Settings, "limitsOf" | "ietfRateLimitHeaders" | "onError">,
+): (thrown: unknown, arrival: Arrival, bucket: Bucket | undefined, decision: Decision | undefined) => Failure {
   const { limitsOf, ietfRateLimitHeaders, onError } = settings;
   return (thrown, { requestId, now }, bucket, decision) => {
     const error = toApiError(thrown);
     if (error.code === "internal_error") onError(thrown, requestId);
     const limits = bucket?.limits ?? limitsOf(undefined);
-    const rate = decision ? { limits, decision } : { limits, decision, retryAfter: error.headers?.["Retry-After"], now };
+    const rate = decision
+      ? { limits, decision }
+      : { limits, decision, retryAfter: error.headers?.["Retry-After"], now };
     const response = toErrorResponse(error, answerHeaders(requestId, rate, ietfRateLimitHeaders));
     return { response, error, aborted: thrown instanceof RequestAbortedError };
   };

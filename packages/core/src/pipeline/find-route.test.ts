@@ -13,7 +13,8 @@ describe("findRouteStage", () => {
   });
 
   it("finds nothing outside the operations' paths or the base path", async () => {
-    for (const path of ["/v1/pets/42/x", "/v1/nothing", "/v1", "/pets", "/v2/pets"]) expect(await find(path), path).toBeUndefined();
+    for (const path of ["/v1/pets/42/x", "/v1/nothing", "/v1", "/pets", "/v2/pets"])
+      expect(await find(path), path).toBeUndefined();
   });
 
   it("serves /openapi.json under the base path, as a public route, a trailing slash as every route", async () => {

@@ -3,7 +3,10 @@ import { headResponse } from "./head-response.js";
 
 describe("headResponse", () => {
   it("keeps the status and headers, drops the body and says its length in bytes", async () => {
-    const get = new Response('{"name":"Zoë"}', { status: 404, headers: { "Content-Type": "application/json", "X-Request-Id": "r-1" } });
+    const get = new Response('{"name":"Zoë"}', {
+      status: 404,
+      headers: { "Content-Type": "application/json", "X-Request-Id": "r-1" },
+    });
     const head = await headResponse(get);
     expect(head.status).toBe(404);
     expect(head.headers.get("content-type")).toBe("application/json");

@@ -5,12 +5,22 @@ import type { ApiKeys } from "../ports.js";
 import { identifyStage } from "./identify.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12);
-const withAuth = (value?: string) => new Request("http://petstore.test/v1/pets", value === undefined ? {} : { headers: { Authorization: value } });
+const withAuth = (value?: string) =>
+  new Request("http://petstore.test/v1/pets", value === undefined ? {} : { headers: { Authorization: value } });
 
 /** Key storage that counts its lookups. */
 function counted(keys: ApiKeys) {
   const lookups = { count: 0 };
-  return { lookups, keys: { ...keys, findByHash: (hash: string) => (lookups.count++, keys.findByHash(hash)) } };
+  return {
+    lookups,
+    keys: {
+      ...keys,
+      findByHash: (hash: string) => {
+        lookups.count++;
+        return keys.findByHash(hash);
+      },
+    },
+  };
 }
 
 describe("identifyStage", () => {
@@ -30,15 +40,25 @@ describe("identifyStage", () => {
     const identify = identifyStage({ keys, keyCacheMs: 5_000 });
     expect(await identify(withAuth(), T0)).toEqual({ caller: undefined, sentKey: false });
     expect(await identify(withAuth(`Basic ${btoa("a:b")}`), T0)).toEqual({ caller: undefined, sentKey: false });
-    expect(await identify(withAuth(`Bearer ${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}`), T0)).toEqual({ caller: undefined, sentKey: true });
-    expect(await identify(withAuth(`Bearer ${revoked}`), T0)).toEqual({ caller: undefined, sentKey: true, keyCache: "miss" });
+    expect(await identify(withAuth(`Bearer ${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}`), T0)).toEqual({
+      caller: undefined,
+      sentKey: true,
+    });
+    expect(await identify(withAuth(`Bearer ${revoked}`), T0)).toEqual({
+      caller: undefined,
+      sentKey: true,
+      keyCache: "miss",
+    });
     expect(record.revokedAt).toBeUndefined();
   });
 
   it("asks storage nothing for a key whose checksum is wrong", async () => {
     const { keys, lookups } = counted(memoryKeys());
     const { key } = await issueApiKey(keys, { plan: "free" });
-    await identifyStage({ keys, keyCacheMs: 5_000 })(withAuth(`Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}`), T0);
+    await identifyStage({ keys, keyCacheMs: 5_000 })(
+      withAuth(`Bearer ${key.slice(0, 10)}${key[10] === "a" ? "b" : "a"}${key.slice(11)}`),
+      T0,
+    );
     expect(lookups.count).toBe(0);
   });
 
@@ -50,7 +70,11 @@ describe("identifyStage", () => {
     await keys.revoke(record.id);
     expect(await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).toMatchObject({ caller: record, keyCache: "hit" });
     expect(lookups.count).toBe(1);
-    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toEqual({ caller: undefined, sentKey: true, keyCache: "miss" });
+    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toEqual({
+      caller: undefined,
+      sentKey: true,
+      keyCache: "miss",
+    });
     expect(lookups.count).toBe(2);
   });
 

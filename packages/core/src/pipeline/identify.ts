@@ -26,7 +26,9 @@ const CACHED_HEADER_LENGTH = 64;
  * (an expiry and the end of a roll's overlap are exact: `authorize` checks them at the
  * limiter's instant).
  */
-export function identifyStage(settings: Pick<Settings, "keys" | "keyCacheMs">): (request: Request, now: number) => Promise<Identity> {
+export function identifyStage(
+  settings: Pick<Settings, "keys" | "keyCacheMs">,
+): (request: Request, now: number) => Promise<Identity> {
   const { keys, keyCacheMs } = settings;
   const verified = new BoundedMap<string, { identity: Identity & { caller: ApiKeyRecord }; until: number }>(KEYS_KEPT);
 
@@ -45,7 +47,8 @@ export function identifyStage(settings: Pick<Settings, "keys" | "keyCacheMs">): 
     if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true, keyCache: "miss" };
     const oldSecret = record.hash !== hash ? ({ oldSecret: true } as const) : {};
     // The kept object says "hit" itself: a hit costs no object of its own.
-    if (keyCacheMs > 0 && header.length <= CACHED_HEADER_LENGTH) verified.set(header, { identity: { caller: record, keyCache: "hit", ...oldSecret }, until: now + keyCacheMs });
+    if (keyCacheMs > 0 && header.length <= CACHED_HEADER_LENGTH)
+      verified.set(header, { identity: { caller: record, keyCache: "hit", ...oldSecret }, until: now + keyCacheMs });
     return { caller: record, keyCache: "miss", ...oldSecret };
   };
 }

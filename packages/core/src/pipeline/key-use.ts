@@ -42,7 +42,9 @@ function latestUses(keys: ApiKeys): (id: string, at: number) => void {
  * that it must take the new one and until when; and the key's latest use is remembered, at
  * the limiter's instant.
  */
-export function keyUseStage(settings: Pick<Settings, "keys" | "rolledKeyLink">): (response: Response, identity: Identity | undefined, decision: Decision | undefined) => void {
+export function keyUseStage(
+  settings: Pick<Settings, "keys" | "rolledKeyLink">,
+): (response: Response, identity: Identity | undefined, decision: Decision | undefined) => void {
   const { rolledKeyLink } = settings;
   const used = latestUses(settings.keys);
   return (response, identity, decision) => {

@@ -18,12 +18,18 @@ describe("refuse", () => {
   });
 
   it("refuses a request over a limit with 429 rate_limited, saying when to retry", () => {
-    expect(() => refuse(decision(false))).toThrow(expect.objectContaining({ status: 429, code: "rate_limited", message: "Rate limit exceeded; retry after 50 s" }));
+    expect(() => refuse(decision(false))).toThrow(
+      expect.objectContaining({ status: 429, code: "rate_limited", message: "Rate limit exceeded; retry after 50 s" }),
+    );
   });
 
   it("refuses a banned bucket with 429 temporarily_banned until the ban ends", () => {
     expect(() => refuse(decision(false, T0 + 600_000))).toThrow(
-      expect.objectContaining({ status: 429, code: "temporarily_banned", message: "Temporarily banned after repeated requests over the limit; retry after 600 s" }),
+      expect.objectContaining({
+        status: 429,
+        code: "temporarily_banned",
+        message: "Temporarily banned after repeated requests over the limit; retry after 600 s",
+      }),
     );
   });
 });

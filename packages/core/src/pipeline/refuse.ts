@@ -8,7 +8,11 @@ import { retryAfterSeconds } from "./answer-headers.js";
  */
 export function refuse(decision: Decision): void {
   if (decision.bannedUntil !== undefined) {
-    throw new ApiError("temporarily_banned", `Temporarily banned after repeated requests over the limit; retry after ${retryAfterSeconds(decision)} s`);
+    throw new ApiError(
+      "temporarily_banned",
+      `Temporarily banned after repeated requests over the limit; retry after ${retryAfterSeconds(decision)} s`,
+    );
   }
-  if (!decision.allowed) throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfterSeconds(decision)} s`);
+  if (!decision.allowed)
+    throw new ApiError("rate_limited", `Rate limit exceeded; retry after ${retryAfterSeconds(decision)} s`);
 }

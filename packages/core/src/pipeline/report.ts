@@ -28,7 +28,13 @@ export function reportStage(settings: Pick<Settings, "onResponse">): (response: 
   const { onResponse } = settings;
   if (!onResponse) return () => {};
   return (response, { request, info, arrival, match, identity, bucket, decision, failure }) => {
-    const event: ResponseEvent = { request, response, requestId: arrival.requestId, pathname: arrival.pathname, durationMs: performance.now() - arrival.started };
+    const event: ResponseEvent = {
+      request,
+      response,
+      requestId: arrival.requestId,
+      pathname: arrival.pathname,
+      durationMs: performance.now() - arrival.started,
+    };
     if (identity?.caller) {
       event.keyId = identity.caller.id;
       event.plan = identity.caller.plan;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { requestIdOf } from "./request-id.js";
 
-const withId = (id?: string) => new Request("http://petstore.test/v1/pets", id === undefined ? {} : { headers: { "X-Request-Id": id } });
+const withId = (id?: string) =>
+  new Request("http://petstore.test/v1/pets", id === undefined ? {} : { headers: { "X-Request-Id": id } });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe("requestIdOf", () => {

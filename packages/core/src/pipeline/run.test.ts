@@ -8,9 +8,14 @@ import { arrive } from "./arrival.js";
 import { runStage } from "./run.js";
 
 const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
-const admitted: Decision = { allowed: true, windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }], now: 1_234 };
+const admitted: Decision = {
+  allowed: true,
+  windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }],
+  now: 1_234,
+};
 
-const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 
 describe("runStage", () => {
   it("runs the handler with the request and a context of the stores, params, caller, time and the answer's headers", async () => {
@@ -23,7 +28,14 @@ describe("runStage", () => {
       seen = { request, ctx };
       return new Response("ran", { status: 299 });
     };
-    const response = await runStage(settings)({ handler, params: { petId: "3" } }, request, caller, arrive(request, 999), bucket, admitted);
+    const response = await runStage(settings)(
+      { handler, params: { petId: "3" } },
+      request,
+      caller,
+      arrive(request, 999),
+      bucket,
+      admitted,
+    );
     expect(response.status).toBe(299);
     expect(seen?.request).toBe(request);
     const { headers, ...rest } = seen!.ctx;
@@ -39,15 +51,27 @@ describe("runStage", () => {
       bodyTimeoutMs: 30_000,
     });
     // The answer's headers, as every answer of an admitted request carries them.
-    expect(Object.fromEntries(responseWith("{}", 200, headers).headers)).toEqual(lowerCased(answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, true)));
+    expect(Object.fromEntries(responseWith("{}", 200, headers).headers)).toEqual(
+      lowerCased(answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, true)),
+    );
   });
 
   it("leaves the caller out of the context on a public route", async () => {
     const settings = resolveOptions(memoryAdapters());
     const request = new Request("http://petstore.test/v1/openapi.json");
     let ctx: Context | undefined;
-    const handler: Handler = async (_request, c) => ((ctx = c), new Response());
-    await runStage(settings)({ handler, params: {} }, request, undefined, arrive(request, 0), { name: "ip:unknown", client: "unknown", limits: settings.limitsOf(undefined) }, admitted);
+    const handler: Handler = async (_request, c) => {
+      ctx = c;
+      return new Response();
+    };
+    await runStage(settings)(
+      { handler, params: {} },
+      request,
+      undefined,
+      arrive(request, 0),
+      { name: "ip:unknown", client: "unknown", limits: settings.limitsOf(undefined) },
+      admitted,
+    );
     expect(ctx).not.toHaveProperty("caller");
   });
 });

@@ -13,13 +13,33 @@ import type { Routed } from "./choose-handler.js";
  * such as the sunset passes at the same instant on every server.
  */
 export function runStage(
-  settings: Pick<Settings, "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders" | "bodyTimeoutMs">,
-): (routed: Routed, request: Request, caller: ApiKeyRecord | undefined, arrival: Arrival, bucket: Bucket, decision: Decision) => Promise<Response> {
+  settings: Pick<
+    Settings,
+    "store" | "petPages" | "idempotency" | "basePath" | "deprecation" | "ietfRateLimitHeaders" | "bodyTimeoutMs"
+  >,
+): (
+  routed: Routed,
+  request: Request,
+  caller: ApiKeyRecord | undefined,
+  arrival: Arrival,
+  bucket: Bucket,
+  decision: Decision,
+) => Promise<Response> {
   const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders, bodyTimeoutMs } = settings;
   const shared = sharedHeaders(ietfRateLimitHeaders);
   return ({ handler, params }, request, caller, { requestId }, { limits }, decision) => {
     const headers = admittedHeaders(requestId, limits, decision, shared, ietfRateLimitHeaders);
-    const ctx: Context = { store, petPages, idempotency, params, now: decision.now, basePath, deprecation, headers, bodyTimeoutMs };
+    const ctx: Context = {
+      store,
+      petPages,
+      idempotency,
+      params,
+      now: decision.now,
+      basePath,
+      deprecation,
+      headers,
+      bodyTimeoutMs,
+    };
     if (caller) ctx.caller = caller;
     return handler(request, ctx);
   };

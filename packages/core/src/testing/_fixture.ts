@@ -10,7 +10,11 @@ export interface Closable {
  * A `describe` block whose tests each see a fresh fixture from `make`, closed after the test.
  * `fixture` is one object, refilled before every test, so the suite names it once.
  */
-export function describeWithFixture<F extends Closable>(title: string, make: () => Promise<F>, suite: (fixture: F) => void): void {
+export function describeWithFixture<F extends Closable>(
+  title: string,
+  make: () => Promise<F>,
+  suite: (fixture: F) => void,
+): void {
   describe(title, () => {
     const fixture = {} as F;
     beforeEach(async () => {

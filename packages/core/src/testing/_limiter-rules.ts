@@ -55,6 +55,8 @@ export function limiterRules(): (input: HitInput, now: number) => Decision {
       }),
     );
     if (bucket.bannedUntil <= now) return { allowed, windows: states, now };
-    return banStarted ? { allowed, windows: states, bannedUntil: bucket.bannedUntil, banStarted: true, now } : { allowed, windows: states, bannedUntil: bucket.bannedUntil, now };
+    return banStarted
+      ? { allowed, windows: states, bannedUntil: bucket.bannedUntil, banStarted: true, now }
+      : { allowed, windows: states, bannedUntil: bucket.bannedUntil, now };
   };
 }

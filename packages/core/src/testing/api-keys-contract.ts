@@ -37,219 +37,268 @@ const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
 export function apiKeysContract(name: string, make: MakeKeys): void {
   /** The test's clock, which the tests move. */
   let now = T0;
-  describeWithFixture(`ApiKeys contract: ${name}`, () => ((now = T0), make(() => now)), (fixture) => {
+  describeWithFixture(
+    `ApiKeys contract: ${name}`,
+    () => {
+      now = T0;
+      return make(() => now);
+    },
+    (fixture) => {
+      it("finds an inserted key by its hash", async () => {
+        await fixture.keys.insert(recordOf(1));
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+      });
 
-    it("finds an inserted key by its hash", async () => {
-      await fixture.keys.insert(recordOf(1));
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
-    });
+      it("answers undefined for a hash no key has", async () => {
+        await fixture.keys.insert(recordOf(1));
+        expect(await fixture.keys.findByHash(hashOf(2))).toBeUndefined();
+      });
 
-    it("answers undefined for a hash no key has", async () => {
-      await fixture.keys.insert(recordOf(1));
-      expect(await fixture.keys.findByHash(hashOf(2))).toBeUndefined();
-    });
+      it("leaves optional fields absent, with no key at all, when they were not set", async () => {
+        await fixture.keys.insert(recordOf(1));
+        const fields = ["createdAt", "hash", "id", "plan"];
+        expect(Object.keys((await fixture.keys.findByHash(hashOf(1)))!).sort()).toEqual(fields);
+        expect(Object.keys((await fixture.keys.list())[0]!).sort()).toEqual(fields);
+      });
 
-    it("leaves optional fields absent, with no key at all, when they were not set", async () => {
-      await fixture.keys.insert(recordOf(1));
-      const fields = ["createdAt", "hash", "id", "plan"];
-      expect(Object.keys((await fixture.keys.findByHash(hashOf(1)))!).sort()).toEqual(fields);
-      expect(Object.keys((await fixture.keys.list())[0]!).sort()).toEqual(fields);
-    });
+      it("keeps every plan, limit override and a Unicode label exactly", async () => {
+        const records = [
+          recordOf(1, { plan: "enterprise", perMinute: 5_000, perDay: 2_000_000, label: "Ünïcode ✓ label" }),
+          recordOf(2, { plan: "pro", perMinute: 1 }),
+          recordOf(3, { plan: "business", perDay: 7 }),
+          recordOf(4, { plan: "free", label: "" }),
+        ];
+        for (const record of records) await fixture.keys.insert(record);
+        for (const record of records) expect(await fixture.keys.findByHash(record.hash)).toEqual(record);
+        expect((await fixture.keys.list()).sort(byId)).toEqual(records);
+        expect(typeof (await fixture.keys.findByHash(hashOf(1)))!.createdAt).toBe("number");
+      });
 
-    it("keeps every plan, limit override and a Unicode label exactly", async () => {
-      const records = [
-        recordOf(1, { plan: "enterprise", perMinute: 5_000, perDay: 2_000_000, label: "Ünïcode ✓ label" }),
-        recordOf(2, { plan: "pro", perMinute: 1 }),
-        recordOf(3, { plan: "business", perDay: 7 }),
-        recordOf(4, { plan: "free", label: "" }),
-      ];
-      for (const record of records) await fixture.keys.insert(record);
-      for (const record of records) expect(await fixture.keys.findByHash(record.hash)).toEqual(record);
-      expect((await fixture.keys.list()).sort(byId)).toEqual(records);
-      expect(typeof (await fixture.keys.findByHash(hashOf(1)))!.createdAt).toBe("number");
-    });
+      it("lists nothing when there are no keys", async () => {
+        expect(await fixture.keys.list()).toEqual([]);
+      });
 
-    it("lists nothing when there are no keys", async () => {
-      expect(await fixture.keys.list()).toEqual([]);
-    });
+      it("lists every inserted key", async () => {
+        const records = [recordOf(3), recordOf(1), recordOf(2)];
+        for (const record of records) await fixture.keys.insert(record);
+        expect((await fixture.keys.list()).sort(byId)).toEqual([...records].sort(byId));
+      });
 
-    it("lists every inserted key", async () => {
-      const records = [recordOf(3), recordOf(1), recordOf(2)];
-      for (const record of records) await fixture.keys.insert(record);
-      expect((await fixture.keys.list()).sort(byId)).toEqual([...records].sort(byId));
-    });
+      it("revokes a key at the store's instant, seen by findByHash, get and list", async () => {
+        await fixture.keys.insert(recordOf(1));
+        now = T0 + 5_000;
+        expect(await fixture.keys.revoke("key_1")).toEqual({
+          state: "changed",
+          record: { ...recordOf(1), revokedAt: T0 + 5_000 },
+        });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
+        expect(await fixture.keys.get("key_1")).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
+        expect(await fixture.keys.list()).toEqual([{ ...recordOf(1), revokedAt: T0 + 5_000 }]);
+      });
 
-    it("revokes a key at the store's instant, seen by findByHash, get and list", async () => {
-      await fixture.keys.insert(recordOf(1));
-      now = T0 + 5_000;
-      expect(await fixture.keys.revoke("key_1")).toEqual({ state: "changed", record: { ...recordOf(1), revokedAt: T0 + 5_000 } });
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
-      expect(await fixture.keys.get("key_1")).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
-      expect(await fixture.keys.list()).toEqual([{ ...recordOf(1), revokedAt: T0 + 5_000 }]);
-    });
+      it("answers missing when revoking an id no key has, and changes nothing", async () => {
+        await fixture.keys.insert(recordOf(1));
+        expect(await fixture.keys.revoke("key_404")).toEqual({ state: "missing" });
+        expect(await fixture.keys.list()).toEqual([recordOf(1)]);
+      });
 
-    it("answers missing when revoking an id no key has, and changes nothing", async () => {
-      await fixture.keys.insert(recordOf(1));
-      expect(await fixture.keys.revoke("key_404")).toEqual({ state: "missing" });
-      expect(await fixture.keys.list()).toEqual([recordOf(1)]);
-    });
+      it("keeps the first revocation time when a key is revoked twice, answering revoked", async () => {
+        await fixture.keys.insert(recordOf(1));
+        now = T0 + 5_000;
+        await fixture.keys.revoke("key_1");
+        now = T0 + 9_000;
+        expect(await fixture.keys.revoke("key_1")).toEqual({
+          state: "revoked",
+          record: { ...recordOf(1), revokedAt: T0 + 5_000 },
+        });
+        expect((await fixture.keys.findByHash(hashOf(1)))!.revokedAt).toBe(T0 + 5_000);
+      });
 
-    it("keeps the first revocation time when a key is revoked twice, answering revoked", async () => {
-      await fixture.keys.insert(recordOf(1));
-      now = T0 + 5_000;
-      await fixture.keys.revoke("key_1");
-      now = T0 + 9_000;
-      expect(await fixture.keys.revoke("key_1")).toEqual({ state: "revoked", record: { ...recordOf(1), revokedAt: T0 + 5_000 } });
-      expect((await fixture.keys.findByHash(hashOf(1)))!.revokedAt).toBe(T0 + 5_000);
-    });
+      it("revokes only the key it names", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.insert(recordOf(2));
+        now = T0 + 5_000;
+        await fixture.keys.revoke("key_2");
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+        expect((await fixture.keys.findByHash(hashOf(2)))!.revokedAt).toBe(T0 + 5_000);
+      });
 
-    it("revokes only the key it names", async () => {
-      await fixture.keys.insert(recordOf(1));
-      await fixture.keys.insert(recordOf(2));
-      now = T0 + 5_000;
-      await fixture.keys.revoke("key_2");
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
-      expect((await fixture.keys.findByHash(hashOf(2)))!.revokedAt).toBe(T0 + 5_000);
-    });
+      it("gets a key by its id, and undefined for an id no key has", async () => {
+        await fixture.keys.insert(recordOf(1, { label: "shop", expiresAt: T0 + HOUR }));
+        expect(await fixture.keys.get("key_1")).toEqual(recordOf(1, { label: "shop", expiresAt: T0 + HOUR }));
+        expect(await fixture.keys.get("key_2")).toBeUndefined();
+      });
 
-    it("gets a key by its id, and undefined for an id no key has", async () => {
-      await fixture.keys.insert(recordOf(1, { label: "shop", expiresAt: T0 + HOUR }));
-      expect(await fixture.keys.get("key_1")).toEqual(recordOf(1, { label: "shop", expiresAt: T0 + HOUR }));
-      expect(await fixture.keys.get("key_2")).toBeUndefined();
-    });
+      it("lists keys in the order they were made, a page at a time", async () => {
+        const records = [recordOf(5), recordOf(3), recordOf(9), recordOf(1), recordOf(7)];
+        for (const record of records) await fixture.keys.insert(record);
+        expect(await fixture.keys.list({ limit: 2 })).toEqual(records.slice(0, 2));
+        expect(await fixture.keys.list({ limit: 2, afterId: "key_3" })).toEqual(records.slice(2, 4));
+        expect(await fixture.keys.list({ limit: 2, afterId: "key_1" })).toEqual(records.slice(4));
+        expect(await fixture.keys.list({ limit: 2, afterId: "key_7" })).toEqual([]);
+      });
 
-    it("lists keys in the order they were made, a page at a time", async () => {
-      const records = [recordOf(5), recordOf(3), recordOf(9), recordOf(1), recordOf(7)];
-      for (const record of records) await fixture.keys.insert(record);
-      expect(await fixture.keys.list({ limit: 2 })).toEqual(records.slice(0, 2));
-      expect(await fixture.keys.list({ limit: 2, afterId: "key_3" })).toEqual(records.slice(2, 4));
-      expect(await fixture.keys.list({ limit: 2, afterId: "key_1" })).toEqual(records.slice(4));
-      expect(await fixture.keys.list({ limit: 2, afterId: "key_7" })).toEqual([]);
-    });
+      it("updates plan, limits, label and expiry, keeping the secret; null removes a field", async () => {
+        await fixture.keys.insert(recordOf(1, { plan: "free", label: "trial" }));
+        const upgraded = await fixture.keys.update(
+          "key_1",
+          { plan: "pro", perMinute: 500, expiresAt: T0 + HOUR },
+          ADMIN,
+        );
+        expect(upgraded).toEqual({
+          state: "changed",
+          record: recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }),
+        });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(
+          recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }),
+        );
+        const cleared = await fixture.keys.update(
+          "key_1",
+          { perMinute: null, label: null, expiresAt: null, perDay: 9 },
+          ADMIN,
+        );
+        expect(cleared).toEqual({ state: "changed", record: recordOf(1, { plan: "pro", perDay: 9 }) });
+      });
 
-    it("updates plan, limits, label and expiry, keeping the secret; null removes a field", async () => {
-      await fixture.keys.insert(recordOf(1, { plan: "free", label: "trial" }));
-      const upgraded = await fixture.keys.update("key_1", { plan: "pro", perMinute: 500, expiresAt: T0 + HOUR }, ADMIN);
-      expect(upgraded).toEqual({ state: "changed", record: recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }) });
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }));
-      const cleared = await fixture.keys.update("key_1", { perMinute: null, label: null, expiresAt: null, perDay: 9 }, ADMIN);
-      expect(cleared).toEqual({ state: "changed", record: recordOf(1, { plan: "pro", perDay: 9 }) });
-    });
+      it("answers missing or revoked to an update it cannot make, changing nothing", async () => {
+        await fixture.keys.insert(recordOf(1));
+        expect(await fixture.keys.update("key_404", { plan: "pro" }, ADMIN)).toEqual({ state: "missing" });
+        await fixture.keys.revoke("key_1");
+        expect(await fixture.keys.update("key_1", { plan: "pro" }, ADMIN)).toEqual({
+          state: "revoked",
+          record: { ...recordOf(1), revokedAt: T0 },
+        });
+        expect((await fixture.keys.get("key_1"))!.plan).toBe("free");
+      });
 
-    it("answers missing or revoked to an update it cannot make, changing nothing", async () => {
-      await fixture.keys.insert(recordOf(1));
-      expect(await fixture.keys.update("key_404", { plan: "pro" }, ADMIN)).toEqual({ state: "missing" });
-      await fixture.keys.revoke("key_1");
-      expect(await fixture.keys.update("key_1", { plan: "pro" }, ADMIN)).toEqual({ state: "revoked", record: { ...recordOf(1), revokedAt: T0 } });
-      expect((await fixture.keys.get("key_1"))!.plan).toBe("free");
-    });
+      it("refuses an expired key by the store's clock: found until the instant, not from it", async () => {
+        await fixture.keys.insert(recordOf(1, { expiresAt: T0 + HOUR }));
+        now = T0 + HOUR - 1;
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
+        now = T0 + HOUR;
+        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect(await fixture.keys.get("key_1")).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
+      });
 
-    it("refuses an expired key by the store's clock: found until the instant, not from it", async () => {
-      await fixture.keys.insert(recordOf(1, { expiresAt: T0 + HOUR }));
-      now = T0 + HOUR - 1;
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
-      now = T0 + HOUR;
-      expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
-      expect(await fixture.keys.get("key_1")).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
-    });
+      it("rolls a key: the new secret at once, the old one until the overlap ends, then not", async () => {
+        await fixture.keys.insert(recordOf(1));
+        now = T0 + 1_000;
+        const rolled = await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
+        const expected = recordOf(1, {
+          hash: hashOf(101),
+          rolled: { previousHash: hashOf(1), at: T0 + 1_000, until: T0 + 61_000 },
+        });
+        expect(rolled).toEqual({ state: "changed", record: expected });
+        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
+        now = T0 + 60_999;
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
+        now = T0 + 61_000;
+        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
+      });
 
-    it("rolls a key: the new secret at once, the old one until the overlap ends, then not", async () => {
-      await fixture.keys.insert(recordOf(1));
-      now = T0 + 1_000;
-      const rolled = await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
-      const expected = recordOf(1, { hash: hashOf(101), rolled: { previousHash: hashOf(1), at: T0 + 1_000, until: T0 + 61_000 } });
-      expect(rolled).toEqual({ state: "changed", record: expected });
-      expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
-      now = T0 + 60_999;
-      expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
-      now = T0 + 61_000;
-      expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
-      expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
-    });
+      it("refuses the old secret at once after a roll with no overlap", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN);
+        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect((await fixture.keys.findByHash(hashOf(101)))!.id).toBe("key_1");
+      });
 
-    it("refuses the old secret at once after a roll with no overlap", async () => {
-      await fixture.keys.insert(recordOf(1));
-      await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN);
-      expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
-      expect((await fixture.keys.findByHash(hashOf(101)))!.id).toBe("key_1");
-    });
+      it("refuses a roll during the last roll's overlap, and allows one once it ended", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
+        now = T0 + 30_000;
+        const refused = await fixture.keys.roll("key_1", hashOf(102), 60_000, ADMIN);
+        expect(refused).toMatchObject({
+          state: "rolling",
+          record: { hash: hashOf(101), rolled: { until: T0 + 60_000 } },
+        });
+        expect(await fixture.keys.findByHash(hashOf(102))).toBeUndefined();
+        now = T0 + 60_000;
+        expect(await fixture.keys.roll("key_1", hashOf(102), 5_000, ADMIN)).toMatchObject({
+          state: "changed",
+          record: { hash: hashOf(102), rolled: { previousHash: hashOf(101) } },
+        });
+        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+      });
 
-    it("refuses a roll during the last roll's overlap, and allows one once it ended", async () => {
-      await fixture.keys.insert(recordOf(1));
-      await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
-      now = T0 + 30_000;
-      const refused = await fixture.keys.roll("key_1", hashOf(102), 60_000, ADMIN);
-      expect(refused).toMatchObject({ state: "rolling", record: { hash: hashOf(101), rolled: { until: T0 + 60_000 } } });
-      expect(await fixture.keys.findByHash(hashOf(102))).toBeUndefined();
-      now = T0 + 60_000;
-      expect(await fixture.keys.roll("key_1", hashOf(102), 5_000, ADMIN)).toMatchObject({ state: "changed", record: { hash: hashOf(102), rolled: { previousHash: hashOf(101) } } });
-      expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
-    });
+      it("answers missing or revoked to a roll it cannot make", async () => {
+        expect(await fixture.keys.roll("key_404", hashOf(101), 0, ADMIN)).toEqual({ state: "missing" });
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.revoke("key_1");
+        expect(await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN)).toMatchObject({ state: "revoked" });
+        expect(await fixture.keys.findByHash(hashOf(101))).toBeUndefined();
+      });
 
-    it("answers missing or revoked to a roll it cannot make", async () => {
-      expect(await fixture.keys.roll("key_404", hashOf(101), 0, ADMIN)).toEqual({ state: "missing" });
-      await fixture.keys.insert(recordOf(1));
-      await fixture.keys.revoke("key_1");
-      expect(await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN)).toMatchObject({ state: "revoked" });
-      expect(await fixture.keys.findByHash(hashOf(101))).toBeUndefined();
-    });
+      it("records the latest use of each key, never moving it back", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.insert(recordOf(2));
+        await fixture.keys.recordUse(
+          new Map([
+            ["key_1", T0 + 500],
+            ["key_2", T0 + 900],
+            ["key_404", T0],
+          ]),
+        );
+        await fixture.keys.recordUse(new Map([["key_1", T0 + 400]]));
+        expect((await fixture.keys.get("key_1"))!.lastUsedAt).toBe(T0 + 500);
+        expect((await fixture.keys.get("key_2"))!.lastUsedAt).toBe(T0 + 900);
+        await fixture.keys.recordUse(new Map());
+      });
 
-    it("records the latest use of each key, never moving it back", async () => {
-      await fixture.keys.insert(recordOf(1));
-      await fixture.keys.insert(recordOf(2));
-      await fixture.keys.recordUse(new Map([["key_1", T0 + 500], ["key_2", T0 + 900], ["key_404", T0]]));
-      await fixture.keys.recordUse(new Map([["key_1", T0 + 400]]));
-      expect((await fixture.keys.get("key_1"))!.lastUsedAt).toBe(T0 + 500);
-      expect((await fixture.keys.get("key_2"))!.lastUsedAt).toBe(T0 + 900);
-      await fixture.keys.recordUse(new Map());
-    });
+      it("keeps an audit trail of every change with an actor, newest first, by key and a page at a time", async () => {
+        await fixture.keys.insert(recordOf(1), CLI);
+        await fixture.keys.insert(recordOf(2));
+        now = T0 + 1_000;
+        await fixture.keys.update("key_1", { plan: "pro", label: null }, ADMIN);
+        now = T0 + 2_000;
+        await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
+        await fixture.keys.audit("unban", "key_2", ADMIN);
+        now = T0 + 3_000;
+        await fixture.keys.revoke("key_1", CLI);
+        // Changes that changed nothing are not in the trail; nor is a change made without an actor.
+        await fixture.keys.revoke("key_1", CLI);
+        await fixture.keys.update("key_404", { plan: "pro" }, ADMIN);
+        await fixture.keys.revoke("key_2");
+        const trail = await fixture.keys.auditTrail({ limit: 10 });
+        expect(trail.map(({ action, keyId, at, actor }) => ({ action, keyId, at, actor }))).toEqual([
+          { action: "revoke", keyId: "key_1", at: T0 + 3_000, actor: CLI },
+          { action: "unban", keyId: "key_2", at: T0 + 2_000, actor: ADMIN },
+          { action: "roll", keyId: "key_1", at: T0 + 2_000, actor: ADMIN },
+          { action: "update", keyId: "key_1", at: T0 + 1_000, actor: ADMIN },
+          { action: "create", keyId: "key_1", at: T0, actor: CLI },
+        ]);
+        expect(trail[3]!.details).toEqual({ plan: "pro", label: null });
+        expect(trail[2]!.details).toEqual({ overlapMs: 60_000 });
+        expect(new Set(trail.map((entry) => entry.id)).size).toBe(5);
+        expect(trail.map((entry) => entry.id)).toEqual([...trail.map((entry) => entry.id)].sort((a, b) => b - a));
+        expect(await fixture.keys.auditTrail({ limit: 2 })).toEqual(trail.slice(0, 2));
+        expect(await fixture.keys.auditTrail({ limit: 2, beforeId: trail[1]!.id })).toEqual(trail.slice(2, 4));
+        expect((await fixture.keys.auditTrail({ limit: 10, keyId: "key_2" })).map((entry) => entry.action)).toEqual([
+          "unban",
+        ]);
+        expect(JSON.stringify(trail)).not.toContain(hashOf(101));
+      });
+    },
+  );
 
-    it("keeps an audit trail of every change with an actor, newest first, by key and a page at a time", async () => {
-      await fixture.keys.insert(recordOf(1), CLI);
-      await fixture.keys.insert(recordOf(2));
-      now = T0 + 1_000;
-      await fixture.keys.update("key_1", { plan: "pro", label: null }, ADMIN);
-      now = T0 + 2_000;
-      await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
-      await fixture.keys.audit("unban", "key_2", ADMIN);
-      now = T0 + 3_000;
-      await fixture.keys.revoke("key_1", CLI);
-      // Changes that changed nothing are not in the trail; nor is a change made without an actor.
-      await fixture.keys.revoke("key_1", CLI);
-      await fixture.keys.update("key_404", { plan: "pro" }, ADMIN);
-      await fixture.keys.revoke("key_2");
-      const trail = await fixture.keys.auditTrail({ limit: 10 });
-      expect(trail.map(({ action, keyId, at, actor }) => ({ action, keyId, at, actor }))).toEqual([
-        { action: "revoke", keyId: "key_1", at: T0 + 3_000, actor: CLI },
-        { action: "unban", keyId: "key_2", at: T0 + 2_000, actor: ADMIN },
-        { action: "roll", keyId: "key_1", at: T0 + 2_000, actor: ADMIN },
-        { action: "update", keyId: "key_1", at: T0 + 1_000, actor: ADMIN },
-        { action: "create", keyId: "key_1", at: T0, actor: CLI },
-      ]);
-      expect(trail[3]!.details).toEqual({ plan: "pro", label: null });
-      expect(trail[2]!.details).toEqual({ overlapMs: 60_000 });
-      expect(new Set(trail.map((entry) => entry.id)).size).toBe(5);
-      expect(trail.map((entry) => entry.id)).toEqual([...trail.map((entry) => entry.id)].sort((a, b) => b - a));
-      expect(await fixture.keys.auditTrail({ limit: 2 })).toEqual(trail.slice(0, 2));
-      expect(await fixture.keys.auditTrail({ limit: 2, beforeId: trail[1]!.id })).toEqual(trail.slice(2, 4));
-      expect((await fixture.keys.auditTrail({ limit: 10, keyId: "key_2" })).map((entry) => entry.action)).toEqual(["unban"]);
-      expect(JSON.stringify(trail)).not.toContain(hashOf(101));
-    });
-  });
-
-  describeWithFixture(`ApiKeys contract: ${name}, on its store's own clock`, () => make(undefined), (fixture) => {
-    it("stamps a roll, its overlap and the trail with the store's clock", async () => {
-      await fixture.keys.insert(recordOf(1));
-      const before = Date.now();
-      const rolled = await fixture.keys.roll("key_1", hashOf(101), HOUR, ADMIN);
-      expect(rolled.state).toBe("changed");
-      const { rolled: roll } = (rolled as { record: ApiKeyRecord }).record;
-      // The stores of these suites run on this machine: their clock is this one, give or take a request.
-      expect(Math.abs(roll!.at - before)).toBeLessThan(5_000);
-      expect(roll!.until).toBe(roll!.at + HOUR);
-      expect((await fixture.keys.findByHash(hashOf(1)))!.id).toBe("key_1");
-      const [entry] = await fixture.keys.auditTrail({ limit: 1 });
-      expect(Math.abs(entry!.at - roll!.at)).toBeLessThan(5_000);
-    });
-  });
+  describeWithFixture(
+    `ApiKeys contract: ${name}, on its store's own clock`,
+    () => make(undefined),
+    (fixture) => {
+      it("stamps a roll, its overlap and the trail with the store's clock", async () => {
+        await fixture.keys.insert(recordOf(1));
+        const before = Date.now();
+        const rolled = await fixture.keys.roll("key_1", hashOf(101), HOUR, ADMIN);
+        expect(rolled.state).toBe("changed");
+        const { rolled: roll } = (rolled as { record: ApiKeyRecord }).record;
+        // The stores of these suites run on this machine: their clock is this one, give or take a request.
+        expect(Math.abs(roll!.at - before)).toBeLessThan(5_000);
+        expect(roll!.until).toBe(roll!.at + HOUR);
+        expect((await fixture.keys.findByHash(hashOf(1)))!.id).toBe("key_1");
+        const [entry] = await fixture.keys.auditTrail({ limit: 1 });
+        expect(Math.abs(entry!.at - roll!.at)).toBeLessThan(5_000);
+      });
+    },
+  );
 }

@@ -36,7 +36,12 @@ interface Limits {
   banSeconds: number;
 }
 
-function limitsUpTo(perMinute: number, perFiveMinutes: number, threshold: number, minBanSeconds: number): fc.Arbitrary<Limits> {
+function limitsUpTo(
+  perMinute: number,
+  perFiveMinutes: number,
+  threshold: number,
+  minBanSeconds: number,
+): fc.Arbitrary<Limits> {
   return fc.record({
     perMinute: fc.integer({ min: 0, max: perMinute }),
     perFiveMinutes: fc.integer({ min: 0, max: perFiveMinutes }),
@@ -53,8 +58,17 @@ interface Burst {
 
 /** Each decision beside its hit's bucket, sorted by bucket and then by what was decided. */
 function byBucket(inputs: readonly HitInput[], decisions: readonly Decision[]): [string, Decision][] {
-  const key = ([bucket, d]: [string, Decision]) => [bucket, d.allowed, d.bannedUntil ?? 0, d.banStarted ?? false, ...d.windows.flatMap((w) => [w.remaining, w.resetAt, w.exceeded])].join("|");
-  return decisions.map((decision, i): [string, Decision] => [inputs[i]!.bucket, decision]).sort((a, b) => key(a).localeCompare(key(b)));
+  const key = ([bucket, d]: [string, Decision]) =>
+    [
+      bucket,
+      d.allowed,
+      d.bannedUntil ?? 0,
+      d.banStarted ?? false,
+      ...d.windows.flatMap((w) => [w.remaining, w.resetAt, w.exceeded]),
+    ].join("|");
+  return decisions
+    .map((decision, i): [string, Decision] => [inputs[i]!.bucket, decision])
+    .sort((a, b) => key(a).localeCompare(key(b)));
 }
 
 /** How `rateLimiterContract` runs its property tests. */
@@ -83,331 +97,373 @@ export type MakeLimiter = (clock: (() => number) | undefined) => Promise<Limiter
 export function rateLimiterContract(name: string, make: MakeLimiter, options: RateLimiterContractOptions = {}): void {
   /** The test's clock, which each hit sets to its instant. */
   let testNow = T0;
-  describeWithFixture(`RateLimiter contract: ${name}`, () => make(() => testNow), (fixture) => {
+  describeWithFixture(
+    `RateLimiter contract: ${name}`,
+    () => make(() => testNow),
+    (fixture) => {
+      const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) => {
+        testNow = now;
+        return fixture.limiter.hit({ bucket, windows, ban });
+      };
 
-    const hit = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a", ban = BAN) => {
-      testNow = now;
-      return fixture.limiter.hit({ bucket, windows, ban });
-    };
+      it("reports the instant it decided at: the clock's", async () => {
+        expect((await hit(T0 + 5_123)).now).toBe(T0 + 5_123);
+        expect((await hit(T0 + 6_000)).now).toBe(T0 + 6_000);
+      });
 
-    it("reports the instant it decided at: the clock's", async () => {
-      expect((await hit(T0 + 5_123)).now).toBe(T0 + 5_123);
-      expect((await hit(T0 + 6_000)).now).toBe(T0 + 6_000);
-    });
-
-    it("reports every window in the order given, with its name and limit", async () => {
-      const decision = await hit(T0 + 5_000);
-      expect(decision.allowed).toBe(true);
-      expect(decision.bannedUntil).toBeUndefined();
-      expect(decision.windows.map((w) => [w.name, w.limit])).toEqual([["minute", 3], ["day", 10]]);
-    });
-
-    it("resets the minute window at the next whole minute and the day window at the next UTC midnight", async () => {
-      const decision = await hit(T0 + 12_345);
-      expect(minute(decision).resetAt).toBe(T0 + MINUTE);
-      expect(day(decision).resetAt).toBe(NEXT_MIDNIGHT);
-    });
-
-    it("starts a window exactly on the boundary: the last millisecond belongs to the old one", async () => {
-      expect(minute(await hit(T0 - 1)).resetAt).toBe(T0);
-      const first = await hit(T0);
-      expect(minute(first)).toMatchObject({ remaining: 2, resetAt: T0 + MINUTE });
-      expect(day(first).remaining).toBe(8);
-      expect(minute(await hit(T0 + MINUTE - 1))).toMatchObject({ remaining: 1, resetAt: T0 + MINUTE });
-      expect(minute(await hit(T0 + MINUTE))).toMatchObject({ remaining: 2, resetAt: T0 + 2 * MINUTE });
-    });
-
-    it("counts an admitted request against both windows", async () => {
-      const decision = await hit(T0);
-      expect(minute(decision)).toMatchObject({ remaining: 2, exceeded: false });
-      expect(day(decision)).toMatchObject({ remaining: 9, exceeded: false });
-    });
-
-    it("reports what remains after this request, down to 0 and never negative", async () => {
-      const decisions: Decision[] = [];
-      for (let i = 0; i < 6; i++) decisions.push(await hit(T0 + i));
-      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false, false]);
-      expect(decisions.map((d) => minute(d).remaining)).toEqual([2, 1, 0, 0, 0, 0]);
-    });
-
-    it("flags only the window that refused as exceeded", async () => {
-      for (let i = 0; i < 3; i++) await hit(T0);
-      const refused = await hit(T0 + 1);
-      expect(refused.allowed).toBe(false);
-      expect(refused.bannedUntil).toBeUndefined();
-      expect(minute(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: T0 + MINUTE });
-      expect(day(refused)).toMatchObject({ exceeded: false, remaining: 7 });
-    });
-
-    it("consumes nothing on a refusal", async () => {
-      const windows = windowsOf(2, 5);
-      await hit(T0, windows);
-      await hit(T0, windows);
-      for (let i = 0; i < 3; i++) expect(day(await hit(T0 + 1, windows))).toMatchObject({ remaining: 3 });
-      const next = await hit(T0 + MINUTE, windows);
-      expect(next.allowed).toBe(true);
-      expect(day(next).remaining).toBe(2);
-      expect(minute(next).remaining).toBe(1);
-    });
-
-    it("never moves a window back: a late request stamped in an older window counts in the current one", async () => {
-      for (let i = 0; i < 3; i++) await hit(T0 + MINUTE + i, windowsOf(3, 100), "key:key_a", NO_BAN);
-      // A process with a slightly late clock, or a request delayed in flight.
-      const late = await hit(T0 + MINUTE - 1, windowsOf(3, 100), "key:key_a", NO_BAN);
-      expect(late.allowed).toBe(false);
-      expect(minute(late)).toMatchObject({ remaining: 0, resetAt: T0 + 2 * MINUTE });
-      expect((await hit(T0 + MINUTE + 10, windowsOf(3, 100), "key:key_a", NO_BAN)).allowed).toBe(false);
-    });
-
-    it("admits again in the next minute window", async () => {
-      for (let i = 0; i < 4; i++) await hit(T0);
-      const next = await hit(T0 + MINUTE);
-      expect(next.allowed).toBe(true);
-      expect(minute(next).remaining).toBe(2);
-    });
-
-    it("refuses on the day limit across minutes until the next UTC midnight", async () => {
-      const windows = windowsOf(10, 3);
-      for (let i = 0; i < 3; i++) expect((await hit(T0 + i * MINUTE, windows)).allowed).toBe(true);
-      const refused = await hit(T0 + 3 * MINUTE, windows);
-      expect(refused.allowed).toBe(false);
-      expect(minute(refused)).toMatchObject({ exceeded: false, remaining: 10 });
-      expect(day(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: NEXT_MIDNIGHT });
-      expect((await hit(NEXT_MIDNIGHT - 1, windows)).allowed).toBe(false);
-      const nextDay = await hit(NEXT_MIDNIGHT, windows);
-      expect(nextDay.allowed).toBe(true);
-      expect(day(nextDay)).toMatchObject({ remaining: 2, resetAt: NEXT_MIDNIGHT + 86_400_000 });
-    });
-
-    it("flags both windows when both refuse", async () => {
-      const windows = windowsOf(2, 2);
-      await hit(T0, windows);
-      await hit(T0, windows);
-      const refused = await hit(T0, windows);
-      expect(refused.windows.map((w) => w.exceeded)).toEqual([true, true]);
-    });
-
-    it("does not ban a bucket refused threshold times within one minute window", async () => {
-      const windows = windowsOf(1, 100);
-      await hit(T0, windows);
-      for (let i = 1; i <= BAN.threshold; i++) {
-        const refused = await hit(T0 + i, windows);
-        expect(refused.allowed).toBe(false);
-        expect(refused.bannedUntil).toBeUndefined();
-      }
-      expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
-    });
-
-    it("bans on the refusal after threshold, reporting bannedUntil from that refusal", async () => {
-      const windows = windowsOf(1, 100);
-      await hit(T0, windows);
-      for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
-      const banning = await hit(T0 + 4_000, windows);
-      expect(banning.allowed).toBe(false);
-      expect(banning.bannedUntil).toBe(T0 + 4_000 + BAN.seconds * 1000);
-    });
-
-    it("says which refusal began the ban: that one only, not those during it", async () => {
-      const windows = windowsOf(1, 100);
-      const decisions = [await hit(T0, windows)];
-      for (let i = 1; i <= BAN.threshold + 3; i++) decisions.push(await hit(T0 + i, windows));
-      decisions.push(await hit(T0 + 2 * MINUTE, windows));
-      expect(decisions.map((d) => d.banStarted === true)).toEqual(decisions.map((_, i) => i === BAN.threshold + 1));
-    });
-
-    it("says once that a ban began when the refusals arrive concurrently", async () => {
-      const windows = windowsOf(2, 100);
-      const decisions = await Promise.all(Array.from({ length: 2 + BAN.threshold + 5 }, () => hit(T0, windows)));
-      expect(decisions.filter((d) => d.banStarted)).toHaveLength(1);
-      expect(decisions.filter((d) => d.bannedUntil !== undefined)).toHaveLength(5);
-    });
-
-    it("does not ban for refusals spread over different minute windows", async () => {
-      const windows = windowsOf(1, 100);
-      for (const start of [T0, T0 + MINUTE]) {
-        await hit(start, windows);
-        for (let i = 1; i <= BAN.threshold; i++) expect((await hit(start + i, windows)).bannedUntil).toBeUndefined();
-      }
-      expect((await hit(T0 + 2 * MINUTE, windows)).allowed).toBe(true);
-    });
-
-    it("refuses during a ban without extending it, counting nothing, and admits when it lifts", async () => {
-      const windows = windowsOf(1, 100);
-      await hit(T0, windows);
-      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
-      const bannedUntil = T0 + BAN.threshold + 1 + BAN.seconds * 1000;
-      for (const now of [T0 + 10_000, T0 + 2 * MINUTE, T0 + 5 * MINUTE, bannedUntil - 1]) {
-        const during = await hit(now, windows);
-        expect(during.allowed).toBe(false);
-        expect(during.bannedUntil).toBe(bannedUntil);
-      }
-      const after = await hit(bannedUntil, windows);
-      expect(after.allowed).toBe(true);
-      expect(after.bannedUntil).toBeUndefined();
-      // Only the first request and this one were ever admitted.
-      expect(day(after).remaining).toBe(98);
-    });
-
-    it("does not count requests made during a ban toward the next ban", async () => {
-      const windows = windowsOf(1, 100);
-      await hit(T0, windows);
-      for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
-      await hit(T0 + 30_000, windows);
-      // The ban lifts mid-minute; these refusals fall in that same minute window, before it lifts.
-      const bannedUntil = T0 + 30_000 + BAN.seconds * 1000;
-      const liftMinute = bannedUntil - (bannedUntil % MINUTE);
-      for (let i = 0; i < 20; i++) expect((await hit(liftMinute + i, windows)).bannedUntil).toBe(bannedUntil);
-      expect((await hit(bannedUntil, windows)).allowed).toBe(true);
-      for (let i = 1; i <= BAN.threshold; i++) expect((await hit(bannedUntil + i, windows)).bannedUntil).toBeUndefined();
-      expect((await hit(bannedUntil + 100, windows)).bannedUntil).toBe(bannedUntil + 100 + BAN.seconds * 1000);
-    });
-
-    it("keeps buckets independent: exhausting or banning one leaves another untouched", async () => {
-      const windows = windowsOf(1, 100);
-      const banned = "ip:2001:db8::1";
-      await hit(T0, windows, banned);
-      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows, banned);
-      for (const other of ["ip:2001:db8::2", "key:key_a", "ip:198.51.100.7"]) {
-        const decision = await hit(T0 + 10, windows, other);
+      it("reports every window in the order given, with its name and limit", async () => {
+        const decision = await hit(T0 + 5_000);
         expect(decision.allowed).toBe(true);
         expect(decision.bannedUntil).toBeUndefined();
-        expect(minute(decision).remaining).toBe(0);
-        expect(day(decision).remaining).toBe(99);
-      }
-      expect((await hit(T0 + 20, windows, banned)).bannedUntil).toBeDefined();
-    });
-
-    it("admits exactly the limit of many concurrent hits on one bucket", async () => {
-      const windows = windowsOf(10, 1_000);
-      const decisions = await Promise.all(Array.from({ length: 30 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)));
-      const admitted = decisions.filter((d) => d.allowed);
-      expect(admitted).toHaveLength(10);
-      // Each admitted request saw its own count: the remainders are 9..0, once each.
-      expect(admitted.map((d) => minute(d).remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-      expect(decisions.filter((d) => !d.allowed).every((d) => minute(d).exceeded)).toBe(true);
-      expect(day(await hit(T0 + MINUTE, windows)).remaining).toBe(1_000 - 11);
-    });
-
-    it("admits exactly the day limit of many concurrent hits when the day window binds", async () => {
-      const windows = windowsOf(100, 12);
-      const decisions = await Promise.all(Array.from({ length: 36 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)));
-      expect(decisions.filter((d) => d.allowed)).toHaveLength(12);
-      expect(decisions.filter((d) => !d.allowed).every((d) => day(d).exceeded && !minute(d).exceeded)).toBe(true);
-    });
-
-    // An operator's views, where the limiter offers them (peek, unban).
-    const peek = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a") => {
-      testNow = now;
-      return fixture.limiter.peek!({ bucket, windows, ban: BAN });
-    };
-    const unban = (now: number, bucket = "key:key_a") => {
-      testNow = now;
-      return fixture.limiter.unban!(bucket);
-    };
-
-    it("peeks at a bucket counting nothing: what is left in each window, and when each resets", async () => {
-      if (!fixture.limiter.peek) return;
-      expect(await peek(T0 + 5)).toEqual({
-        now: T0 + 5,
-        windows: [
-          { name: "minute", limit: 3, remaining: 3, resetAt: T0 + MINUTE, exceeded: false },
-          { name: "day", limit: 10, remaining: 10, resetAt: NEXT_MIDNIGHT, exceeded: false },
-        ],
+        expect(decision.windows.map((w) => [w.name, w.limit])).toEqual([
+          ["minute", 3],
+          ["day", 10],
+        ]);
       });
-      await hit(T0);
-      await hit(T0 + 1);
-      for (let i = 0; i < 3; i++) expect((await peek(T0 + 2)).windows.map((w) => w.remaining)).toEqual([1, 8]);
-      expect((await hit(T0 + 3)).allowed).toBe(true);
-      // A minute later the minute window is a new one; the day's count stays.
-      expect((await peek(T0 + MINUTE + 1)).windows.map((w) => [w.remaining, w.resetAt])).toEqual([[3, T0 + 2 * MINUTE], [7, NEXT_MIDNIGHT]]);
-    });
 
-    it("peeks at a ban, and ends it with unban: the next request is decided by its windows, its refusals forgotten", async () => {
-      if (!fixture.limiter.peek || !fixture.limiter.unban) return;
-      const windows = windowsOf(1, 100);
-      await hit(T0, windows);
-      for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
-      expect((await peek(T0 + 10, windows)).bannedUntil).toBe(T0 + BAN.threshold + 1 + BAN.seconds * 1000);
-      expect(await unban(T0 + 20)).toBe(true);
-      expect(await unban(T0 + 21)).toBe(false);
-      expect((await peek(T0 + 22, windows)).bannedUntil).toBeUndefined();
-      // Still over the minute's limit: refused as such, and a whole threshold of refusals again before a ban.
-      for (let i = 1; i <= BAN.threshold; i++) expect(await hit(T0 + 30 + i, windows)).toMatchObject({ allowed: false, windows: [{ exceeded: true }, { exceeded: false }] });
-      expect((await hit(T0 + 40, windows)).banStarted).toBe(true);
-      expect(await unban(T0 + 50)).toBe(true);
-      expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
-      expect(await unban(T0 + MINUTE + 1, "key:never_seen")).toBe(false);
-    });
+      it("resets the minute window at the next whole minute and the day window at the next UTC midnight", async () => {
+        const decision = await hit(T0 + 12_345);
+        expect(minute(decision).resetAt).toBe(T0 + MINUTE);
+        expect(day(decision).resetAt).toBe(NEXT_MIDNIGHT);
+      });
 
-    it("still bans when the refusals arrive concurrently", async () => {
-      const windows = windowsOf(2, 100);
-      await Promise.all(Array.from({ length: 2 + BAN.threshold + 3 }, () => hit(T0, windows)));
-      const next = await hit(T0 + 1, windows);
-      expect(next.allowed).toBe(false);
-      expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
-    });
+      it("starts a window exactly on the boundary: the last millisecond belongs to the old one", async () => {
+        expect(minute(await hit(T0 - 1)).resetAt).toBe(T0);
+        const first = await hit(T0);
+        expect(minute(first)).toMatchObject({ remaining: 2, resetAt: T0 + MINUTE });
+        expect(day(first).remaining).toBe(8);
+        expect(minute(await hit(T0 + MINUTE - 1))).toMatchObject({ remaining: 1, resetAt: T0 + MINUTE });
+        expect(minute(await hit(T0 + MINUTE))).toMatchObject({ remaining: 2, resetAt: T0 + 2 * MINUTE });
+      });
 
-    // Random hits against the rules as plain code (./_limiter-rules.ts), decision for decision.
-    let run = 0;
-    /**
-     * One run's bursts, on buckets of its own (the runs share the fixture), each fired at once
-     * and decided by the rules one by one. Hits fired together have no order (a limiter across
-     * a network may receive them in any): each bucket must get the rules' decisions, whichever
-     * of its identical hits gets which.
-     */
-    const decidesByTheRules = async (limits: Limits, bursts: Burst[]) => {
-      run++;
-      // A 5-minute second window, so that it too resets within a run.
-      const windows: WindowPair = [
-        { name: "minute", limit: limits.perMinute, seconds: 60 },
-        { name: "five-minutes", limit: limits.perFiveMinutes, seconds: 300 },
-      ];
-      const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
-      const rules = limiterRules();
-      testNow = T0 + 17;
-      for (const { buckets, advanceMs } of bursts) {
-        testNow += advanceMs;
-        const inputs = buckets.map((bucket) => ({ bucket: `${bucket}#${run}`, windows, ban }));
-        const decided = await Promise.all(inputs.map((input) => fixture.limiter.hit(input)));
-        expect(byBucket(inputs, decided)).toStrictEqual(byBucket(inputs, inputs.map((input) => rules(input, testNow))));
-      }
-    };
-    const runs = options.runs ?? 100;
+      it("counts an admitted request against both windows", async () => {
+        const decision = await hit(T0);
+        expect(minute(decision)).toMatchObject({ remaining: 2, exceeded: false });
+        expect(day(decision)).toMatchObject({ remaining: 9, exceeded: false });
+      });
 
-    it("decides every sequence of hits exactly as the rules do", async () => {
-      const one = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
-      await fc.assert(fc.asyncProperty(limitsUpTo(5, 12, 4, 1), fc.array(one, { minLength: 1, maxLength: 60 }), decidesByTheRules), { numRuns: runs });
-    }, 120_000);
+      it("reports what remains after this request, down to 0 and never negative", async () => {
+        const decisions: Decision[] = [];
+        for (let i = 0; i < 6; i++) decisions.push(await hit(T0 + i));
+        expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false, false]);
+        expect(decisions.map((d) => minute(d).remaining)).toEqual([2, 1, 0, 0, 0, 0]);
+      });
 
-    it("decides hits fired at once exactly as the rules decide them one by one", async () => {
-      const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
-      await fc.assert(fc.asyncProperty(limitsUpTo(12, 30, 6, 0), fc.array(burst, { minLength: 1, maxLength: 12 }), decidesByTheRules), { numRuns: runs });
-    }, 120_000);
-  });
+      it("flags only the window that refused as exceeded", async () => {
+        for (let i = 0; i < 3; i++) await hit(T0);
+        const refused = await hit(T0 + 1);
+        expect(refused.allowed).toBe(false);
+        expect(refused.bannedUntil).toBeUndefined();
+        expect(minute(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: T0 + MINUTE });
+        expect(day(refused)).toMatchObject({ exceeded: false, remaining: 7 });
+      });
 
-  describeWithFixture(`RateLimiter contract: ${name}, on its store's own clock`, () => make(undefined), (fixture) => {
-    // The stores of these suites run on this machine: their clock is this one, give or take
-    // the time a request takes. (That another server's clock changes nothing is test/scale-out's.)
-    const SLACK_MS = 5_000;
+      it("consumes nothing on a refusal", async () => {
+        const windows = windowsOf(2, 5);
+        await hit(T0, windows);
+        await hit(T0, windows);
+        for (let i = 0; i < 3; i++) expect(day(await hit(T0 + 1, windows))).toMatchObject({ remaining: 3 });
+        const next = await hit(T0 + MINUTE, windows);
+        expect(next.allowed).toBe(true);
+        expect(day(next).remaining).toBe(2);
+        expect(minute(next).remaining).toBe(1);
+      });
 
-    it("decides at the store's instant and places the windows around it", async () => {
-      const before = Date.now();
-      const decision = await fixture.limiter.hit({ bucket: "key:key_own_clock", windows: windowsOf(3, 10), ban: BAN });
-      expect(decision.now).toBeGreaterThanOrEqual(before - SLACK_MS);
-      expect(decision.now).toBeLessThanOrEqual(Date.now() + SLACK_MS);
-      expect(minute(decision).resetAt).toBe(decision.now - (decision.now % MINUTE) + MINUTE);
-      expect(day(decision).resetAt).toBe(decision.now - (decision.now % 86_400_000) + 86_400_000);
-      expect(minute(decision).remaining).toBe(2);
-    });
+      it("never moves a window back: a late request stamped in an older window counts in the current one", async () => {
+        for (let i = 0; i < 3; i++) await hit(T0 + MINUTE + i, windowsOf(3, 100), "key:key_a", NO_BAN);
+        // A process with a slightly late clock, or a request delayed in flight.
+        const late = await hit(T0 + MINUTE - 1, windowsOf(3, 100), "key:key_a", NO_BAN);
+        expect(late.allowed).toBe(false);
+        expect(minute(late)).toMatchObject({ remaining: 0, resetAt: T0 + 2 * MINUTE });
+        expect((await hit(T0 + MINUTE + 10, windowsOf(3, 100), "key:key_a", NO_BAN)).allowed).toBe(false);
+      });
 
-    it("counts and bans by the store's clock", async () => {
-      const windows = windowsOf(1, 100);
-      const decisions: Decision[] = [];
-      for (let i = 0; i < 2 + BAN.threshold; i++) decisions.push(await fixture.limiter.hit({ bucket: "key:key_own_clock", windows, ban: BAN }));
-      const banning = decisions.find((d) => d.banStarted);
-      // Unless the minute turned in between (then the count started again): a whole ban, from its refusal.
-      if (banning) expect(banning.bannedUntil).toBe(banning.now + BAN.seconds * 1000);
-      else expect(decisions.some((d, i) => i > 0 && minute(d).resetAt !== minute(decisions[0]!).resetAt)).toBe(true);
-    });
-  });
+      it("admits again in the next minute window", async () => {
+        for (let i = 0; i < 4; i++) await hit(T0);
+        const next = await hit(T0 + MINUTE);
+        expect(next.allowed).toBe(true);
+        expect(minute(next).remaining).toBe(2);
+      });
+
+      it("refuses on the day limit across minutes until the next UTC midnight", async () => {
+        const windows = windowsOf(10, 3);
+        for (let i = 0; i < 3; i++) expect((await hit(T0 + i * MINUTE, windows)).allowed).toBe(true);
+        const refused = await hit(T0 + 3 * MINUTE, windows);
+        expect(refused.allowed).toBe(false);
+        expect(minute(refused)).toMatchObject({ exceeded: false, remaining: 10 });
+        expect(day(refused)).toMatchObject({ exceeded: true, remaining: 0, resetAt: NEXT_MIDNIGHT });
+        expect((await hit(NEXT_MIDNIGHT - 1, windows)).allowed).toBe(false);
+        const nextDay = await hit(NEXT_MIDNIGHT, windows);
+        expect(nextDay.allowed).toBe(true);
+        expect(day(nextDay)).toMatchObject({ remaining: 2, resetAt: NEXT_MIDNIGHT + 86_400_000 });
+      });
+
+      it("flags both windows when both refuse", async () => {
+        const windows = windowsOf(2, 2);
+        await hit(T0, windows);
+        await hit(T0, windows);
+        const refused = await hit(T0, windows);
+        expect(refused.windows.map((w) => w.exceeded)).toEqual([true, true]);
+      });
+
+      it("does not ban a bucket refused threshold times within one minute window", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold; i++) {
+          const refused = await hit(T0 + i, windows);
+          expect(refused.allowed).toBe(false);
+          expect(refused.bannedUntil).toBeUndefined();
+        }
+        expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
+      });
+
+      it("bans on the refusal after threshold, reporting bannedUntil from that refusal", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
+        const banning = await hit(T0 + 4_000, windows);
+        expect(banning.allowed).toBe(false);
+        expect(banning.bannedUntil).toBe(T0 + 4_000 + BAN.seconds * 1000);
+      });
+
+      it("says which refusal began the ban: that one only, not those during it", async () => {
+        const windows = windowsOf(1, 100);
+        const decisions = [await hit(T0, windows)];
+        for (let i = 1; i <= BAN.threshold + 3; i++) decisions.push(await hit(T0 + i, windows));
+        decisions.push(await hit(T0 + 2 * MINUTE, windows));
+        expect(decisions.map((d) => d.banStarted === true)).toEqual(decisions.map((_, i) => i === BAN.threshold + 1));
+      });
+
+      it("says once that a ban began when the refusals arrive concurrently", async () => {
+        const windows = windowsOf(2, 100);
+        const decisions = await Promise.all(Array.from({ length: 2 + BAN.threshold + 5 }, () => hit(T0, windows)));
+        expect(decisions.filter((d) => d.banStarted)).toHaveLength(1);
+        expect(decisions.filter((d) => d.bannedUntil !== undefined)).toHaveLength(5);
+      });
+
+      it("does not ban for refusals spread over different minute windows", async () => {
+        const windows = windowsOf(1, 100);
+        for (const start of [T0, T0 + MINUTE]) {
+          await hit(start, windows);
+          for (let i = 1; i <= BAN.threshold; i++) expect((await hit(start + i, windows)).bannedUntil).toBeUndefined();
+        }
+        expect((await hit(T0 + 2 * MINUTE, windows)).allowed).toBe(true);
+      });
+
+      it("refuses during a ban without extending it, counting nothing, and admits when it lifts", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
+        const bannedUntil = T0 + BAN.threshold + 1 + BAN.seconds * 1000;
+        for (const now of [T0 + 10_000, T0 + 2 * MINUTE, T0 + 5 * MINUTE, bannedUntil - 1]) {
+          const during = await hit(now, windows);
+          expect(during.allowed).toBe(false);
+          expect(during.bannedUntil).toBe(bannedUntil);
+        }
+        const after = await hit(bannedUntil, windows);
+        expect(after.allowed).toBe(true);
+        expect(after.bannedUntil).toBeUndefined();
+        // Only the first request and this one were ever admitted.
+        expect(day(after).remaining).toBe(98);
+      });
+
+      it("does not count requests made during a ban toward the next ban", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold; i++) await hit(T0 + i, windows);
+        await hit(T0 + 30_000, windows);
+        // The ban lifts mid-minute; these refusals fall in that same minute window, before it lifts.
+        const bannedUntil = T0 + 30_000 + BAN.seconds * 1000;
+        const liftMinute = bannedUntil - (bannedUntil % MINUTE);
+        for (let i = 0; i < 20; i++) expect((await hit(liftMinute + i, windows)).bannedUntil).toBe(bannedUntil);
+        expect((await hit(bannedUntil, windows)).allowed).toBe(true);
+        for (let i = 1; i <= BAN.threshold; i++)
+          expect((await hit(bannedUntil + i, windows)).bannedUntil).toBeUndefined();
+        expect((await hit(bannedUntil + 100, windows)).bannedUntil).toBe(bannedUntil + 100 + BAN.seconds * 1000);
+      });
+
+      it("keeps buckets independent: exhausting or banning one leaves another untouched", async () => {
+        const windows = windowsOf(1, 100);
+        const banned = "ip:2001:db8::1";
+        await hit(T0, windows, banned);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows, banned);
+        for (const other of ["ip:2001:db8::2", "key:key_a", "ip:198.51.100.7"]) {
+          const decision = await hit(T0 + 10, windows, other);
+          expect(decision.allowed).toBe(true);
+          expect(decision.bannedUntil).toBeUndefined();
+          expect(minute(decision).remaining).toBe(0);
+          expect(day(decision).remaining).toBe(99);
+        }
+        expect((await hit(T0 + 20, windows, banned)).bannedUntil).toBeDefined();
+      });
+
+      it("admits exactly the limit of many concurrent hits on one bucket", async () => {
+        const windows = windowsOf(10, 1_000);
+        const decisions = await Promise.all(
+          Array.from({ length: 30 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)),
+        );
+        const admitted = decisions.filter((d) => d.allowed);
+        expect(admitted).toHaveLength(10);
+        // Each admitted request saw its own count: the remainders are 9..0, once each.
+        expect(admitted.map((d) => minute(d).remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        expect(decisions.filter((d) => !d.allowed).every((d) => minute(d).exceeded)).toBe(true);
+        expect(day(await hit(T0 + MINUTE, windows)).remaining).toBe(1_000 - 11);
+      });
+
+      it("admits exactly the day limit of many concurrent hits when the day window binds", async () => {
+        const windows = windowsOf(100, 12);
+        const decisions = await Promise.all(
+          Array.from({ length: 36 }, () => hit(T0 + 7, windows, "key:key_a", NO_BAN)),
+        );
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(12);
+        expect(decisions.filter((d) => !d.allowed).every((d) => day(d).exceeded && !minute(d).exceeded)).toBe(true);
+      });
+
+      // An operator's views, where the limiter offers them (peek, unban).
+      const peek = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a") => {
+        testNow = now;
+        return fixture.limiter.peek!({ bucket, windows, ban: BAN });
+      };
+      const unban = (now: number, bucket = "key:key_a") => {
+        testNow = now;
+        return fixture.limiter.unban!(bucket);
+      };
+
+      it("peeks at a bucket counting nothing: what is left in each window, and when each resets", async () => {
+        if (!fixture.limiter.peek) return;
+        expect(await peek(T0 + 5)).toEqual({
+          now: T0 + 5,
+          windows: [
+            { name: "minute", limit: 3, remaining: 3, resetAt: T0 + MINUTE, exceeded: false },
+            { name: "day", limit: 10, remaining: 10, resetAt: NEXT_MIDNIGHT, exceeded: false },
+          ],
+        });
+        await hit(T0);
+        await hit(T0 + 1);
+        for (let i = 0; i < 3; i++) expect((await peek(T0 + 2)).windows.map((w) => w.remaining)).toEqual([1, 8]);
+        expect((await hit(T0 + 3)).allowed).toBe(true);
+        // A minute later the minute window is a new one; the day's count stays.
+        expect((await peek(T0 + MINUTE + 1)).windows.map((w) => [w.remaining, w.resetAt])).toEqual([
+          [3, T0 + 2 * MINUTE],
+          [7, NEXT_MIDNIGHT],
+        ]);
+      });
+
+      it("peeks at a ban, and ends it with unban: the next request is decided by its windows, its refusals forgotten", async () => {
+        if (!fixture.limiter.peek || !fixture.limiter.unban) return;
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
+        expect((await peek(T0 + 10, windows)).bannedUntil).toBe(T0 + BAN.threshold + 1 + BAN.seconds * 1000);
+        expect(await unban(T0 + 20)).toBe(true);
+        expect(await unban(T0 + 21)).toBe(false);
+        expect((await peek(T0 + 22, windows)).bannedUntil).toBeUndefined();
+        // Still over the minute's limit: refused as such, and a whole threshold of refusals again before a ban.
+        for (let i = 1; i <= BAN.threshold; i++)
+          expect(await hit(T0 + 30 + i, windows)).toMatchObject({
+            allowed: false,
+            windows: [{ exceeded: true }, { exceeded: false }],
+          });
+        expect((await hit(T0 + 40, windows)).banStarted).toBe(true);
+        expect(await unban(T0 + 50)).toBe(true);
+        expect((await hit(T0 + MINUTE, windows)).allowed).toBe(true);
+        expect(await unban(T0 + MINUTE + 1, "key:never_seen")).toBe(false);
+      });
+
+      it("still bans when the refusals arrive concurrently", async () => {
+        const windows = windowsOf(2, 100);
+        await Promise.all(Array.from({ length: 2 + BAN.threshold + 3 }, () => hit(T0, windows)));
+        const next = await hit(T0 + 1, windows);
+        expect(next.allowed).toBe(false);
+        expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
+      });
+
+      // Random hits against the rules as plain code (./_limiter-rules.ts), decision for decision.
+      let run = 0;
+      /**
+       * One run's bursts, on buckets of its own (the runs share the fixture), each fired at once
+       * and decided by the rules one by one. Hits fired together have no order (a limiter across
+       * a network may receive them in any): each bucket must get the rules' decisions, whichever
+       * of its identical hits gets which.
+       */
+      const decidesByTheRules = async (limits: Limits, bursts: Burst[]) => {
+        run++;
+        // A 5-minute second window, so that it too resets within a run.
+        const windows: WindowPair = [
+          { name: "minute", limit: limits.perMinute, seconds: 60 },
+          { name: "five-minutes", limit: limits.perFiveMinutes, seconds: 300 },
+        ];
+        const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+        const rules = limiterRules();
+        testNow = T0 + 17;
+        for (const { buckets, advanceMs } of bursts) {
+          testNow += advanceMs;
+          const inputs = buckets.map((bucket) => ({ bucket: `${bucket}#${run}`, windows, ban }));
+          const decided = await Promise.all(inputs.map((input) => fixture.limiter.hit(input)));
+          expect(byBucket(inputs, decided)).toStrictEqual(
+            byBucket(
+              inputs,
+              inputs.map((input) => rules(input, testNow)),
+            ),
+          );
+        }
+      };
+      const runs = options.runs ?? 100;
+
+      it("decides every sequence of hits exactly as the rules do", async () => {
+        const one = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
+        await fc.assert(
+          fc.asyncProperty(limitsUpTo(5, 12, 4, 1), fc.array(one, { minLength: 1, maxLength: 60 }), decidesByTheRules),
+          { numRuns: runs },
+        );
+      }, 120_000);
+
+      it("decides hits fired at once exactly as the rules decide them one by one", async () => {
+        const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
+        await fc.assert(
+          fc.asyncProperty(
+            limitsUpTo(12, 30, 6, 0),
+            fc.array(burst, { minLength: 1, maxLength: 12 }),
+            decidesByTheRules,
+          ),
+          { numRuns: runs },
+        );
+      }, 120_000);
+    },
+  );
+
+  describeWithFixture(
+    `RateLimiter contract: ${name}, on its store's own clock`,
+    () => make(undefined),
+    (fixture) => {
+      // The stores of these suites run on this machine: their clock is this one, give or take
+      // the time a request takes. (That another server's clock changes nothing is test/scale-out's.)
+      const SLACK_MS = 5_000;
+
+      it("decides at the store's instant and places the windows around it", async () => {
+        const before = Date.now();
+        const decision = await fixture.limiter.hit({
+          bucket: "key:key_own_clock",
+          windows: windowsOf(3, 10),
+          ban: BAN,
+        });
+        expect(decision.now).toBeGreaterThanOrEqual(before - SLACK_MS);
+        expect(decision.now).toBeLessThanOrEqual(Date.now() + SLACK_MS);
+        expect(minute(decision).resetAt).toBe(decision.now - (decision.now % MINUTE) + MINUTE);
+        expect(day(decision).resetAt).toBe(decision.now - (decision.now % 86_400_000) + 86_400_000);
+        expect(minute(decision).remaining).toBe(2);
+      });
+
+      it("counts and bans by the store's clock", async () => {
+        const windows = windowsOf(1, 100);
+        const decisions: Decision[] = [];
+        for (let i = 0; i < 2 + BAN.threshold; i++)
+          decisions.push(await fixture.limiter.hit({ bucket: "key:key_own_clock", windows, ban: BAN }));
+        const banning = decisions.find((d) => d.banStarted);
+        // Unless the minute turned in between (then the count started again): a whole ban, from its refusal.
+        if (banning) expect(banning.bannedUntil).toBe(banning.now + BAN.seconds * 1000);
+        else expect(decisions.some((d, i) => i > 0 && minute(d).resetAt !== minute(decisions[0]!).resetAt)).toBe(true);
+      });
+    },
+  );
 }

@@ -1,7 +1,6 @@
 // The operator's page: plain DOM and fetch, no build step, nothing loaded from elsewhere. It
 // talks to the admin API of the listener that served it, with the admin token the operator
 // typed, kept in this tab (sessionStorage) only.
-"use strict";
 
 const API = "/admin/v1";
 const $ = (id) => document.getElementById(id);
@@ -19,7 +18,11 @@ async function call(method, path, body) {
   const headers = { Authorization: `Bearer ${token}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   // A path of the API ("/keys"), or a whole one from a Link header ("/admin/v1/keys?...").
-  const response = await fetch(path.startsWith(API) ? path : `${API}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(path.startsWith(API) ? path : `${API}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const data = await response.json().catch(() => ({}));
   if (response.status === 401) signOut("The admin token was refused: sign in again.");
   if (!response.ok) {
@@ -79,7 +82,8 @@ function row(key) {
     actions.append(button("Roll", `Roll ${key.id}`, () => openRoll(key)));
     actions.append(button("Revoke", `Revoke ${key.id}`, () => openRevoke(key)));
   }
-  if (key.usage?.bannedUntil && !key.revokedAt) actions.append(button("Lift ban", `Lift the ban of ${key.id}`, () => unban(key)));
+  if (key.usage?.bannedUntil && !key.revokedAt)
+    actions.append(button("Lift ban", `Lift the ban of ${key.id}`, () => unban(key)));
   return tr;
 }
 
@@ -92,7 +96,14 @@ async function loadKeys(more = false) {
   for (const key of data) body.appendChild(row(key));
   nextPage = /<([^>]+)>;\s*rel="next"/.exec(link ?? "")?.[1];
   $("more").hidden = nextPage === undefined;
-  if (!more) say(data.length === 0 ? (q ? `No key matches "${q}".` : "No keys yet: create one below.") : `${data.length}${nextPage ? "+" : ""} keys.`);
+  if (!more)
+    say(
+      data.length === 0
+        ? q
+          ? `No key matches "${q}".`
+          : "No keys yet: create one below."
+        : `${data.length}${nextPage ? "+" : ""} keys.`,
+    );
 }
 
 function replaceRow(key) {
@@ -115,7 +126,10 @@ function openRoll(key) {
     try {
       const { data } = await call("POST", `/keys/${key.id}/roll`, { overlapSeconds: Number($("overlap").value) });
       replaceRow(data);
-      showSecret(data, data.rolling ? `The old secret works until ${when(data.rolling.until)}.` : "The old secret no longer works.");
+      showSecret(
+        data,
+        data.rolling ? `The old secret works until ${when(data.rolling.until)}.` : "The old secret no longer works.",
+      );
       say(`Rolled ${key.id}.`);
     } catch (error) {
       say(`Could not roll ${key.id}: ${error.message}`, true);
@@ -201,7 +215,10 @@ $("create").addEventListener("submit", async (event) => {
   }
 });
 $("copy").addEventListener("click", async () => {
-  await navigator.clipboard?.writeText($("secret-value").value).then(() => say("Copied."), () => say("Select the key and copy it.", true));
+  await navigator.clipboard?.writeText($("secret-value").value).then(
+    () => say("Copied."),
+    () => say("Select the key and copy it.", true),
+  );
 });
 $("secret-done").addEventListener("click", () => {
   $("secret-value").value = "";

@@ -31,7 +31,8 @@ export function localPath(url: string): string | undefined {
 export function reason(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message)) return "the disk is full";
+  if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message))
+    return "the disk is full";
   if (code === "EROFS" || /readonly|read-only/i.test(message)) return "the file system is read-only";
   if (code === "EACCES" || code === "EPERM") return "permission denied";
   return message.split("\n")[0]!;
@@ -78,7 +79,9 @@ export function exists(path: string): boolean {
  */
 export function copyBeside(path: string, kind: "partial" | "restoring"): string {
   // Web Crypto rather than node:crypto, whose streams every start of the binary loaded (issue 23 §5).
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) =>
+    byte.toString(16).padStart(2, "0"),
+  ).join("");
   return join(dirname(path), `.${basename(path)}.${process.pid}-${random}.${kind}`);
 }
 
@@ -113,7 +116,9 @@ function processRuns(pid: number): boolean {
 export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage | undefined> {
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
-    io.err(`petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`);
+    io.err(
+      `petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+    );
     return undefined;
   }
   return openStorage(db);

@@ -35,7 +35,9 @@ export function noSuchKey(io: Io, id: string): number {
 
 /** The one line for a change to a revoked key; resolves the exit code. */
 export function revokedKey(io: Io, id: string, revokedAt: number): number {
-  io.err(`petstore: ${id} was revoked at ${new Date(revokedAt).toISOString().replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`);
+  io.err(
+    `petstore: ${id} was revoked at ${new Date(revokedAt).toISOString().replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`,
+  );
   return 1;
 }
 
@@ -46,7 +48,9 @@ const PEEKS_AT_ONCE = 16;
 export async function viewsOf(access: KeyAccess, records: readonly ApiKeyRecord[]): Promise<KeyView[]> {
   const views: KeyView[] = [];
   for (let start = 0; start < records.length; start += PEEKS_AT_ONCE) {
-    views.push(...(await Promise.all(records.slice(start, start + PEEKS_AT_ONCE).map((record) => access.view(record)))));
+    views.push(
+      ...(await Promise.all(records.slice(start, start + PEEKS_AT_ONCE).map((record) => access.view(record)))),
+    );
   }
   return views;
 }
@@ -60,7 +64,13 @@ export async function viewsOf(access: KeyAccess, records: readonly ApiKeyRecord[
  * leaves `limiter` undefined, with the reason, rather than reading counts nobody keeps.
  * Runs `run`, turns a storage failure into its one line (a usage mistake stays one), and closes.
  */
-export async function withDatabase(args: ParsedArgs, env: Env, io: Io, options: { limiter: boolean }, run: (access: KeyAccess) => Promise<number>): Promise<number> {
+export async function withDatabase(
+  args: ParsedArgs,
+  env: Env,
+  io: Io,
+  options: { limiter: boolean },
+  run: (access: KeyAccess) => Promise<number>,
+): Promise<number> {
   const db = dbConfig(args, env);
   // A CLI never admits requests: it only peeks and lifts bans, so it has nothing to fail open for.
   const redisConfig = options.limiter ? limiterConfig(args, env) : undefined;
@@ -70,17 +80,26 @@ export async function withDatabase(args: ParsedArgs, env: Env, io: Io, options: 
   try {
     const recorded = await storage.recordedSetting("limiter");
     if (redisConfig && recorded === "database") {
-      throw new Error("the servers of this database keep the rate limits in the database, not in Redis: run this without --limiter (and PETSTORE_LIMITER)");
+      throw new Error(
+        "the servers of this database keep the rate limits in the database, not in Redis: run this without --limiter (and PETSTORE_LIMITER)",
+      );
     }
     let noLimiter: string | undefined;
     if (redisConfig) {
-      const warn = (event: string, fields: Record<string, unknown>) => io.err(`petstore: ${event}${fields.reason === undefined ? "" : `: ${String(fields.reason)}`}`);
+      const warn = (event: string, fields: Record<string, unknown>) =>
+        io.err(`petstore: ${event}${fields.reason === undefined ? "" : `: ${String(fields.reason)}`}`);
       redis = await openLimiter({ ...redisConfig, failOpen: false }, warn, { watchDataLoss: false });
     } else if (recorded === "redis") {
-      noLimiter = "the servers of this database keep the rate limits in Redis: give --limiter redis://HOST (or PETSTORE_LIMITER) to read usage and bans there";
+      noLimiter =
+        "the servers of this database keep the rate limits in Redis: give --limiter redis://HOST (or PETSTORE_LIMITER) to read usage and bans there";
     }
     const limiter = redis?.limiter ?? (noLimiter === undefined ? storage.adapters.limiter : undefined);
-    const access: KeyAccess = { storage, limiter, noLimiter, view: (record) => keyView(record, limiter ? { limiter } : {}) };
+    const access: KeyAccess = {
+      storage,
+      limiter,
+      noLimiter,
+      view: (record) => keyView(record, limiter ? { limiter } : {}),
+    };
     return await run(access);
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -14,7 +14,8 @@ const DURATION = /^(\d{1,7})(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 export function planFlag(text: string): PlanName {
-  if (!PLANS.includes(text as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${text}'`);
+  if (!PLANS.includes(text as PlanName))
+    throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${text}'`);
   return text as PlanName;
 }
 
@@ -43,9 +44,14 @@ export function expiresFlag(text: string, now: number, neverWord = false): numbe
   const instant = instantOf(text);
   if (instant === undefined) {
     const never = neverWord ? " or 'never'" : "";
-    throw new UsageError(`--expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z${never}, not '${text}'`);
+    throw new UsageError(
+      `--expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z${never}, not '${text}'`,
+    );
   }
-  if (instant <= now) throw new UsageError(`--expires must be in the future, not ${new Date(instant).toISOString()} (it is ${new Date(now).toISOString()})`);
+  if (instant <= now)
+    throw new UsageError(
+      `--expires must be in the future, not ${new Date(instant).toISOString()} (it is ${new Date(now).toISOString()})`,
+    );
   return instant;
 }
 
@@ -53,7 +59,9 @@ export function expiresFlag(text: string, now: number, neverWord = false): numbe
 export function overlapFlag(text: string): number {
   const match = text === "0" ? ["0", "0", "s"] : DURATION.exec(text);
   const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
-  if (!Number.isSafeInteger(ms)) throw new UsageError(`--overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '${text}'`);
-  if (ms > MAX_ROLL_OVERLAP_MS) throw new UsageError(`--overlap must be at most 7d (the longest an old secret may keep working), not '${text}'`);
+  if (!Number.isSafeInteger(ms))
+    throw new UsageError(`--overlap must be a duration such as 0s, 60s, 10m, 12h or 7d, not '${text}'`);
+  if (ms > MAX_ROLL_OVERLAP_MS)
+    throw new UsageError(`--overlap must be at most 7d (the longest an old secret may keep working), not '${text}'`);
   return ms;
 }

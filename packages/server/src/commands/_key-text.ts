@@ -10,7 +10,12 @@ export function shortTime(iso: string | null): string {
 /** Rows as columns two spaces apart, each as wide as its widest cell. */
 export function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join("  ")
+      .trimEnd(),
+  );
 }
 
 /** `used/limit` of today, or `?` when the limiter cannot say. */
@@ -24,8 +29,14 @@ export function todayCell(view: KeyView): string {
  */
 export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, noLimiter: string | undefined): string[] {
   const own = (value: number | undefined) => (value === undefined ? "the plan's" : "set for this key");
-  const expires = view.expiresAt === null ? "never" : `${shortTime(view.expiresAt)}${Date.parse(view.expiresAt) <= now ? " (expired: refused since then)" : ""}`;
-  const rolling = view.rolling === null ? "no" : `the old secret works until ${shortTime(view.rolling.until)} (rolled at ${shortTime(view.rolling.since)}), its answers saying so`;
+  const expires =
+    view.expiresAt === null
+      ? "never"
+      : `${shortTime(view.expiresAt)}${Date.parse(view.expiresAt) <= now ? " (expired: refused since then)" : ""}`;
+  const rolling =
+    view.rolling === null
+      ? "no"
+      : `the old secret works until ${shortTime(view.rolling.until)} (rolled at ${shortTime(view.rolling.since)}), its answers saying so`;
   const usage = view.usage;
   const unknown = `unknown (${noLimiter ?? "the limiter cannot say"})`;
   const fields: [string, string][] = [
@@ -36,11 +47,29 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
     ["Label", view.label ?? "-"],
     ["Created", shortTime(view.createdAt)],
     ["Expires", expires],
-    ["Last used", view.lastUsedAt === null ? "never (uses are recorded up to a minute late)" : `${shortTime(view.lastUsedAt)} (recorded up to a minute late)`],
+    [
+      "Last used",
+      view.lastUsedAt === null
+        ? "never (uses are recorded up to a minute late)"
+        : `${shortTime(view.lastUsedAt)} (recorded up to a minute late)`,
+    ],
     ["Rolling", rolling],
-    ["This minute", usage ? `${usage.minute.used} of ${usage.minute.limit} (until ${shortTime(usage.minute.resetAt)})` : unknown],
-    ["Today", usage ? `${usage.day.used} of ${usage.day.limit} (until ${shortTime(usage.day.resetAt)}, UTC days)` : unknown],
-    ["Banned", usage ? (usage.bannedUntil === null ? "no" : `until ${shortTime(usage.bannedUntil)} (lift it: petstore keys unban ${view.id})`) : unknown],
+    [
+      "This minute",
+      usage ? `${usage.minute.used} of ${usage.minute.limit} (until ${shortTime(usage.minute.resetAt)})` : unknown,
+    ],
+    [
+      "Today",
+      usage ? `${usage.day.used} of ${usage.day.limit} (until ${shortTime(usage.day.resetAt)}, UTC days)` : unknown,
+    ],
+    [
+      "Banned",
+      usage
+        ? usage.bannedUntil === null
+          ? "no"
+          : `until ${shortTime(usage.bannedUntil)} (lift it: petstore keys unban ${view.id})`
+        : unknown,
+    ],
     ["Revoked", view.revokedAt === null ? "no" : shortTime(view.revokedAt)],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));

@@ -16,7 +16,12 @@ const DB_URL = /^(file:.+|:memory:|libsql:\/\/.+|https?:\/\/.+|postgres(ql)?:\/\
  * A flag's value, else the environment variable's (an empty variable, or one Deno's
  * `--allow-env` does not let through, counts as unset: see `optionalEnv`).
  */
-export function setting(args: ParsedArgs, flag: string, env: Env, variable: string): { value: string; source: string } | undefined {
+export function setting(
+  args: ParsedArgs,
+  flag: string,
+  env: Env,
+  variable: string,
+): { value: string; source: string } | undefined {
   const fromFlag = args.values[flag];
   if (fromFlag !== undefined) return { value: fromFlag, source: `--${flag}` };
   const fromEnv = optionalEnv(env, variable);
@@ -28,8 +33,12 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
   if (!DB_URL.test(db.value)) {
     // A bare path is the usual slip: name the URL it meant.
-    const meant = db.value.includes(":") ? "" : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
-    throw new UsageError(`${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not ${db.value.includes("@") ? "the value given (not repeated here: it may hold a password)" : `'${shownUrl(db.value)}'`}${meant}`);
+    const meant = db.value.includes(":")
+      ? ""
+      : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
+    throw new UsageError(
+      `${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not ${db.value.includes("@") ? "the value given (not repeated here: it may hold a password)" : `'${shownUrl(db.value)}'`}${meant}`,
+    );
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
   // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
@@ -37,7 +46,9 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   if (/^[a-z]+:\/\//.test(db.value) && !URL.canParse(parsable)) {
     // With credentials in it the value is not repeated: where a password ends cannot be known.
     const shown = db.value.includes("@") ? "(not repeated here: it may hold a password)" : `'${db.value}'`;
-    throw new UsageError(`${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`);
+    throw new UsageError(
+      `${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`,
+    );
   }
   const config: DbConfig = { url: db.value };
   const authToken = optionalEnv(env, "PETSTORE_DB_AUTH_TOKEN");
@@ -100,7 +111,8 @@ export function pastableDb(url: string): string {
   if (!/^[a-z]+:\/\//.test(url) || !URL.canParse(url)) return shownUrl(url);
   const parsed = new URL(url);
   parsed.password = "";
-  for (const name of [...parsed.searchParams.keys()]) if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
+  for (const name of [...parsed.searchParams.keys()])
+    if (/pass|token|secret|key/i.test(name)) parsed.searchParams.delete(name);
   return parsed.toString();
 }
 
@@ -120,7 +132,9 @@ function redisDatabase(url: string, source: string): number {
   const index = /^\/(\d{1,2})$/.exec(path)?.[1];
   if (index === undefined || Number(index) > MAX_REDIS_DATABASE) {
     // The path holds no credentials: it may be shown.
-    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis://HOST:PORT/DB), not '${decodeURIComponent(path.slice(1))}'`);
+    throw new UsageError(
+      `${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis://HOST:PORT/DB), not '${decodeURIComponent(path.slice(1))}'`,
+    );
   }
   return Number(index);
 }
@@ -141,23 +155,31 @@ export function limiterConfig(args: ParsedArgs, env: Env): LimiterConfig | undef
   const failOpen = args.switches.has("limiter-fail-open") || failOpenEnv === "1";
   const timeout = read("PETSTORE_LIMITER_TIMEOUT_MS");
   if (url === undefined) {
-    if (failOpen || timeout !== undefined) throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
+    if (failOpen || timeout !== undefined)
+      throw new UsageError("--limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)");
     return undefined;
   }
   let target: LimiterTarget;
   try {
     target = parseLimiterUrl(url);
   } catch (error) {
-    throw new UsageError(`${source} ${(error as Error).message} (the URL is not repeated here: it may hold a password)`);
+    throw new UsageError(
+      `${source} ${(error as Error).message} (the URL is not repeated here: it may hold a password)`,
+    );
   }
   if (target.kind === "sentinel" && target.db > MAX_REDIS_DATABASE) {
-    throw new UsageError(`${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis+sentinel://HOST:PORT,.../MASTER/DB), not '${target.db}'`);
+    throw new UsageError(
+      `${source}'s database must be a whole number from 0 to ${MAX_REDIS_DATABASE} (redis+sentinel://HOST:PORT,.../MASTER/DB), not '${target.db}'`,
+    );
   }
   const config: LimiterConfig = {
     url,
     // A cluster has only database 0 (limiter-url.ts refuses another).
     database: target.kind === "single" ? redisDatabase(url, source) : target.kind === "sentinel" ? target.db : 0,
-    timeoutMs: timeout === undefined ? DEFAULT_LIMITER_TIMEOUT_MS : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
+    timeoutMs:
+      timeout === undefined
+        ? DEFAULT_LIMITER_TIMEOUT_MS
+        : integerSetting(timeout, "PETSTORE_LIMITER_TIMEOUT_MS", 1, 60_000),
     failOpen,
   };
   const password = read("PETSTORE_LIMITER_PASSWORD");

@@ -24,10 +24,16 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
   run: async (args, env, io) => {
     const label = args.values.label === undefined ? undefined : labelFlag(args.values.label);
     // A token in a process's private memory is gone when the command ends (exit 0 would lie).
-    if (databaseLocation(dbConfig(args, env).url).kind === "memory") throw new UsageError("--db :memory: would lose the token when this command ends: give the database your server uses");
+    if (databaseLocation(dbConfig(args, env).url).kind === "memory")
+      throw new UsageError(
+        "--db :memory: would lose the token when this command ends: give the database your server uses",
+      );
     return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
       const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label });
-      await storage.adapters.keys.audit("create", record.id, cliActor(env), { adminToken: true, ...(label !== undefined && { label }) });
+      await storage.adapters.keys.audit("create", record.id, cliActor(env), {
+        adminToken: true,
+        ...(label !== undefined && { label }),
+      });
       const createdAt = new Date(record.createdAt).toISOString();
       if (args.switches.has("json")) {
         io.out(JSON.stringify({ id: record.id, token, label: record.label ?? null, createdAt }));
@@ -37,7 +43,9 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
       io.out("");
       io.out(`    ${token}`);
       io.out("");
-      io.out("This is the only time the token is shown: store it now. Send it to the admin listener as 'Authorization: Bearer <token>'.");
+      io.out(
+        "This is the only time the token is shown: store it now. Send it to the admin listener as 'Authorization: Bearer <token>'.",
+      );
       return 0;
     });
   },

@@ -21,8 +21,14 @@ Tokens themselves are never stored, so they cannot be shown.
         revokedAt: record.revokedAt === undefined ? null : new Date(record.revokedAt).toISOString(),
       }));
       if (args.switches.has("json")) io.out(JSON.stringify(tokens));
-      else if (tokens.length === 0) io.out("No admin tokens yet. Create one: petstore admin-tokens create --label NAME");
-      else for (const line of table([["ID", "CREATED", "REVOKED", "LABEL"], ...tokens.map((t) => [t.id, shortTime(t.createdAt), shortTime(t.revokedAt), t.label ?? ""])])) io.out(line);
+      else if (tokens.length === 0)
+        io.out("No admin tokens yet. Create one: petstore admin-tokens create --label NAME");
+      else
+        for (const line of table([
+          ["ID", "CREATED", "REVOKED", "LABEL"],
+          ...tokens.map((t) => [t.id, shortTime(t.createdAt), shortTime(t.revokedAt), t.label ?? ""]),
+        ]))
+          io.out(line);
       return 0;
     }),
 };

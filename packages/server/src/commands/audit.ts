@@ -18,7 +18,11 @@ function detailsCell(details: AuditEntry["details"]): string {
 
 /** `petstore audit`: the trail of changes to keys, newest first. */
 export const auditCommand: Command = {
-  spec: { name: "audit", flags: { key: "value", limit: "value", before: "value", db: "value", json: "switch" }, positionals: [] },
+  spec: {
+    name: "audit",
+    flags: { key: "value", limit: "value", before: "value", db: "value", json: "switch" },
+    positionals: [],
+  },
   usage: "petstore audit [--key ID] [--limit N] [--before ENTRY] [--db URL] [--json]",
   help: `Prints the audit trail, newest first: every change to a key (create, update, roll, revoke,
 unban) with when, who made it (admin:<token id> through the admin API, cli:USER@HOST from
@@ -38,7 +42,11 @@ beside the keys; nothing edits or deletes it.
     const beforeId = before === undefined ? undefined : integerSetting(before, "--before", 1, Number.MAX_SAFE_INTEGER);
     return withDatabase(args, env, io, { limiter: false }, async (access) => {
       // One more than asked: whether there is a page after this one.
-      const read = await access.storage.adapters.keys.auditTrail({ limit: limit + 1, ...(beforeId !== undefined && { beforeId }), ...(keyId !== undefined && { keyId }) });
+      const read = await access.storage.adapters.keys.auditTrail({
+        limit: limit + 1,
+        ...(beforeId !== undefined && { beforeId }),
+        ...(keyId !== undefined && { keyId }),
+      });
       const entries = read.slice(0, limit);
       if (args.switches.has("json")) {
         io.out(JSON.stringify(entries.map(entryView)));
@@ -49,9 +57,20 @@ beside the keys; nothing edits or deletes it.
         return 0;
       }
       const header = ["ENTRY", "AT", "ACTION", "KEY", "WHO", "FROM", "DETAILS"];
-      const rows = entries.map((entry) => [String(entry.id), shortTime(entryView(entry).at), entry.action, entry.keyId, entry.actor.who, entry.actor.from ?? "-", detailsCell(entry.details)]);
+      const rows = entries.map((entry) => [
+        String(entry.id),
+        shortTime(entryView(entry).at),
+        entry.action,
+        entry.keyId,
+        entry.actor.who,
+        entry.actor.from ?? "-",
+        detailsCell(entry.details),
+      ]);
       for (const line of table([header, ...rows])) io.out(line);
-      if (read.length > limit) io.out(`(more before: petstore audit --before ${entries.at(-1)!.id}${keyId === undefined ? "" : ` --key ${keyId}`})`);
+      if (read.length > limit)
+        io.out(
+          `(more before: petstore audit --before ${entries.at(-1)!.id}${keyId === undefined ? "" : ` --key ${keyId}`})`,
+        );
       return 0;
     });
   },

@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import NativeDatabase from "libsql";
@@ -54,7 +64,9 @@ describe("petstore backup", () => {
     const summary = JSON.parse(lines.join("\n"));
     expect(summary).toEqual({ out, pets: 5, orders: 1, keys: 1, bytes: readFileSync(out).length, integrity: "ok" });
     const copy = new NativeDatabase(out);
-    expect(copy.prepare("SELECT name FROM pets ORDER BY id").raw(true).all()).toEqual([0, 1, 2, 3, 4].map((i) => [`pet ${i}`]));
+    expect(copy.prepare("SELECT name FROM pets ORDER BY id").raw(true).all()).toEqual(
+      [0, 1, 2, 3, 4].map((i) => [`pet ${i}`]),
+    );
     copy.close();
     const text = await cli(["backup", "--db", `file:${source}`, "--out", join(dir, "copy-text.db")]);
     expect(text.out).toEqual([expect.stringMatching(/: 5 pets, 1 order, 1 API key, \d+ bytes; integrity check ok\.$/)]);
@@ -72,7 +84,11 @@ describe("petstore backup", () => {
   });
 
   it.each([
-    ["a remote server", "libsql://db.example.invalid", /^petstore: backup copies a local database file \(file:PATH\), not a remote server/],
+    [
+      "a remote server",
+      "libsql://db.example.invalid",
+      /^petstore: backup copies a local database file \(file:PATH\), not a remote server/,
+    ],
     ["an in-memory database", ":memory:", /^petstore: backup copies a local database file \(file:PATH\), not :memory:/],
     ["a database that does not exist", `file:${join(dir, "missing.db")}`, /^petstore: no database at .*missing\.db$/],
   ])("exits 1 with one line on %s, and creates nothing", async (_, db, message) => {
@@ -87,15 +103,28 @@ describe("petstore backup", () => {
 
   it("refuses to write over the live database or its WAL, even with --force", async () => {
     // By stat: this process never opens the database's file other than through SQLite.
-    const fingerprint = () => ({ size: statSync(source).size, mtime: statSync(source).mtimeMs, ino: statSync(source).ino });
+    const fingerprint = () => ({
+      size: statSync(source).size,
+      mtime: statSync(source).mtimeMs,
+      ino: statSync(source).ino,
+    });
     const before = fingerprint();
     symlinkSync(source, join(dir, "link-to-live.db"));
     symlinkSync(dir, join(dir, "link-to-dir"));
-    const names = [source, `${source}-wal`, `${source}-shm`, `${source}-journal`, join(dir, "link-to-live.db"), join(dir, "link-to-dir", "live.db-journal")];
+    const names = [
+      source,
+      `${source}-wal`,
+      `${source}-shm`,
+      `${source}-journal`,
+      join(dir, "link-to-live.db"),
+      join(dir, "link-to-dir", "live.db-journal"),
+    ];
     for (const out of names) {
       const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", out, "--force"]);
       expect(code).toBe(1);
-      expect(err).toEqual([expect.stringMatching(/is the database itself \(or one of its files\): write the copy elsewhere$/)]);
+      expect(err).toEqual([
+        expect.stringMatching(/is the database itself \(or one of its files\): write the copy elsewhere$/),
+      ]);
     }
     expect(fingerprint()).toEqual(before);
   });
@@ -103,7 +132,9 @@ describe("petstore backup", () => {
   it("exits 1 when the destination's directory does not exist", async () => {
     const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", join(dir, "no-such-dir", "copy.db")]);
     expect(code).toBe(1);
-    expect(err).toEqual([`petstore: the directory ${join(dir, "no-such-dir")} does not exist: create it first (mkdir -p ${join(dir, "no-such-dir")})`]);
+    expect(err).toEqual([
+      `petstore: the directory ${join(dir, "no-such-dir")} does not exist: create it first (mkdir -p ${join(dir, "no-such-dir")})`,
+    ]);
   });
 
   it("refuses to put a copy in the place of a database in use, pointing to restore", async () => {
@@ -112,7 +143,11 @@ describe("petstore backup", () => {
     writeFileSync(`${other}-wal`, "stale");
     const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", other, "--force"]);
     expect(code).toBe(1);
-    expect(err).toEqual([expect.stringContaining("is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore")]);
+    expect(err).toEqual([
+      expect.stringContaining(
+        "is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore",
+      ),
+    ]);
     expect(readFileSync(`${other}-wal`, "utf8")).toBe("stale");
   });
 
@@ -137,14 +172,16 @@ describe("petstore backup", () => {
   it("explains itself and the restore in backup --help", async () => {
     const { code, out } = await cli(["backup", "--help"]);
     expect(code).toBe(0);
-    for (const text of ["--out FILE", "--force", "--json", "petstore restore --from FILE"]) expect(out.join("\n")).toContain(text);
+    for (const text of ["--out FILE", "--force", "--json", "petstore restore --from FILE"])
+      expect(out.join("\n")).toContain(text);
   });
 
   describe("on a small or read-only file system", () => {
     const readOnly = join(dir, "ro");
     const full = join(dir, "full");
     const mounted = tryMount(readOnly, "ro,size=1m") && tryMount(full, "size=256k");
-    if (!mounted) console.warn("backup.test: skipping the full-disk and read-only cases: cannot mount a tmpfs here (needs root)");
+    if (!mounted)
+      console.warn("backup.test: skipping the full-disk and read-only cases: cannot mount a tmpfs here (needs root)");
 
     it.skipIf(!mounted)("exits 1 on a read-only destination and leaves no file", async () => {
       const { code, err } = await cli(["backup", "--db", `file:${source}`, "--out", join(readOnly, "copy.db")]);
@@ -153,19 +190,26 @@ describe("petstore backup", () => {
       expect(readdirSync(readOnly)).toEqual([]);
     });
 
-    it.skipIf(!mounted)("exits 1 when the disk fills up, and leaves neither the copy nor its temporary file", async () => {
-      const big = join(dir, "big.db");
-      const db = new NativeDatabase(big);
-      db.exec("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE orders (id INTEGER); CREATE TABLE api_keys (id TEXT)");
-      const insert = db.prepare("INSERT INTO pets (name) VALUES (?)");
-      db.exec("BEGIN");
-      for (let i = 0; i < 5_000; i++) insert.run([`${i} `.padEnd(100, "x")]);
-      db.exec("COMMIT");
-      db.close();
-      const { code, err } = await cli(["backup", "--db", `file:${big}`, "--out", join(full, "copy.db")]);
-      expect(code).toBe(1);
-      expect(err).toEqual([expect.stringMatching(/^petstore: cannot back up to .*\/full\/copy\.db: the disk is full$/)]);
-      expect(readdirSync(full)).toEqual([]);
-    });
+    it.skipIf(!mounted)(
+      "exits 1 when the disk fills up, and leaves neither the copy nor its temporary file",
+      async () => {
+        const big = join(dir, "big.db");
+        const db = new NativeDatabase(big);
+        db.exec(
+          "CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE orders (id INTEGER); CREATE TABLE api_keys (id TEXT)",
+        );
+        const insert = db.prepare("INSERT INTO pets (name) VALUES (?)");
+        db.exec("BEGIN");
+        for (let i = 0; i < 5_000; i++) insert.run([`${i} `.padEnd(100, "x")]);
+        db.exec("COMMIT");
+        db.close();
+        const { code, err } = await cli(["backup", "--db", `file:${big}`, "--out", join(full, "copy.db")]);
+        expect(code).toBe(1);
+        expect(err).toEqual([
+          expect.stringMatching(/^petstore: cannot back up to .*\/full\/copy\.db: the disk is full$/),
+        ]);
+        expect(readdirSync(full)).toEqual([]);
+      },
+    );
   });
 });

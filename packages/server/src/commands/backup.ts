@@ -5,7 +5,16 @@ import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
 import { POSTGRES_URL } from "../open-storage.js";
 import { dbConfig } from "./_options.js";
-import { copyBeside, count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
+import {
+  copyBeside,
+  count,
+  exists,
+  localPath,
+  reason,
+  removeAbandonedCopies,
+  sameFile,
+  syncPath,
+} from "./_database-file.js";
 
 /** How long the snapshot waits for a lock another process holds (as the servers do). */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -47,7 +56,12 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
     try {
       const [result] = copy.prepare("PRAGMA integrity_check").raw(true).all() as string[][];
       if (result?.[0] !== "ok") throw new Error(`the copy fails PRAGMA integrity_check: ${result?.[0] ?? "no answer"}`);
-      summary = { pets: count(copy, "pets"), orders: count(copy, "orders"), keys: count(copy, "api_keys"), integrity: "ok" };
+      summary = {
+        pets: count(copy, "pets"),
+        orders: count(copy, "orders"),
+        keys: count(copy, "api_keys"),
+        integrity: "ok",
+      };
     } finally {
       copy.close();
     }
@@ -59,7 +73,14 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
       rmSync(temp);
     }
     syncPath(dirname(out), "r");
-    return { out, pets: summary.pets, orders: summary.orders, keys: summary.keys, bytes: statSync(out).size, integrity: summary.integrity };
+    return {
+      out,
+      pets: summary.pets,
+      orders: summary.orders,
+      keys: summary.keys,
+      bytes: statSync(out).size,
+      integrity: summary.integrity,
+    };
   } catch (error) {
     removeTemp();
     if ((error as { code?: unknown }).code === "EEXIST") throw new Error(`${out} already exists (--force replaces it)`);
@@ -96,12 +117,16 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     if (out === undefined || out === "") throw new UsageError("--out is required: the file the copy is written to");
     const { url } = dbConfig(args, env);
     if (POSTGRES_URL.test(url)) {
-      io.err("petstore: backup copies a local database file; for Postgres use pg_dump (e.g. pg_dump --format=custom --file=petstore.dump DATABASE_URL)");
+      io.err(
+        "petstore: backup copies a local database file; for Postgres use pg_dump (e.g. pg_dump --format=custom --file=petstore.dump DATABASE_URL)",
+      );
       return 1;
     }
     const source = localPath(url);
     if (source === undefined) {
-      io.err(`petstore: backup copies a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}; a libSQL server or Turso keeps its own backups`);
+      io.err(
+        `petstore: backup copies a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}; a libSQL server or Turso keeps its own backups`,
+      );
       return 1;
     }
     // stat, never open: see `snapshot`. SQLite would create a missing file, which is no backup.
@@ -120,16 +145,24 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     // Through links too: the names SQLite gives the database's own files, from the real directory.
     const real = (path: string) => join(realpathOr(dirname(path)), basename(path));
     const own = ["", "-wal", "-shm", "-journal"].map((suffix) => `${real(source)}${suffix}`);
-    if (sameFile(source, destination) || own.includes(real(destination)) || own.slice(1).some((file) => sameFile(file, destination))) {
+    if (
+      sameFile(source, destination) ||
+      own.includes(real(destination)) ||
+      own.slice(1).some((file) => sameFile(file, destination))
+    ) {
       io.err(`petstore: --out ${destination} is the database itself (or one of its files): write the copy elsewhere`);
       return 1;
     }
     if (!exists(dirname(destination))) {
-      io.err(`petstore: the directory ${dirname(destination)} does not exist: create it first (mkdir -p ${dirname(destination)})`);
+      io.err(
+        `petstore: the directory ${dirname(destination)} does not exist: create it first (mkdir -p ${dirname(destination)})`,
+      );
       return 1;
     }
     if (exists(`${destination}-wal`) || exists(`${destination}-shm`)) {
-      io.err(`petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore --from BACKUP --db file:${destination}'`);
+      io.err(
+        `petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore --from BACKUP --db file:${destination}'`,
+      );
       return 1;
     }
     if (!args.switches.has("force") && exists(destination)) {
@@ -139,7 +172,9 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     const summary = snapshot(source, destination, args.switches.has("force"));
     if (args.switches.has("json")) io.out(JSON.stringify(summary));
     else {
-      io.out(`Backed up ${source} to ${summary.out}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}, ${summary.bytes} bytes; integrity check ok.`);
+      io.out(
+        `Backed up ${source} to ${summary.out}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}, ${summary.bytes} bytes; integrity check ok.`,
+      );
     }
     return 0;
   },

@@ -38,7 +38,9 @@ function destination(db: DbConfig): { database: string; created: boolean } {
     );
   }
   const path = localPath(db.url);
-  return path === undefined ? { database: shownUrl(db.url), created: false } : { database: path, created: !exists(path) };
+  return path === undefined
+    ? { database: shownUrl(db.url), created: false }
+    : { database: path, created: !exists(path) };
 }
 
 /** The new key's view, its usage from the database's limiter unless its servers recorded that they count in Redis. */
@@ -51,10 +53,19 @@ async function usageView(storage: Storage, record: ApiKeyRecord): Promise<KeyVie
 export const keysCreateCommand: Command = {
   spec: {
     name: "keys create",
-    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", expires: "value", db: "value", json: "switch" },
+    flags: {
+      plan: "value",
+      "per-minute": "value",
+      "per-day": "value",
+      label: "value",
+      expires: "value",
+      db: "value",
+      json: "switch",
+    },
     positionals: [],
   },
-  usage: "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--expires ISO-8601] [--db URL] [--json]",
+  usage:
+    "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--expires ISO-8601] [--db URL] [--json]",
   help: `Creates an API key and prints it. The key is shown only this once: the database keeps its
 SHA-256, never the key.
 
@@ -79,9 +90,11 @@ SHA-256, never the key.
     const { database, created } = destination(db);
     const storage = await openStorage(db);
     try {
-      const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch((error: unknown) => {
-        throw new Error(storageFailure(db.url, error), { cause: error });
-      });
+      const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch(
+        (error: unknown) => {
+          throw new Error(storageFailure(db.url, error), { cause: error });
+        },
+      );
       // The key exists now: whatever the limiter says (or fails to say), it is printed.
       const view = await usageView(storage, record).catch(() => keyView(record));
       if (args.switches.has("json")) {
@@ -89,7 +102,9 @@ SHA-256, never the key.
       } else {
         const label = record.label === undefined ? "" : `, label ${JSON.stringify(record.label)}`;
         const expires = view.expiresAt === null ? "" : `, expires ${shortTime(view.expiresAt)}`;
-        io.out(`Created API key ${record.id} (plan ${record.plan}: ${view.perMinute} requests/minute, ${view.perDay} requests/day${label}${expires}).`);
+        io.out(
+          `Created API key ${record.id} (plan ${record.plan}: ${view.perMinute} requests/minute, ${view.perDay} requests/day${label}${expires}).`,
+        );
         io.out(
           created
             ? `Stored in a new database, ${database}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`

@@ -25,7 +25,20 @@ ${DB_AND_LIMITER_HELP}
         io.out("No API keys yet. Create one: petstore keys create --plan free");
         return 0;
       }
-      const header = ["ID", "PLAN", "PER-MINUTE", "PER-DAY", "TODAY", "CREATED", "EXPIRES", "LAST-USED", "ROLLING-UNTIL", "BANNED-UNTIL", "REVOKED", "LABEL"];
+      const header = [
+        "ID",
+        "PLAN",
+        "PER-MINUTE",
+        "PER-DAY",
+        "TODAY",
+        "CREATED",
+        "EXPIRES",
+        "LAST-USED",
+        "ROLLING-UNTIL",
+        "BANNED-UNTIL",
+        "REVOKED",
+        "LABEL",
+      ];
       const rows = keys.map((k) => [
         k.id,
         k.plan,

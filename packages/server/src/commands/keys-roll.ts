@@ -10,7 +10,11 @@ const time = (ms: number) => shortTime(new Date(ms).toISOString());
 
 /** `petstore keys roll <id> --overlap D`: a new secret for the same key; the old one works for the overlap. */
 export const keysRollCommand: Command = {
-  spec: { name: "keys roll", flags: { overlap: "value", db: "value", limiter: "value", json: "switch" }, positionals: ["id"] },
+  spec: {
+    name: "keys roll",
+    flags: { overlap: "value", db: "value", limiter: "value", json: "switch" },
+    positionals: ["id"],
+  },
   usage: "petstore keys roll <id> --overlap DURATION [--db URL] [--limiter URL] [--json]",
   help: `Gives an API key a new secret and prints it, the only time it is shown. The key keeps its
 id, plan, limits, label and usage (rolling never resets a quota). The old secret keeps working
@@ -26,7 +30,10 @@ ${DB_AND_LIMITER_HELP}
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     const overlap = args.values.overlap;
-    if (overlap === undefined) throw new UsageError("--overlap is required: how long the old secret keeps working, 0s to 7d (e.g. --overlap 10m)");
+    if (overlap === undefined)
+      throw new UsageError(
+        "--overlap is required: how long the old secret keeps working, 0s to 7d (e.g. --overlap 10m)",
+      );
     const overlapMs = overlapFlag(overlap);
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
       const rolled = await rollApiKey(access.storage.adapters.keys, id, overlapMs, cliActor(env));
@@ -34,7 +41,9 @@ ${DB_AND_LIMITER_HELP}
       if (rolled.state === "revoked") return revokedKey(io, id, rolled.record.revokedAt!);
       if (rolled.state === "rolling") {
         const { at, until } = rolled.record.rolled!;
-        io.err(`petstore: ${id} is already rolling: rolled at ${time(at)}, its old secret works until ${time(until)}; roll it again after that (or revoke it, if that secret leaked)`);
+        io.err(
+          `petstore: ${id} is already rolling: rolled at ${time(at)}, its old secret works until ${time(until)}; roll it again after that (or revoke it, if that secret leaked)`,
+        );
         return 1;
       }
       // The new secret exists now: whatever the limiter says (or fails to say), it is printed.

@@ -27,7 +27,12 @@ ${DB_AND_LIMITER_HELP}
       const unbanned = await limiter.unban(`key:${id}`);
       if (unbanned) await access.storage.adapters.keys.audit("unban", id, cliActor(env));
       if (args.switches.has("json")) io.out(JSON.stringify({ ...(await access.view(record)), unbanned }));
-      else io.out(unbanned ? `Lifted the ban of ${id}: its next request is decided by its limits alone.` : `${id} was not banned; nothing changed.`);
+      else
+        io.out(
+          unbanned
+            ? `Lifted the ban of ${id}: its next request is decided by its limits alone.`
+            : `${id} was not banned; nothing changed.`,
+        );
       return 0;
     });
   },

@@ -14,11 +14,13 @@ function changesOf(args: ParsedArgs): KeyChanges {
   if (plan !== undefined) changes.plan = planFlag(plan);
   if (perMinute !== undefined) changes.perMinute = limitFlag(perMinute, "--per-minute", true);
   if (perDay !== undefined) changes.perDay = limitFlag(perDay, "--per-day", true);
-  if (label !== undefined && args.switches.has("no-label")) throw new UsageError("--label and --no-label contradict each other: give one");
+  if (label !== undefined && args.switches.has("no-label"))
+    throw new UsageError("--label and --no-label contradict each other: give one");
   if (label !== undefined) changes.label = labelFlag(label);
   if (args.switches.has("no-label")) changes.label = null;
   if (expires !== undefined) changes.expiresAt = expiresFlag(expires, Date.now(), true);
-  if (Object.keys(changes).length === 0) throw new UsageError("nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires");
+  if (Object.keys(changes).length === 0)
+    throw new UsageError("nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires");
   return changes;
 }
 
@@ -26,10 +28,21 @@ function changesOf(args: ParsedArgs): KeyChanges {
 export const keysUpdateCommand: Command = {
   spec: {
     name: "keys update",
-    flags: { plan: "value", "per-minute": "value", "per-day": "value", label: "value", "no-label": "switch", expires: "value", db: "value", limiter: "value", json: "switch" },
+    flags: {
+      plan: "value",
+      "per-minute": "value",
+      "per-day": "value",
+      label: "value",
+      "no-label": "switch",
+      expires: "value",
+      db: "value",
+      limiter: "value",
+      json: "switch",
+    },
     positionals: ["id"],
   },
-  usage: "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--db URL] [--limiter URL] [--json]",
+  usage:
+    "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--db URL] [--limiter URL] [--json]",
   help: `Changes an API key: its plan, its limits, its label or its expiry. The key (its secret) stays
 the same, and so does its usage today: an upgrade counts what the key already used. Every
 server on the database applies the change within 5 seconds. The change is recorded in the
@@ -55,10 +68,19 @@ ${DB_AND_LIMITER_HELP}
       if (before === undefined) return noSuchKey(io, id);
       if (before.revokedAt !== undefined) return revokedKey(io, id, before.revokedAt);
       // An enterprise key's numbers are agreed per key: the plan's fallback would sell them by accident.
-      const ownLimit = (change: number | null | undefined, current: number | undefined) => (change === undefined ? current : (change ?? undefined));
-      const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
-      if (touchesLimits && (changes.plan ?? before.plan) === "enterprise" && (ownLimit(changes.perMinute, before.perMinute) === undefined || ownLimit(changes.perDay, before.perDay) === undefined)) {
-        io.err(`petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`);
+      const ownLimit = (change: number | null | undefined, current: number | undefined) =>
+        change === undefined ? current : (change ?? undefined);
+      const touchesLimits =
+        changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
+      if (
+        touchesLimits &&
+        (changes.plan ?? before.plan) === "enterprise" &&
+        (ownLimit(changes.perMinute, before.perMinute) === undefined ||
+          ownLimit(changes.perDay, before.perDay) === undefined)
+      ) {
+        io.err(
+          `petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`,
+        );
         return 1;
       }
       const changed = await keys.update(id, changes, cliActor(env));

@@ -4,7 +4,16 @@ import NativeDatabase from "libsql";
 import { POSTGRES_URL } from "../open-storage.js";
 import { UsageError } from "../usage-error.js";
 import type { Command } from "./_command.js";
-import { copyBeside, count, exists, localPath, reason, removeAbandonedCopies, sameFile, syncPath } from "./_database-file.js";
+import {
+  copyBeside,
+  count,
+  exists,
+  localPath,
+  reason,
+  removeAbandonedCopies,
+  sameFile,
+  syncPath,
+} from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
 /** What the backup holds, checked before anything is replaced. */
@@ -69,7 +78,9 @@ function holdExclusively(db: string): NativeDatabase.Database {
     live.close();
     const code = (error as { code?: unknown }).code;
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
-      throw new DatabaseInUseError(`another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore`);
+      throw new DatabaseInUseError(
+        `another process has ${db} open (a running petstore serve, or sqlite3): stop it, then restore`,
+      );
     }
     throw error;
   }
@@ -179,7 +190,9 @@ a client that retries such a create gets a new pet.
     }
     const db = localPath(url);
     if (db === undefined) {
-      io.err(`petstore: restore replaces a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}`);
+      io.err(
+        `petstore: restore replaces a local database file (file:PATH), not ${url.startsWith("file:") || url === ":memory:" ? url : "a remote server"}`,
+      );
       return 1;
     }
     const backup = resolve(from);
@@ -198,10 +211,16 @@ a client that retries such a create gets a new pet.
     const summary = restore(backup, db);
     if (args.switches.has("json")) io.out(JSON.stringify(summary));
     else {
-      io.out(`Restored ${db} from ${backup}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}; integrity check ok.`);
+      io.out(
+        `Restored ${db} from ${backup}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}; integrity check ok.`,
+      );
       if (summary.idsContinue) io.out("New ids continue after the highest id the replaced database handed out.");
-      else io.err("petstore: warning: the replaced database could not be read, so ids handed out after the backup may be handed out again");
-      if (summary.keptWal) io.err(`petstore: warning: the replaced database's WAL could not be checkpointed; kept as ${summary.keptWal}`);
+      else
+        io.err(
+          "petstore: warning: the replaced database could not be read, so ids handed out after the backup may be handed out again",
+        );
+      if (summary.keptWal)
+        io.err(`petstore: warning: the replaced database's WAL could not be checkpointed; kept as ${summary.keptWal}`);
     }
     return 0;
   },

@@ -12,7 +12,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let databases = 0;
 const newDb = () => `file:${join(dir, `serve-${++databases}.db`)}`;
-const NODE_CANNOT_SERVE = "petstore: cannot listen on 127.0.0.1 port 0: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)";
+const NODE_CANNOT_SERVE =
+  "petstore: cannot listen on 127.0.0.1 port 0: petstore serve needs Bun or Deno (Node.js has no built-in fetch server)";
 
 /**
  * `petstore serve` under Node.js: everything up to listening runs (migrations, the bootstrap
@@ -64,16 +65,32 @@ describe("petstore serve's bootstrap key", () => {
       },
     ]);
     const logged = out.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(logged).toEqual([expect.objectContaining({ level: "info", event: "bootstrap key", keyId: keys[0]!.id, created: true, revoked: false })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: "info",
+        event: "bootstrap key",
+        keyId: keys[0]!.id,
+        created: true,
+        revoked: false,
+      }),
+    ]);
     expect(out.join("\n")).not.toContain(key);
   });
 
   it("keeps the key the database already has, with its limits, when started again", async () => {
     const db = newDb();
     const key = newKey();
-    await serve(db, { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "50", PETSTORE_BOOTSTRAP_PER_DAY: "500" });
+    await serve(db, {
+      PETSTORE_BOOTSTRAP_KEY: key,
+      PETSTORE_BOOTSTRAP_PER_MINUTE: "50",
+      PETSTORE_BOOTSTRAP_PER_DAY: "500",
+    });
     const [first] = await keysIn(db);
-    const again = await serve(db, { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "70", PETSTORE_BOOTSTRAP_PER_DAY: "700" });
+    const again = await serve(db, {
+      PETSTORE_BOOTSTRAP_KEY: key,
+      PETSTORE_BOOTSTRAP_PER_MINUTE: "70",
+      PETSTORE_BOOTSTRAP_PER_DAY: "700",
+    });
     expect(again.err).toEqual([NODE_CANNOT_SERVE]);
     expect(await keysIn(db)).toEqual([first]);
     expect(JSON.parse(again.out[0]!)).toMatchObject({ event: "bootstrap key", keyId: first!.id, created: false });
@@ -89,12 +106,16 @@ describe("petstore serve's bootstrap key", () => {
 
   it("treats a variable the runtime refuses to read (Deno without --allow-env) as unset", async () => {
     const db = newDb();
-    const denoLike = new Proxy<Env>({}, {
-      get: (_, name) => {
-        if (String(name).startsWith("PETSTORE_BOOTSTRAP_")) throw new Error(`NotCapable: Requires env access to "${String(name)}"`);
-        return undefined;
+    const denoLike = new Proxy<Env>(
+      {},
+      {
+        get: (_, name) => {
+          if (String(name).startsWith("PETSTORE_BOOTSTRAP_"))
+            throw new Error(`NotCapable: Requires env access to "${String(name)}"`);
+          return undefined;
+        },
       },
-    });
+    );
     const { code, err } = await serve(db, denoLike);
     expect(code).toBe(1);
     expect(err.at(-1)).toBe(NODE_CANNOT_SERVE);
@@ -104,12 +125,36 @@ describe("petstore serve's bootstrap key", () => {
   const key = newKey();
   const mistyped = key.slice(0, -1) + (key.endsWith("a") ? "b" : "a");
   it.each([
-    ["a mistyped key", { PETSTORE_BOOTSTRAP_KEY: mistyped, PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" }, "petstore: PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum"],
-    ["a value that is no key", { PETSTORE_BOOTSTRAP_KEY: "secret", PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" }, "petstore: PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum"],
-    ["a key without its per-day limit", { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "1" }, "petstore: PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)"],
-    ["limits without a key", { PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" }, "petstore: PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY need PETSTORE_BOOTSTRAP_KEY"],
-    ["a zero limit", { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "0", PETSTORE_BOOTSTRAP_PER_DAY: "1" }, "petstore: PETSTORE_BOOTSTRAP_PER_MINUTE must be a whole number from 1 to 1000000000, not '0'"],
-    ["a limit in exponent notation", { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1e9" }, "petstore: PETSTORE_BOOTSTRAP_PER_DAY must be a whole number from 1 to 1000000000, not '1e9'"],
+    [
+      "a mistyped key",
+      { PETSTORE_BOOTSTRAP_KEY: mistyped, PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" },
+      "petstore: PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum",
+    ],
+    [
+      "a value that is no key",
+      { PETSTORE_BOOTSTRAP_KEY: "secret", PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" },
+      "petstore: PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum",
+    ],
+    [
+      "a key without its per-day limit",
+      { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "1" },
+      "petstore: PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)",
+    ],
+    [
+      "limits without a key",
+      { PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1" },
+      "petstore: PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY need PETSTORE_BOOTSTRAP_KEY",
+    ],
+    [
+      "a zero limit",
+      { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "0", PETSTORE_BOOTSTRAP_PER_DAY: "1" },
+      "petstore: PETSTORE_BOOTSTRAP_PER_MINUTE must be a whole number from 1 to 1000000000, not '0'",
+    ],
+    [
+      "a limit in exponent notation",
+      { PETSTORE_BOOTSTRAP_KEY: key, PETSTORE_BOOTSTRAP_PER_MINUTE: "1", PETSTORE_BOOTSTRAP_PER_DAY: "1e9" },
+      "petstore: PETSTORE_BOOTSTRAP_PER_DAY must be a whole number from 1 to 1000000000, not '1e9'",
+    ],
   ])("exits 2 before opening the database on %s, never echoing the key", async (_, env, message) => {
     const db = newDb();
     const { code, out, err } = await serve(db, env);
@@ -126,7 +171,8 @@ describe("petstore serve's bootstrap key", () => {
   it("documents the variables in serve --help", async () => {
     const out: string[] = [];
     expect(await runCli(["serve", "--help"], {}, { out: (line) => out.push(line), err: () => {} })).toBe(0);
-    for (const variable of ["PETSTORE_BOOTSTRAP_KEY", "PETSTORE_BOOTSTRAP_PER_MINUTE", "PETSTORE_BOOTSTRAP_PER_DAY"]) expect(out.join("\n")).toContain(variable);
+    for (const variable of ["PETSTORE_BOOTSTRAP_KEY", "PETSTORE_BOOTSTRAP_PER_MINUTE", "PETSTORE_BOOTSTRAP_PER_DAY"])
+      expect(out.join("\n")).toContain(variable);
   });
 
   it.each([
@@ -155,9 +201,21 @@ describe("petstore serve's bootstrap key", () => {
       { PETSTORE_LIMITER: "redis+cluster://:s3cret@a:7000,b:70000" },
       "petstore: PETSTORE_LIMITER 'b:70000' is not HOST[:PORT] (the URL is not repeated here: it may hold a password)",
     ],
-    ["PETSTORE_LIMITER_FAIL_OPEN that is not 0 or 1", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_FAIL_OPEN: "yes" }, "petstore: PETSTORE_LIMITER_FAIL_OPEN must be 0 or 1, not 'yes'"],
-    ["fail-open without a limiter", { PETSTORE_LIMITER_FAIL_OPEN: "1" }, "petstore: --limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)"],
-    ["a zero limiter timeout", { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_TIMEOUT_MS: "0" }, "petstore: PETSTORE_LIMITER_TIMEOUT_MS must be a whole number from 1 to 60000, not '0'"],
+    [
+      "PETSTORE_LIMITER_FAIL_OPEN that is not 0 or 1",
+      { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_FAIL_OPEN: "yes" },
+      "petstore: PETSTORE_LIMITER_FAIL_OPEN must be 0 or 1, not 'yes'",
+    ],
+    [
+      "fail-open without a limiter",
+      { PETSTORE_LIMITER_FAIL_OPEN: "1" },
+      "petstore: --limiter-fail-open and PETSTORE_LIMITER_TIMEOUT_MS need --limiter (or PETSTORE_LIMITER)",
+    ],
+    [
+      "a zero limiter timeout",
+      { PETSTORE_LIMITER: "redis://127.0.0.1:6379", PETSTORE_LIMITER_TIMEOUT_MS: "0" },
+      "petstore: PETSTORE_LIMITER_TIMEOUT_MS must be a whole number from 1 to 60000, not '0'",
+    ],
   ])("exits 2 before opening the database or Redis on %s, never echoing a password", async (_, env, message) => {
     const db = newDb();
     const { code, out, err } = await serve(db, env);

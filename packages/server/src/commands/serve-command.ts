@@ -25,10 +25,23 @@ const BASE_PATH = "/v1";
 export const serveCommand: Command = {
   spec: {
     name: "serve",
-    flags: { port: "value", host: "value", db: "value", limiter: "value", "limiter-fail-open": "switch", "change-limiter": "switch", "trust-proxy": "value", "metrics-listen": "value", "admin-listen": "value", "rolled-key-link": "value", dev: "switch" },
+    flags: {
+      port: "value",
+      host: "value",
+      db: "value",
+      limiter: "value",
+      "limiter-fail-open": "switch",
+      "change-limiter": "switch",
+      "trust-proxy": "value",
+      "metrics-listen": "value",
+      "admin-listen": "value",
+      "rolled-key-link": "value",
+      dev: "switch",
+    },
     positionals: [],
   },
-  usage: "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
+  usage:
+    "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -96,7 +109,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
   run: async (args, env, io) => {
     const config = serveConfig(args, env);
     const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
-    const warn = (event: string, fields: Record<string, unknown>) => io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
+    const warn = (event: string, fields: Record<string, unknown>) =>
+      io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
     const storage = await openStorage(config.db, {
       ...metrics?.storage,
       // A storage failure no request meets: logged, counted, and reported by /healthz.
@@ -107,10 +121,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       // A database server that stops answering, and answers again: a line each (Postgres).
       onAvailabilityChange: availabilityLog(warn),
     });
-    const redis = config.limiter && (await openLimiter(config.limiter, warn).catch((error: unknown) => {
-      storage.close();
-      throw error;
-    }));
+    const redis =
+      config.limiter &&
+      (await openLimiter(config.limiter, warn).catch((error: unknown) => {
+        storage.close();
+        throw error;
+      }));
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
@@ -128,17 +144,27 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       };
       // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
       const limiterCheck = redis ? () => redis.limiter.check() : undefined;
-      const check = limiterCheck && !config.limiter!.failOpen ? () => Promise.all([storage.check(), limiterCheck()]) : storage.check;
+      const check =
+        limiterCheck && !config.limiter!.failOpen
+          ? () => Promise.all([storage.check(), limiterCheck()])
+          : storage.check;
       // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
       const clocks = clockOffsets(
         [
           ...(storage.remote ? [{ store: "database", shown: shownUrl(config.db.url), now: storage.check }] : []),
           ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
         ],
-        { log: (level, event, fields) => io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })), ...(metrics && { onOffset: metrics.clockOffset }) },
+        {
+          log: (level, event, fields) =>
+            io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })),
+          ...(metrics && { onOffset: metrics.clockOffset }),
+        },
       );
       const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
-      const fetch = counted(serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }), metrics);
+      const fetch = counted(
+        serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }),
+        metrics,
+      );
       const metricsServer = await startMetrics(config, metrics, io);
       const adminServer = await startAdmin(config, storage, api, io).catch(async (error: unknown) => {
         await metricsServer?.stop(0);
@@ -151,7 +177,15 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       const stop = stopRequested();
       const url = localUrl(server.hostname, server.port);
       const limiter = config.limiter && { limiter: shownUrl(config.limiter.url), failOpen: config.limiter.failOpen };
-      logLine(io, "listening", { url, host: server.hostname, port: server.port, db: shownUrl(config.db.url), ...storage.notes, ...limiter, version: VERSION });
+      logLine(io, "listening", {
+        url,
+        host: server.hostname,
+        port: server.port,
+        db: shownUrl(config.db.url),
+        ...storage.notes,
+        ...limiter,
+        version: VERSION,
+      });
       if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, shownUrl(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);

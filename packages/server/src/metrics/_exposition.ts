@@ -48,7 +48,8 @@ export class Series implements Family {
 
   render(lines: string[]): void {
     lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`);
-    for (const { labels, value } of this.#values.values()) lines.push(`${this.name}${labelText(this.labelNames, labels)} ${numberText(value)}`);
+    for (const { labels, value } of this.#values.values())
+      lines.push(`${this.name}${labelText(this.labelNames, labels)} ${numberText(value)}`);
   }
 }
 
@@ -79,7 +80,9 @@ export class Histogram implements Family {
       let cumulative = 0;
       this.buckets.forEach((bound, i) => {
         cumulative += counts[i]!;
-        lines.push(`${this.name}_bucket${labelText(this.labelNames, labels, `le="${numberText(bound)}"`)} ${cumulative}`);
+        lines.push(
+          `${this.name}_bucket${labelText(this.labelNames, labels, `le="${numberText(bound)}"`)} ${cumulative}`,
+        );
       });
       lines.push(`${this.name}_bucket${labelText(this.labelNames, labels, 'le="+Inf"')} ${count}`);
       lines.push(`${this.name}_sum${labelText(this.labelNames, labels)} ${numberText(sum)}`);

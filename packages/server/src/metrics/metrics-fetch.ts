@@ -10,7 +10,8 @@ const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
  */
 export function metricsFetch(metrics: ServerMetrics): ServerFetch {
   return async (request) => {
-    if (new URL(request.url).pathname !== "/metrics") return new Response("Not found: the metrics are at /metrics\n", { status: 404 });
+    if (new URL(request.url).pathname !== "/metrics")
+      return new Response("Not found: the metrics are at /metrics\n", { status: 404 });
     if (request.method !== "GET" && request.method !== "HEAD") {
       return new Response("Method not allowed\n", { status: 405, headers: { Allow: "GET, HEAD" } });
     }

@@ -21,8 +21,10 @@ async function setup() {
     log: () => {},
     metrics,
   });
-  const call = (path: string, init: RequestInit = {}) => fetch(new Request(`http://petstore.test${path}`, init), () => "192.0.2.1");
-  const scrape = async () => (await metricsFetch(metrics)(new Request("http://127.0.0.1:9464/metrics"), () => undefined)).text();
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(new Request(`http://petstore.test${path}`, init), () => "192.0.2.1");
+  const scrape = async () =>
+    (await metricsFetch(metrics)(new Request("http://127.0.0.1:9464/metrics"), () => undefined)).text();
   return { adapters, clock, metrics, call, scrape };
 }
 
@@ -36,7 +38,12 @@ describe("the server's metrics", () => {
     const auth = { headers: { Authorization: `Bearer ${key}` } };
     await call("/v1/pets/1", auth);
     await call("/v1/pets/2", auth);
-    await call("/v1/pets", { ...auth, method: "POST", headers: { ...auth.headers, "Content-Type": "application/json" }, body: '{"name":"Rex","categoryId":1}' });
+    await call("/v1/pets", {
+      ...auth,
+      method: "POST",
+      headers: { ...auth.headers, "Content-Type": "application/json" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
     await call("/nope/psk_notakey", auth);
     await call("/healthz", { method: "BREW" });
     await call("/docs");
@@ -71,7 +78,9 @@ describe("the server's metrics", () => {
       throw new StorageUnavailableError();
     };
     // A page not served before: core's page cache asks the store.
-    await call("/v1/pets?limit=7", { headers: { Authorization: `Bearer ${(await issueApiKey(adapters.keys, { plan: "free" })).key}` } });
+    await call("/v1/pets?limit=7", {
+      headers: { Authorization: `Bearer ${(await issueApiKey(adapters.keys, { plan: "free" })).key}` },
+    });
     const text = await scrape();
     expect(samples(text, "petstore_rate_limit_refusals_total")).toEqual([
       'petstore_rate_limit_refusals_total{plan="pro",reason="rate_limited"} 2',
@@ -89,12 +98,20 @@ describe("the server's metrics", () => {
     metrics.storage.onBatch({ units: 3, commitMs: 2 });
     metrics.storage.onFsync(4);
     const text = await scrape();
-    expect(samples(text, "petstore_build_info")).toEqual(['petstore_build_info{version="1.2.3",commit="abc1234",target="bun-linux-x64"} 1']);
-    expect(samples(text, "petstore_process_resident_memory_bytes")).toEqual(["petstore_process_resident_memory_bytes 123456"]);
+    expect(samples(text, "petstore_build_info")).toEqual([
+      'petstore_build_info{version="1.2.3",commit="abc1234",target="bun-linux-x64"} 1',
+    ]);
+    expect(samples(text, "petstore_process_resident_memory_bytes")).toEqual([
+      "petstore_process_resident_memory_bytes 123456",
+    ]);
     expect(samples(text, "petstore_process_uptime_seconds")).toEqual(["petstore_process_uptime_seconds 90"]);
     expect(samples(text, "petstore_http_requests_in_flight")).toEqual(["petstore_http_requests_in_flight 1"]);
-    expect(samples(text, "petstore_libsql_write_batch_units_bucket")).toContain('petstore_libsql_write_batch_units_bucket{le="2"} 0');
-    expect(samples(text, "petstore_libsql_write_batch_units_bucket")).toContain('petstore_libsql_write_batch_units_bucket{le="5"} 1');
+    expect(samples(text, "petstore_libsql_write_batch_units_bucket")).toContain(
+      'petstore_libsql_write_batch_units_bucket{le="2"} 0',
+    );
+    expect(samples(text, "petstore_libsql_write_batch_units_bucket")).toContain(
+      'petstore_libsql_write_batch_units_bucket{le="5"} 1',
+    );
     expect(samples(text, "petstore_libsql_commit_seconds_sum")).toEqual(["petstore_libsql_commit_seconds_sum 0.002"]);
     expect(samples(text, "petstore_libsql_fsync_seconds_count")).toEqual(["petstore_libsql_fsync_seconds_count 1"]);
   });
@@ -106,8 +123,14 @@ describe("the server's metrics", () => {
     const response = await serve(new Request("http://127.0.0.1:9464/metrics"), () => undefined);
     expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     expect((await serve(new Request("http://127.0.0.1:9464/"), () => undefined)).status).toBe(404);
-    expect((await serve(new Request("http://127.0.0.1:9464/metrics", { method: "POST" }), () => undefined)).status).toBe(405);
-    const checked = spawnSync("promtool", ["check", "metrics"], { input: await scrape(), encoding: "utf8", timeout: 10_000 });
+    expect(
+      (await serve(new Request("http://127.0.0.1:9464/metrics", { method: "POST" }), () => undefined)).status,
+    ).toBe(405);
+    const checked = spawnSync("promtool", ["check", "metrics"], {
+      input: await scrape(),
+      encoding: "utf8",
+      timeout: 10_000,
+    });
     expect(checked.error).toBeUndefined();
     expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: "" });
   });

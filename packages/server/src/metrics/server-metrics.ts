@@ -18,7 +18,10 @@ export interface ServerMetricsOptions {
 }
 
 /** What `onResponse` and the server's own answers report, and the label it is counted under. */
-export type AnswerEvent = Pick<ResponseEvent, "response" | "durationMs" | "plan" | "errorCode" | "keyCache" | "banStarted"> & {
+export type AnswerEvent = Pick<
+  ResponseEvent,
+  "response" | "durationMs" | "plan" | "errorCode" | "keyCache" | "banStarted"
+> & {
   method: string;
   /** Bounded: a route pattern under the base path, `/healthz`, `/docs`, or `other`. */
   route: string;
@@ -31,7 +34,11 @@ export interface ServerMetrics {
   requestStarted(): void;
   requestFinished(): void;
   /** For a local libSQL file: each group commit and each WAL fsync. */
-  storage: { onBatch(batch: { units: number; commitMs: number }): void; onFsync(ms: number): void; onCheckpointFailed(reason: string): void };
+  storage: {
+    onBatch(batch: { units: number; commitMs: number }): void;
+    onFsync(ms: number): void;
+    onCheckpointFailed(reason: string): void;
+  };
   /** The latest measured offset of this server's clock from a store's (`database`, `limiter`), seconds. */
   clockOffset(store: string, seconds: number): void;
   render(): string;
@@ -48,24 +55,81 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   const startedAt = clock();
   let inFlight = 0;
 
-  const requests = new Series("petstore_http_requests_total", "Answers by route pattern, method and status.", "counter", ["route", "method", "status"]);
-  const latency = new Histogram("petstore_http_request_duration_seconds", "Time from receiving a request to its answer, by route pattern.", LATENCY_BUCKETS, ["route"]);
-  const refusals = new Series("petstore_rate_limit_refusals_total", "429 answers by plan and reason (rate_limited, temporarily_banned).", "counter", ["plan", "reason"]);
+  const requests = new Series(
+    "petstore_http_requests_total",
+    "Answers by route pattern, method and status.",
+    "counter",
+    ["route", "method", "status"],
+  );
+  const latency = new Histogram(
+    "petstore_http_request_duration_seconds",
+    "Time from receiving a request to its answer, by route pattern.",
+    LATENCY_BUCKETS,
+    ["route"],
+  );
+  const refusals = new Series(
+    "petstore_rate_limit_refusals_total",
+    "429 answers by plan and reason (rate_limited, temporarily_banned).",
+    "counter",
+    ["plan", "reason"],
+  );
   const bans = new Series("petstore_bans_total", "Bans begun, by plan.", "counter", ["plan"]);
-  const unauthorized = new Series("petstore_unauthorized_total", "401 answers: no key, or a malformed, unknown or revoked one.", "counter");
-  const checkpointFailures = new Series("petstore_libsql_checkpoint_failures_total", "Checkpoints of a WAL grown past 64 MB that failed: the database file takes no more pages.", "counter");
-  const storageFailures = new Series("petstore_storage_failures_total", "503 answers: storage busy, unreachable or failing (health checks included).", "counter");
-  const keyCache = new Series("petstore_key_cache_lookups_total", "API key verifications by outcome: hit (cached) or miss (storage asked).", "counter", ["result"]);
-  const batchUnits = new Histogram("petstore_libsql_write_batch_units", "Atomic writes per group-committed libSQL batch (local files); the creates of one batch are one multi-row INSERT, counted once.", BATCH_BUCKETS);
-  const commit = new Histogram("petstore_libsql_commit_seconds", "Time to run and commit one libSQL write batch (local files).", LATENCY_BUCKETS);
-  const fsync = new Histogram("petstore_libsql_fsync_seconds", "Time of one fsync of the libSQL write-ahead log (local files).", LATENCY_BUCKETS);
-  const build = new Series("petstore_build_info", "The running build: version, git commit, compile target. Always 1.", "gauge", ["version", "commit", "target"]);
+  const unauthorized = new Series(
+    "petstore_unauthorized_total",
+    "401 answers: no key, or a malformed, unknown or revoked one.",
+    "counter",
+  );
+  const checkpointFailures = new Series(
+    "petstore_libsql_checkpoint_failures_total",
+    "Checkpoints of a WAL grown past 64 MB that failed: the database file takes no more pages.",
+    "counter",
+  );
+  const storageFailures = new Series(
+    "petstore_storage_failures_total",
+    "503 answers: storage busy, unreachable or failing (health checks included).",
+    "counter",
+  );
+  const keyCache = new Series(
+    "petstore_key_cache_lookups_total",
+    "API key verifications by outcome: hit (cached) or miss (storage asked).",
+    "counter",
+    ["result"],
+  );
+  const batchUnits = new Histogram(
+    "petstore_libsql_write_batch_units",
+    "Atomic writes per group-committed libSQL batch (local files); the creates of one batch are one multi-row INSERT, counted once.",
+    BATCH_BUCKETS,
+  );
+  const commit = new Histogram(
+    "petstore_libsql_commit_seconds",
+    "Time to run and commit one libSQL write batch (local files).",
+    LATENCY_BUCKETS,
+  );
+  const fsync = new Histogram(
+    "petstore_libsql_fsync_seconds",
+    "Time of one fsync of the libSQL write-ahead log (local files).",
+    LATENCY_BUCKETS,
+  );
+  const build = new Series(
+    "petstore_build_info",
+    "The running build: version, git commit, compile target. Always 1.",
+    "gauge",
+    ["version", "commit", "target"],
+  );
   build.set([options.build.version, options.build.commit, options.build.target], 1);
   const memory = new Series("petstore_process_resident_memory_bytes", "Resident set size of the process.", "gauge");
-  const uptime = new Series("petstore_process_uptime_seconds", "Seconds since the metrics began (server start).", "gauge");
+  const uptime = new Series(
+    "petstore_process_uptime_seconds",
+    "Seconds since the metrics began (server start).",
+    "gauge",
+  );
   const startTime = new Series("petstore_process_start_time_seconds", "Unix time the server started.", "gauge");
   startTime.set([], startedAt / 1000);
-  const open = new Series("petstore_http_requests_in_flight", "Requests being answered now (Bun and Deno expose no connection count).", "gauge");
+  const open = new Series(
+    "petstore_http_requests_in_flight",
+    "Requests being answered now (Bun and Deno expose no connection count).",
+    "gauge",
+  );
   const clockOffset = new Series(
     "petstore_clock_offset_seconds",
     "This server's clock minus its store's (database, limiter), as last measured; the stores' clocks decide limits, bans and expiries.",
@@ -84,7 +148,8 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
       requests.inc([event.route, method, String(status)]);
       latency.observe([event.route], event.durationMs / 1000);
       const plan = event.plan ?? "anonymous";
-      if (event.errorCode === "rate_limited" || event.errorCode === "temporarily_banned") refusals.inc([plan, event.errorCode]);
+      if (event.errorCode === "rate_limited" || event.errorCode === "temporarily_banned")
+        refusals.inc([plan, event.errorCode]);
       if (event.banStarted) bans.inc([plan]);
       if (status === 401) unauthorized.inc();
       if (status === 503) storageFailures.inc();
@@ -105,7 +170,25 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
       memory.set([], rss());
       uptime.set([], (clock() - startedAt) / 1000);
       open.set([], inFlight);
-      return exposition([requests, latency, refusals, bans, unauthorized, storageFailures, checkpointFailures, keyCache, batchUnits, commit, fsync, build, memory, uptime, startTime, open, clockOffset]);
+      return exposition([
+        requests,
+        latency,
+        refusals,
+        bans,
+        unauthorized,
+        storageFailures,
+        checkpointFailures,
+        keyCache,
+        batchUnits,
+        commit,
+        fsync,
+        build,
+        memory,
+        uptime,
+        startTime,
+        open,
+        clockOffset,
+      ]);
     },
   };
 }

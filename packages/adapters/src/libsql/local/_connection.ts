@@ -150,7 +150,12 @@ export class LocalConnection {
       if (this.#prepared.size >= MAX_PREPARED) this.#prepared.clear();
       const native = this.open().prepare(sql);
       // Rows as arrays: the package builds an object per row one native call per column.
-      const columns = native.reader ? native.raw(true).columns().map((column) => column.name) : undefined;
+      const columns = native.reader
+        ? native
+            .raw(true)
+            .columns()
+            .map((column) => column.name)
+        : undefined;
       entry = { statement: native, columns };
       this.#prepared.set(sql, entry);
     }

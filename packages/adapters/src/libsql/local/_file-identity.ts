@@ -45,7 +45,9 @@ export function fileIdentity(path: string): FileIdentity {
   /** The companions as last seen; undefined until they exist (a new database has none yet). */
   const companions = new Map<string, Inode>();
   const databaseChanged = () =>
-    database === undefined || same(database, inodeOf(path)) ? undefined : `The database file ${path} was removed or replaced while open`;
+    database === undefined || same(database, inodeOf(path))
+      ? undefined
+      : `The database file ${path} was removed or replaced while open`;
   return {
     reopening() {
       companions.clear();
@@ -60,7 +62,8 @@ export function fileIdentity(path: string): FileIdentity {
       for (const suffix of ["-wal", "-shm"]) {
         const known = companions.get(suffix);
         const now = inodeOf(path + suffix);
-        if (known === undefined) companions.set(suffix, now); // first seen since (re)opening
+        if (known === undefined)
+          companions.set(suffix, now); // first seen since (re)opening
         else if (!same(known, now)) return `The database's ${suffix} file was removed or replaced while open`;
       }
       return undefined;

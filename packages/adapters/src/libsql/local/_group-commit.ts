@@ -79,7 +79,7 @@ export class GroupCommit {
       for (const each of pending) each.reject(storageError(error));
       return;
     }
-    pending.forEach((each, i) => this.#answer(each, outcomes[i]!));
+    for (const [i, each] of pending.entries()) this.#answer(each, outcomes[i]!);
   }
 
   #answer(each: Pending, outcome: Outcome): void {

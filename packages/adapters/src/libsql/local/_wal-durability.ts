@@ -29,7 +29,8 @@ export class WalDurability {
   durable(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      if (this.#waiting.push((error) => (error === undefined ? resolve() : reject(error))) === 1) queueMicrotask(() => this.sync());
+      if (this.#waiting.push((error) => (error === undefined ? resolve() : reject(error))) === 1)
+        queueMicrotask(() => this.sync());
     });
   }
 
@@ -51,8 +52,14 @@ export class WalDurability {
         },
         (error: unknown) => {
           // Not opened for this fsync: a 503 for its waiters, and the next one may succeed.
-          if (error instanceof WalOpenError) outcome = new StorageUnavailableError("the database's log could not be opened to reach the disk", { cause: error });
-          else this.#failure ??= new StorageUnavailableError("the database's log could not be written to disk", { cause: error });
+          if (error instanceof WalOpenError)
+            outcome = new StorageUnavailableError("the database's log could not be opened to reach the disk", {
+              cause: error,
+            });
+          else
+            this.#failure ??= new StorageUnavailableError("the database's log could not be written to disk", {
+              cause: error,
+            });
         },
       )
       .finally(() => {

@@ -53,7 +53,11 @@ describe("connectLibsql", () => {
     const database = await tempDatabase();
     cleanups.push(database.close);
     const path = `${database.dir}/with space.db`;
-    for (const url of [`file:${path}`, `file://${path.replaceAll(" ", "%20")}`, `file:${path.replaceAll(" ", "%20")}`]) {
+    for (const url of [
+      `file:${path}`,
+      `file://${path.replaceAll(" ", "%20")}`,
+      `file:${path.replaceAll(" ", "%20")}`,
+    ]) {
       const db = await connectLibsql({ url });
       await migrateLibsql(db);
       db.close();
@@ -102,7 +106,9 @@ describe("connectLibsql", () => {
     cleanups.push(() => client.close());
     const petstore = createPetstore({ ...libsqlAdapters(client) });
     // The server never answers: only the busy timeout can end the request (the test's own time limit bounds it).
-    const response = await petstore.fetch(new Request("http://petstore.test/v1/pets"), { clientAddress: "203.0.113.7" });
+    const response = await petstore.fetch(new Request("http://petstore.test/v1/pets"), {
+      clientAddress: "203.0.113.7",
+    });
     expect(response.status).toBe(503);
     expect(response.headers.get("Retry-After")).toBe("1");
     expect(await response.json()).toMatchObject({ code: "service_unavailable" });
@@ -114,7 +120,10 @@ describe("databaseLocation", () => {
     expect(databaseLocation(":memory:")).toEqual({ kind: "memory" });
     expect(databaseLocation("file::memory:?cache=shared")).toEqual({ kind: "memory" });
     expect(databaseLocation("file:petstore.db?mode=rwc")).toEqual({ kind: "file", path: "petstore.db" });
-    expect(databaseLocation("file:/var/lib/petstore/pet%20store.db")).toEqual({ kind: "file", path: "/var/lib/petstore/pet store.db" });
+    expect(databaseLocation("file:/var/lib/petstore/pet%20store.db")).toEqual({
+      kind: "file",
+      path: "/var/lib/petstore/pet store.db",
+    });
     expect(databaseLocation("file:///abs.db")).toEqual({ kind: "file", path: "/abs.db" });
     expect(databaseLocation("file://localhost/abs.db")).toEqual({ kind: "file", path: "/abs.db" });
     expect(databaseLocation("libsql://db.example")).toEqual({ kind: "remote" });

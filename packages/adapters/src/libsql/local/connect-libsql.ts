@@ -76,7 +76,8 @@ export async function connectLibsql(options: ConnectLibsqlOptions): Promise<Libs
     try {
       // WAL lets readers work while one process writes, and is stored in the file, so one
       // statement covers every connection.
-      mode = (first.prepare("PRAGMA journal_mode = WAL").get([]) as { journal_mode?: unknown } | undefined)?.journal_mode;
+      mode = (first.prepare("PRAGMA journal_mode = WAL").get([]) as { journal_mode?: unknown } | undefined)
+        ?.journal_mode;
     } catch (error) {
       first.close();
       throw error;
@@ -109,9 +110,11 @@ export async function connectLibsql(options: ConnectLibsqlOptions): Promise<Libs
     ...(options.authToken === undefined ? {} : { authToken: options.authToken }),
     // A server that is down or never answers must fail the request (a 503), not hang it.
     fetch: (request: Request) =>
-      fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeout)]) }).catch((error: unknown) => {
-        throw new StorageUnavailableError("the libSQL server is unreachable", { cause: error });
-      }),
+      fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeout)]) }).catch(
+        (error: unknown) => {
+          throw new StorageUnavailableError("the libSQL server is unreachable", { cause: error });
+        },
+      ),
   });
   return connection(clientEngine(client), () => client.close());
 }

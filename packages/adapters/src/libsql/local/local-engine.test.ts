@@ -13,7 +13,11 @@ import type { Result } from "../../_sql/engine.js";
 import { localEngine } from "./local-engine.js";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-const insert = (name: string) => ({ sql: "INSERT INTO items (name) VALUES (?) RETURNING id", args: [name], oneRow: true });
+const insert = (name: string) => ({
+  sql: "INSERT INTO items (name) VALUES (?) RETURNING id",
+  args: [name],
+  oneRow: true,
+});
 
 describe("localEngine", () => {
   let dir: string;
@@ -24,7 +28,8 @@ describe("localEngine", () => {
     opened.push(connection);
     return connection;
   };
-  const names = () => (open().prepare("SELECT name FROM items ORDER BY id").all([]) as { name: string }[]).map((row) => row.name);
+  const names = () =>
+    (open().prepare("SELECT name FROM items ORDER BY id").all([]) as { name: string }[]).map((row) => row.name);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "petstore-local-"));
@@ -69,8 +74,14 @@ describe("localEngine", () => {
     it("shares no read with another statement, nor with the same one given other arguments", async () => {
       const db = localEngine(() => open());
       await db.write([insert("a")]);
-      const named = (name: string) => ({ sql: "SELECT count(*) AS n FROM items WHERE name = ?", args: [name], oneRow: true });
-      expect(await Promise.all([n(db.readVersion(named("a"))), n(db.readVersion(named("b"))), n(db.readVersion(count))])).toEqual([1, 0, 1]);
+      const named = (name: string) => ({
+        sql: "SELECT count(*) AS n FROM items WHERE name = ?",
+        args: [name],
+        oneRow: true,
+      });
+      expect(
+        await Promise.all([n(db.readVersion(named("a"))), n(db.readVersion(named("b"))), n(db.readVersion(count))]),
+      ).toEqual([1, 0, 1]);
     });
 
     it("shares no read past the turn: another connection's commit is seen in the next", async () => {
@@ -104,16 +115,25 @@ describe("localEngine", () => {
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
     const db = localEngine(() => open());
     await db.write([insert("taken")]);
-    const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("taken")]), db.write([insert("b")])]);
+    const outcomes = await Promise.allSettled([
+      db.write([insert("a")]),
+      db.write([insert("taken")]),
+      db.write([insert("b")]),
+    ]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) });
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({
+      code: expect.stringMatching(/^SQLITE_CONSTRAINT/),
+    });
     expect(names()).toEqual(["taken", "a", "b"]);
   });
 
   it("undoes every statement of a unit when one of them fails, and nothing of the other units", async () => {
     const db = localEngine(() => open());
     await db.write([insert("taken")]);
-    const outcomes = await Promise.allSettled([db.write([insert("first"), insert("taken")]), db.write([insert("other")])]);
+    const outcomes = await Promise.allSettled([
+      db.write([insert("first"), insert("taken")]),
+      db.write([insert("other")]),
+    ]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "fulfilled"]);
     expect(names()).toEqual(["taken", "other"]);
   });
@@ -122,13 +142,17 @@ describe("localEngine", () => {
     let now = 10_000;
     const db = localEngine(() => open(), { clock: () => now });
     // What SQLite does at the connection's next COMMIT: FULL fsyncs the WAL, NORMAL does not.
-    const synchronous = async () => ({ 1: "NORMAL", 2: "FULL" })[(await db.read("PRAGMA synchronous")).rows[0]!.synchronous as number];
+    const synchronous = async () =>
+      ({ 1: "NORMAL", 2: "FULL" })[(await db.read("PRAGMA synchronous")).rows[0]!.synchronous as number];
     await db.write([insert("first")], { survives: "process-crash" });
     // The first commit of a connection fsyncs: none ran within the last second.
     expect(await synchronous()).toBe("FULL");
     await db.write([insert("counted")], { survives: "process-crash" });
     expect(await synchronous()).toBe("NORMAL");
-    await Promise.all([db.write([insert("counted too")], { survives: "process-crash" }), db.write([insert("acknowledged")])]);
+    await Promise.all([
+      db.write([insert("counted too")], { survives: "process-crash" }),
+      db.write([insert("acknowledged")]),
+    ]);
     expect(await synchronous()).toBe("FULL");
     await db.write([insert("counted again")], { survives: "process-crash" });
     expect(await synchronous()).toBe("NORMAL");
@@ -146,7 +170,10 @@ describe("localEngine", () => {
     other.exec("BEGIN IMMEDIATE");
     const outcomes = await Promise.allSettled([db.write([insert("a")]), db.write([insert("b")])]);
     other.exec("ROLLBACK");
-    expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.cause?.code)).toEqual(["SQLITE_BUSY", "SQLITE_BUSY"]);
+    expect(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason?.cause?.code)).toEqual([
+      "SQLITE_BUSY",
+      "SQLITE_BUSY",
+    ]);
     await db.write([insert("after")]);
     expect(names()).toEqual(["after"]);
   });
@@ -156,7 +183,9 @@ describe("localEngine", () => {
     const other = open();
     other.exec("BEGIN IMMEDIATE");
     // A write outside `write`: SQLite leaves it unfinished, which would block every later COMMIT.
-    await expect(db.read({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({ cause: { code: "SQLITE_BUSY" } });
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES (?)", args: ["locked out"] })).rejects.toMatchObject({
+      cause: { code: "SQLITE_BUSY" },
+    });
     other.exec("ROLLBACK");
     await db.write([insert("after")]);
     await db.write([insert("and again")]);
@@ -171,12 +200,15 @@ describe("localEngine", () => {
     });
     const count = { sql: "SELECT count(*) AS n FROM items", oneRow: true };
     // SQLite's own list of the connection's prepared statements, with how often each ran.
-    const prepared = async () => (await db.read("SELECT sql, run FROM sqlite_stmt")).rows.filter((row) => row.sql === count.sql);
+    const prepared = async () =>
+      (await db.read("SELECT sql, run FROM sqlite_stmt")).rows.filter((row) => row.sql === count.sql);
     for (let i = 0; i < 3; i++) expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
     expect(await prepared()).toEqual([{ sql: count.sql, run: 3 }]);
     const other = open();
     other.exec("BEGIN IMMEDIATE");
-    await expect(db.read({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(db.read({ sql: "INSERT INTO items (name) VALUES ('locked out')" })).rejects.toBeInstanceOf(
+      StorageUnavailableError,
+    );
     other.exec("ROLLBACK");
     expect((await db.read(count)).rows).toEqual([{ n: 0 }]);
     expect(connections).toBe(2);
@@ -188,7 +220,11 @@ describe("localEngine", () => {
     function controlledSync() {
       const pending: { resolve: () => void; reject: (error: unknown) => void }[] = [];
       return {
-        walSync: { sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })), reopen: () => {}, close: () => {} },
+        walSync: {
+          sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+          reopen: () => {},
+          close: () => {},
+        },
         pending,
         finish: () => pending.shift()!.resolve(),
         fail: (error: unknown) => pending.shift()!.reject(error),
@@ -196,7 +232,10 @@ describe("localEngine", () => {
     }
     const settledSoon = async (promise: Promise<unknown>) => {
       let settled = false;
-      void promise.then(() => (settled = true), () => (settled = true));
+      void promise.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
       return settled;
     };
@@ -283,7 +322,11 @@ describe("localEngine", () => {
       let now = 10_000;
       const sync = controlledSync();
       const fsyncs: number[] = [];
-      const db = localEngine(() => open(), { clock: () => now, walSync: sync.walSync, observer: { onFsync: () => fsyncs.push(now) } });
+      const db = localEngine(() => open(), {
+        clock: () => now,
+        walSync: sync.walSync,
+        observer: { onFsync: () => fsyncs.push(now) },
+      });
       const count = (name: string) => db.write([insert(name)], { survives: "process-crash" });
       // None ran yet: the first batch is due one, and is answered without waiting for it.
       await count("first");
@@ -371,52 +414,58 @@ describe("localEngine", () => {
   });
 });
 
-describe.runIf(process.platform === "linux" && process.getuid?.() === 0)("localEngine's watch on the WAL (chattr: root only)", () => {
-  it("reports failing checkpoints once the WAL passes 64 MB, and forgets them once checkpoints succeed", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "petstore-wal-watch-"));
-    const path = join(dir, "test.db");
-    const setup = new NativeDatabase(path);
-    setup.exec("PRAGMA journal_mode = WAL");
-    setup.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
-    // What the health check writes (see migrations).
-    setup.exec("CREATE TABLE health_probe (id INTEGER PRIMARY KEY, checked_at INTEGER NOT NULL)");
-    setup.close();
-    const clock = { now: 1_000_000 };
-    const failures: string[] = [];
-    const db = localEngine(() => new NativeDatabase(path), {
-      clock: () => clock.now,
-      walPath: `${path}-wal`,
-      observer: { onCheckpointFailed: (reason) => failures.push(reason) },
-    });
-    const megabyte = "x".repeat(1024 * 1024);
-    const writeMegabytes = async (count: number) => {
-      for (let i = 0; i < count; i++) await db.write([{ sql: "INSERT INTO items (body) VALUES (?)", args: [megabyte] }]);
-    };
-    try {
-      await writeMegabytes(1);
-      // The database file takes no more pages: SQLite's own checkpoints fail without a word.
-      execFileSync("chattr", ["+i", path]);
+describe.runIf(process.platform === "linux" && process.getuid?.() === 0)(
+  "localEngine's watch on the WAL (chattr: root only)",
+  () => {
+    it("reports failing checkpoints once the WAL passes 64 MB, and forgets them once checkpoints succeed", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "petstore-wal-watch-"));
+      const path = join(dir, "test.db");
+      const setup = new NativeDatabase(path);
+      setup.exec("PRAGMA journal_mode = WAL");
+      setup.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+      // What the health check writes (see migrations).
+      setup.exec("CREATE TABLE health_probe (id INTEGER PRIMARY KEY, checked_at INTEGER NOT NULL)");
+      setup.close();
+      const clock = { now: 1_000_000 };
+      const failures: string[] = [];
+      const db = localEngine(() => new NativeDatabase(path), {
+        clock: () => clock.now,
+        walPath: `${path}-wal`,
+        observer: { onCheckpointFailed: (reason) => failures.push(reason) },
+      });
+      const megabyte = "x".repeat(1024 * 1024);
+      const writeMegabytes = async (count: number) => {
+        for (let i = 0; i < count; i++)
+          await db.write([{ sql: "INSERT INTO items (body) VALUES (?)", args: [megabyte] }]);
+      };
       try {
-        await writeMegabytes(70);
-        expect(db.problem()).toBeUndefined();
-        // The next look, 10 s later, finds the WAL past the bound and checkpoints by hand.
+        await writeMegabytes(1);
+        // The database file takes no more pages: SQLite's own checkpoints fail without a word.
+        execFileSync("chattr", ["+i", path]);
+        try {
+          await writeMegabytes(70);
+          expect(db.problem()).toBeUndefined();
+          // The next look, 10 s later, finds the WAL past the bound and checkpoints by hand.
+          clock.now += 10_000;
+          await writeMegabytes(1);
+          expect(db.problem()).toMatch(/^checkpoints fail \(.+\): the WAL holds \d+\.\d MB not in the database file$/);
+          expect(failures).toEqual([db.problem()]);
+          // Writes themselves still succeed meanwhile: only the health check reports it.
+          await writeMegabytes(1);
+          await expect(checkLibsql(libsqlConnection(db, () => {}))).rejects.toThrow(
+            new StorageUnavailableError(db.problem()!),
+          );
+        } finally {
+          execFileSync("chattr", ["-i", path]);
+        }
         clock.now += 10_000;
         await writeMegabytes(1);
-        expect(db.problem()).toMatch(/^checkpoints fail \(.+\): the WAL holds \d+\.\d MB not in the database file$/);
-        expect(failures).toEqual([db.problem()]);
-        // Writes themselves still succeed meanwhile: only the health check reports it.
-        await writeMegabytes(1);
-        await expect(checkLibsql(libsqlConnection(db, () => {}))).rejects.toThrow(new StorageUnavailableError(db.problem()!));
+        expect(db.problem()).toBeUndefined();
+        expect(failures).toHaveLength(1);
       } finally {
-        execFileSync("chattr", ["-i", path]);
+        db.close();
+        await rm(dir, { recursive: true, force: true });
       }
-      clock.now += 10_000;
-      await writeMegabytes(1);
-      expect(db.problem()).toBeUndefined();
-      expect(failures).toHaveLength(1);
-    } finally {
-      db.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
-});
+    }, 60_000);
+  },
+);

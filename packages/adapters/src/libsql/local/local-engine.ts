@@ -63,7 +63,10 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
   const { walSync, files, observer, walPath } = options;
   const connection = new LocalConnection(connect, () => walSync?.reopen(), files, !options.inMemory);
   const fsync = new FsyncPolicy(clock, options.wal ?? true, walSync, observer?.onFsync?.bind(observer));
-  const walWatch = walPath === undefined ? undefined : new WalWatch(walPath, connection, clock, observer?.onCheckpointFailed?.bind(observer));
+  const walWatch =
+    walPath === undefined
+      ? undefined
+      : new WalWatch(walPath, connection, clock, observer?.onCheckpointFailed?.bind(observer));
   const execute = async (statement: Statement): Promise<Result> => {
     try {
       return connection.run(statement);
@@ -84,7 +87,8 @@ export function localEngine(connect: () => NativeDatabase.Database, options: Loc
     // Answered once an fsync that began after it (so after every commit it saw) is done.
     async read(statement) {
       const result = await execute(statement);
-      if (fsync.visibleBeforeDurable) await fsync.durable().catch((error: unknown) => Promise.reject(storageError(error)));
+      if (fsync.visibleBeforeDurable)
+        await fsync.durable().catch((error: unknown) => Promise.reject(storageError(error)));
       return result;
     },
     readVersion: (statement) => versions.read(statement),

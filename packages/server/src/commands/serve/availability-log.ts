@@ -8,7 +8,10 @@ const EVERY_MS = 10_000;
  * again` line with how long it lasted. Changes that come faster (a pool short of connections
  * fails some queries and not others) are counted into the next line, at most one per 10 s.
  */
-export function availabilityLog(warn: (event: string, fields: Record<string, unknown>) => void, now: () => number = Date.now): (problem: string | undefined) => void {
+export function availabilityLog(
+  warn: (event: string, fields: Record<string, unknown>) => void,
+  now: () => number = Date.now,
+): (problem: string | undefined) => void {
   let lastLine = Number.NEGATIVE_INFINITY;
   /** When the outage that was logged began; undefined once its end was logged, or when none was. */
   let loggedSince: number | undefined;

@@ -24,10 +24,14 @@ function bootstrapConfig(env: Env): BootstrapKey | undefined {
   }
   // The value is a secret, even a mistyped one: the message never repeats it.
   if (!isWellFormedApiKey(key)) {
-    throw new UsageError("PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum");
+    throw new UsageError(
+      "PETSTORE_BOOTSTRAP_KEY must be an API key: psk_ then 38 letters or digits, the last 6 a checksum",
+    );
   }
   if (perMinute === undefined || perDay === undefined) {
-    throw new UsageError("PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)");
+    throw new UsageError(
+      "PETSTORE_BOOTSTRAP_KEY needs PETSTORE_BOOTSTRAP_PER_MINUTE and PETSTORE_BOOTSTRAP_PER_DAY (its enterprise limits)",
+    );
   }
   return {
     key,
@@ -45,9 +49,15 @@ async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io
   let record = await keys.findByHash(hash);
   const created = record === undefined;
   if (record === undefined) {
-    const limits = { plan: "enterprise", perMinute: bootstrap.perMinute, perDay: bootstrap.perDay, label: "bootstrap" } as const;
+    const limits = {
+      plan: "enterprise",
+      perMinute: bootstrap.perMinute,
+      perDay: bootstrap.perDay,
+      label: "bootstrap",
+    } as const;
     try {
-      record = (await issueApiKey(keys, limits, { key: bootstrap.key, actor: { who: "serve:PETSTORE_BOOTSTRAP_KEY" } })).record;
+      record = (await issueApiKey(keys, limits, { key: bootstrap.key, actor: { who: "serve:PETSTORE_BOOTSTRAP_KEY" } }))
+        .record;
     } catch (error) {
       // Another process starting on the same database may have stored it a moment ago.
       record = await keys.findByHash(hash);
@@ -56,4 +66,3 @@ async function ensureBootstrapKey(keys: ApiKeys, bootstrap: BootstrapKey, io: Io
   }
   logLine(io, "bootstrap key", { keyId: record.id, created, revoked: record.revokedAt !== undefined });
 }
-

@@ -52,29 +52,46 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   const port = setting(args, "port", env, "PETSTORE_PORT");
   // Development mode stays on loopback unless told otherwise.
   const host = setting(args, "host", env, "PETSTORE_HOST")?.value ?? (dev ? "127.0.0.1" : "0.0.0.0");
-  if (!plausibleHost(host)) throw new UsageError(`${setting(args, "host", env, "PETSTORE_HOST")?.source ?? "--host"} must be an IP address or a host name, not '${host}'`);
-  const trustProxy = (args.values["trust-proxy"] ?? "").split(",").map((cidr) => cidr.trim()).filter(Boolean);
+  if (!plausibleHost(host))
+    throw new UsageError(
+      `${setting(args, "host", env, "PETSTORE_HOST")?.source ?? "--host"} must be an IP address or a host name, not '${host}'`,
+    );
+  const trustProxy = (args.values["trust-proxy"] ?? "")
+    .split(",")
+    .map((cidr) => cidr.trim())
+    .filter(Boolean);
   try {
     trustedProxies(trustProxy);
   } catch (error) {
     throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
   }
   const apiPort = port === undefined ? 8080 : integerSetting(port.value, port.source, 0, 65_535);
-  const metricsListen = args.values["metrics-listen"] === undefined ? undefined : listenAddress(args.values["metrics-listen"], "--metrics-listen");
+  const metricsListen =
+    args.values["metrics-listen"] === undefined
+      ? undefined
+      : listenAddress(args.values["metrics-listen"], "--metrics-listen");
   if (metricsListen && sharesAddress(metricsListen, { host, port: apiPort })) {
-    throw new UsageError(`--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`);
+    throw new UsageError(
+      `--metrics-listen ${args.values["metrics-listen"]} is the API's own address: give the metrics listener a port of its own`,
+    );
   }
   const adminText = args.values["admin-listen"];
   // A port alone is on loopback: the admin API is for the operator's machine unless said otherwise.
-  const adminListen = adminText === undefined ? undefined : listenAddress(/^\d+$/.test(adminText) ? `127.0.0.1:${adminText}` : adminText, "--admin-listen");
+  const adminListen =
+    adminText === undefined
+      ? undefined
+      : listenAddress(/^\d+$/.test(adminText) ? `127.0.0.1:${adminText}` : adminText, "--admin-listen");
   if (adminListen && sharesAddress(adminListen, { host, port: apiPort })) {
-    throw new UsageError(`--admin-listen ${adminText} is the API's own address: the admin API is never served on the API's port; give it a port of its own`);
+    throw new UsageError(
+      `--admin-listen ${adminText} is the API's own address: the admin API is never served on the API's port; give it a port of its own`,
+    );
   }
   if (adminListen && metricsListen && sharesAddress(adminListen, metricsListen)) {
     throw new UsageError(`--admin-listen ${adminText} is the metrics listener's address: give each its own port`);
   }
   const rolledKeyLink = setting(args, "rolled-key-link", env, "PETSTORE_ROLLED_KEY_LINK");
-  if (rolledKeyLink && !/^https?:\/\/\S+$/.test(rolledKeyLink.value)) throw new UsageError(`${rolledKeyLink.source} must be an http(s) URL, not '${rolledKeyLink.value}'`);
+  if (rolledKeyLink && !/^https?:\/\/\S+$/.test(rolledKeyLink.value))
+    throw new UsageError(`${rolledKeyLink.source} must be an http(s) URL, not '${rolledKeyLink.value}'`);
   const bodyTimeout = optionalEnv(env, "PETSTORE_BODY_TIMEOUT_MS");
   return {
     port: apiPort,
@@ -88,7 +105,10 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     metricsListen,
     adminListen,
     rolledKeyLink: rolledKeyLink?.value,
-    bodyTimeoutMs: bodyTimeout === undefined ? DEFAULT_BODY_TIMEOUT_MS : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
+    bodyTimeoutMs:
+      bodyTimeout === undefined
+        ? DEFAULT_BODY_TIMEOUT_MS
+        : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
   };
 }
 
@@ -99,4 +119,3 @@ function sharesAddress(a: { host: string; port: number }, b: { host: string; por
   if (a.port === 0 || a.port !== b.port) return false;
   return a.host === b.host || WILDCARDS.has(a.host) || WILDCARDS.has(b.host);
 }
-

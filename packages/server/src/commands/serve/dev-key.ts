@@ -17,7 +17,8 @@ export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): 
     }
     return undefined;
   }
-  if (config.dev) return (await issueApiKey(keys, { plan: "free", label: "development" }, { actor: { who: "serve:--dev" } })).key;
+  if (config.dev)
+    return (await issueApiKey(keys, { plan: "free", label: "development" }, { actor: { who: "serve:--dev" } })).key;
   io.err(
     JSON.stringify({
       time: new Date().toISOString(),
@@ -50,4 +51,3 @@ export function printDevKey(io: Io, key: string, url: string, basePath: string, 
   io.out(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
   io.out("");
 }
-

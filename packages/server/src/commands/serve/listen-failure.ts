@@ -6,6 +6,8 @@
 export function listenFailure(what: string, host: string, port: number, error: unknown, otherPort: string): string {
   const message = error instanceof Error ? error.message : String(error);
   const inUse = /in use|EADDRINUSE|AddrInUse/i.test(message) || (error as { code?: unknown }).code === "EADDRINUSE";
-  const why = inUse ? `port ${port} is in use by another process: stop that one, or choose another port with ${otherPort}` : message;
+  const why = inUse
+    ? `port ${port} is in use by another process: stop that one, or choose another port with ${otherPort}`
+    : message;
   return `cannot listen${what} on ${host} port ${port}: ${why}`;
 }

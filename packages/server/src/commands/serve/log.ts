@@ -10,4 +10,3 @@ export function localUrl(host: string, port: number): string {
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
-

@@ -20,13 +20,20 @@ export function counted(fetch: ServerFetch, metrics: ServerMetrics | undefined):
 }
 
 /** The metrics listener, when asked for: started before the API's, so it is there for the first request. */
-export async function startMetrics(config: ServeConfig, metrics: ServerMetrics | undefined, io: Io): Promise<RunningServer | undefined> {
+export async function startMetrics(
+  config: ServeConfig,
+  metrics: ServerMetrics | undefined,
+  io: Io,
+): Promise<RunningServer | undefined> {
   if (!config.metricsListen || !metrics) return undefined;
   const { host, port } = config.metricsListen;
   const server = await serve({ fetch: metricsFetch(metrics), hostname: host, port }).catch((error: unknown) => {
     throw new Error(listenFailure(" for metrics", host, port, error, "--metrics-listen HOST:PORT"));
   });
-  logLine(io, "metrics listening", { url: `${localUrl(server.hostname, server.port)}/metrics`, host: server.hostname, port: server.port });
+  logLine(io, "metrics listening", {
+    url: `${localUrl(server.hostname, server.port)}/metrics`,
+    host: server.hostname,
+    port: server.port,
+  });
   return server;
 }
-

@@ -9,4 +9,3 @@ export function stopRequested(): Promise<string> {
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => resolve(signal));
   });
 }
-
