@@ -28,6 +28,7 @@ const NEW_MIGRATIONS = [
   "the life of a key: expiry, rolls, last use, audit trail",
   "deployment settings",
   "admin tokens",
+  "usage history",
 ];
 
 beforeAll(() => void ensureBinary(), 120_000);

@@ -38,7 +38,7 @@ export {
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
+export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,
@@ -58,10 +58,16 @@ export type {
   IdempotencyStore,
   KeyChange,
   KeyChanges,
+  KeyUsage,
+  KeyUsageTotal,
   PageQuery,
   PetStore,
   PlanName,
   RateLimiter,
+  UsageCounts,
+  UsageResolution,
+  UsageRow,
+  UsageTally,
   WindowPair,
   WindowSpec,
   WindowState,

@@ -120,6 +120,34 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE admin_tokens (id text PRIMARY KEY, hash text NOT NULL, label text, created_at bigint NOT NULL, revoked_at bigint)",
     ],
   },
+  {
+    version: 6,
+    name: "usage history",
+    statements: [
+      // Each key's requests by outcome, by minute and by UTC day (see _sql/usage.ts); swept by
+      // time. Ids in byte order ("C"), as SQLite orders them: the top keys' ties break alike.
+      `CREATE TABLE key_usage_minutes (
+        key_id text COLLATE "C" NOT NULL,
+        at bigint NOT NULL,
+        admitted bigint NOT NULL,
+        rate_limited bigint NOT NULL,
+        banned bigint NOT NULL,
+        unauthorized bigint NOT NULL,
+        PRIMARY KEY (key_id, at)
+      )`,
+      "CREATE INDEX key_usage_minutes_by_time ON key_usage_minutes (at)",
+      `CREATE TABLE key_usage_days (
+        key_id text COLLATE "C" NOT NULL,
+        at bigint NOT NULL,
+        admitted bigint NOT NULL,
+        rate_limited bigint NOT NULL,
+        banned bigint NOT NULL,
+        unauthorized bigint NOT NULL,
+        PRIMARY KEY (key_id, at)
+      )`,
+      "CREATE INDEX key_usage_days_by_time ON key_usage_days (at)",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */
