@@ -45,8 +45,9 @@ export const serveCommand: Command = {
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
-or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
-the database and exits 0.
+or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), writes
+the keys' usage counts it holds (written at least every 10 s while it runs), closes the
+database and exits 0.
 
   --port N             port to listen on, 0 for any free one (default 8080; env PETSTORE_PORT)
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
