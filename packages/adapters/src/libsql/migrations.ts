@@ -151,26 +151,19 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
     name: "usage history",
     statements: [
       // Each key's requests by outcome, by minute and by UTC day (see _sql/usage.ts); swept by time.
-      `CREATE TABLE key_usage_minutes (
-        key_id TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        admitted INTEGER NOT NULL,
-        rate_limited INTEGER NOT NULL,
-        banned INTEGER NOT NULL,
-        unauthorized INTEGER NOT NULL,
-        PRIMARY KEY (key_id, at)
-      ) WITHOUT ROWID`,
-      "CREATE INDEX key_usage_minutes_by_time ON key_usage_minutes (at)",
-      `CREATE TABLE key_usage_days (
-        key_id TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        admitted INTEGER NOT NULL,
-        rate_limited INTEGER NOT NULL,
-        banned INTEGER NOT NULL,
-        unauthorized INTEGER NOT NULL,
-        PRIMARY KEY (key_id, at)
-      ) WITHOUT ROWID`,
-      "CREATE INDEX key_usage_days_by_time ON key_usage_days (at)",
+      // The two tables are alike: one row per key and minute, one per key and UTC day.
+      ...["key_usage_minutes", "key_usage_days"].flatMap((table) => [
+        `CREATE TABLE ${table} (
+          key_id TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          admitted INTEGER NOT NULL,
+          rate_limited INTEGER NOT NULL,
+          banned INTEGER NOT NULL,
+          unauthorized INTEGER NOT NULL,
+          PRIMARY KEY (key_id, at)
+        ) WITHOUT ROWID`,
+        `CREATE INDEX ${table}_by_time ON ${table} (at)`,
+      ]),
     ],
   },
 ];

@@ -126,26 +126,19 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
     statements: [
       // Each key's requests by outcome, by minute and by UTC day (see _sql/usage.ts); swept by
       // time. Ids in byte order ("C"), as SQLite orders them: the top keys' ties break alike.
-      `CREATE TABLE key_usage_minutes (
-        key_id text COLLATE "C" NOT NULL,
-        at bigint NOT NULL,
-        admitted bigint NOT NULL,
-        rate_limited bigint NOT NULL,
-        banned bigint NOT NULL,
-        unauthorized bigint NOT NULL,
-        PRIMARY KEY (key_id, at)
-      )`,
-      "CREATE INDEX key_usage_minutes_by_time ON key_usage_minutes (at)",
-      `CREATE TABLE key_usage_days (
-        key_id text COLLATE "C" NOT NULL,
-        at bigint NOT NULL,
-        admitted bigint NOT NULL,
-        rate_limited bigint NOT NULL,
-        banned bigint NOT NULL,
-        unauthorized bigint NOT NULL,
-        PRIMARY KEY (key_id, at)
-      )`,
-      "CREATE INDEX key_usage_days_by_time ON key_usage_days (at)",
+      // The two tables are alike: one row per key and minute, one per key and UTC day.
+      ...["key_usage_minutes", "key_usage_days"].flatMap((table) => [
+        `CREATE TABLE ${table} (
+          key_id text COLLATE "C" NOT NULL,
+          at bigint NOT NULL,
+          admitted bigint NOT NULL,
+          rate_limited bigint NOT NULL,
+          banned bigint NOT NULL,
+          unauthorized bigint NOT NULL,
+          PRIMARY KEY (key_id, at)
+        )`,
+        `CREATE INDEX ${table}_by_time ON ${table} (at)`,
+      ]),
     ],
   },
 ];
