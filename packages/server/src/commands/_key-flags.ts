@@ -1,5 +1,5 @@
 import { DEFAULT_PLANS, instantOf, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import { integerSetting, MAX_LIMIT } from "./_options.js";
 
 /**

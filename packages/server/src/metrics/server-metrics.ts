@@ -18,7 +18,7 @@ export interface ServerMetricsOptions {
 }
 
 /** What `onResponse` and the server's own answers report, and the label it is counted under. */
-export type AnswerEvent = Pick<
+type AnswerEvent = Pick<
   ResponseEvent,
   "response" | "durationMs" | "plan" | "errorCode" | "keyCache" | "banStarted"
 > & {
