@@ -14,9 +14,9 @@ import { keysUpdateCommand } from "./commands/keys-update.js";
 import { keysUsageCommand } from "./commands/keys-usage.js";
 import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
-import { parseArgs } from "./parse-args.js";
-import { UsageError } from "./usage-error.js";
-import { VERSION, versionLine } from "./version.js";
+import { parseArgs } from "./cli/parse-args.js";
+import { UsageError } from "./cli/usage-error.js";
+import { VERSION, versionLine } from "./cli/version.js";
 
 const COMMANDS: readonly Command[] = [
   serveCommand,

@@ -6,9 +6,9 @@ import { MAX_ROLL_OVERLAP_MS } from "../api-keys.js";
  * generated from the same schemas. Instants travel as ISO 8601 strings.
  */
 
-export const PLAN_NAMES = ["free", "pro", "business", "enterprise"] as const;
+const PLAN_NAMES = ["free", "pro", "business", "enterprise"] as const;
 /** The largest per-minute or per-day limit a key may have (as `petstore keys create`). */
-export const MAX_KEY_LIMIT = 1_000_000_000;
+const MAX_KEY_LIMIT = 1_000_000_000;
 const LABEL_MAX = 100;
 
 /** ISO 8601 with a time and its offset: a date alone leaves the hour and the zone to guess. */
@@ -39,7 +39,7 @@ export function instantOf(text: string): number | undefined {
   return real ? Date.parse(text) : undefined;
 }
 
-export const PlanSchema = v.picklist(PLAN_NAMES, "must be one of free, pro, business, enterprise");
+const PlanSchema = v.picklist(PLAN_NAMES, "must be one of free, pro, business, enterprise");
 
 const KeyLimitSchema = v.pipe(
   v.number("must be an integer"),
@@ -55,7 +55,7 @@ const LabelSchema = v.pipe(
 );
 
 /** An instant as ISO 8601 with its offset (`2027-01-31T00:00:00Z`), turned into Unix ms. */
-export const InstantSchema = v.pipe(
+const InstantSchema = v.pipe(
   v.string("must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z"),
   v.regex(INSTANT, "must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z"),
   v.check((text) => instantOf(text) !== undefined, "must be a date and time that exists"),

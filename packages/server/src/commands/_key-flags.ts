@@ -6,7 +6,7 @@ import {
   USAGE_STEPS,
   type UsageStep,
 } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import { integerSetting, MAX_LIMIT } from "./_options.js";
 
 /**

@@ -1,6 +1,6 @@
 import { issueAdminToken } from "@petstore/core";
 import { databaseLocation } from "@petstore/adapters/libsql/connect";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { withDatabase } from "./_key-access.js";
 import { labelFlag } from "./_key-flags.js";

@@ -1,11 +1,11 @@
 import { type ApiKeyRecord, type IssueApiKeyInput, issueApiKey, type KeyView, keyView } from "@petstore/core";
 import { databaseLocation } from "@petstore/adapters/libsql/connect";
-import { type DbConfig, openStorage, type Storage, storageFailure } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type DbConfig, openStorage, type Storage, storageFailure } from "../storage/open-storage.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { exists, localPath } from "./_database-file.js";
-import { shownUrl } from "../shown-url.js";
+import { shownUrl } from "../messages/shown-url.js";
 import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor, dbConfig } from "./_options.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { UsageTally } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { openStorage } from "../open-storage.js";
+import { openStorage } from "../storage/open-storage.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

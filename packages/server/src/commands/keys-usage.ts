@@ -1,5 +1,5 @@
 import { ApiError, type KeyUsageHistory, readKeyUsage, usageCsvLines, usageView } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { noSuchKey, withDatabase } from "./_key-access.js";
 import { sinceFlag, stepFlag } from "./_key-flags.js";
