@@ -248,7 +248,8 @@ export interface AuditEntry {
  * API key storage. Keys are made by `issueApiKey`, which hashes them before they get here.
  * Every change with an `actor` is recorded in the audit trail in the same atomic write as the
  * change itself, so the trail never misses a change that happened nor holds one that did not.
- * Instants (a roll's, an expiry's, the trail's) are the store's clock.
+ * Instants (a roll's, an expiry's, the trail's) are the store's clock. Each key's usage history
+ * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
 export interface ApiKeys extends KeyUsage {
   insert(record: ApiKeyRecord, actor?: Actor): Promise<void>;
