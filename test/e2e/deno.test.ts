@@ -46,6 +46,11 @@ describe("the server source on Deno", () => {
       server.stdout.some((line) => line.includes('"status":401') && line.includes('"client":"127.0.0.1"')),
     );
 
+    // The source runs only in a checkout, where no petstore is on PATH: the checkout's npm script makes keys.
+    expect(server.stdout).toContain(
+      `Development mode: ${db} already has an active API key, so none was created. Make another: npm run petstore -- keys create --plan free --db ${db}`,
+    );
+
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(server.stderr.join("\n")).not.toMatch(/NotCapable|PermissionDenied/);
   }, 90_000);
