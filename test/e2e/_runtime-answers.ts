@@ -11,7 +11,7 @@ import { parseResponse, rawExchange, rawRequest } from "./_raw-http.js";
 export type RuntimeAnswer = { status: number } | "closed" | "api";
 
 /** The headers a runtime's own answer carries, and nothing else: names, lower case. */
-export const RUNTIME_HEADERS = { bun: ["connection"], deno: ["connection", "content-length", "date"] };
+const RUNTIME_HEADERS = { bun: ["connection"], deno: ["connection", "content-length", "date"] };
 
 const head = (lines: string[]) => Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
 // Connection: close, so that a request the runtime passes on ends its connection once answered.
