@@ -118,7 +118,7 @@ export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
     io.err(
-      `petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+      `petstore: no database at ${path} (is the path right? '${io.program} serve' or '${io.program} keys create' makes one)`,
     );
     return undefined;
   }

@@ -17,7 +17,7 @@ said, and nothing changes. The revocation is recorded in the audit trail.
     return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
       const revoked = await storage.adminTokens.revoke(id);
       if (revoked === "missing") {
-        io.err(`petstore: no admin token has the id '${id}' (see 'petstore admin-tokens list')`);
+        io.err(`petstore: no admin token has the id '${id}' (see '${io.program} admin-tokens list')`);
         return 1;
       }
       if (revoked === "already_revoked") {

@@ -28,13 +28,13 @@ function keyInput(args: ParsedArgs): IssueApiKeyInput {
 /**
  * Where the key goes, as it may be shown (a file's absolute path, a server's URL without
  * credentials), and whether this command makes that database: a key stored anywhere but the
- * server's database is answered 401 there, with nothing to say why.
+ * server's database is answered 401 there, with nothing to say why. `program` runs petstore.
  */
-function destination(db: DbConfig): { database: string; created: boolean } {
+function destination(db: DbConfig, program: string): { database: string; created: boolean } {
   // A key in a process's private memory is gone when the command ends (exit 0 would lie).
   if (databaseLocation(db.url).kind === "memory") {
     throw new UsageError(
-      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+      `--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see '${program} serve --help')`,
     );
   }
   const path = localPath(db.url);
@@ -87,12 +87,12 @@ SHA-256, never the key.
   run: async (args, env, io) => {
     const input = keyInput(args);
     const db = dbConfig(args, env);
-    const { database, created } = destination(db);
+    const { database, created } = destination(db, io.program);
     const storage = await openStorage(db);
     try {
       const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch(
         (error: unknown) => {
-          throw new Error(storageFailure(db.url, error), { cause: error });
+          throw new Error(storageFailure(db, error), { cause: error });
         },
       );
       // The key exists now: whatever the limiter says (or fails to say), it is printed.
