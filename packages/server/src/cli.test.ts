@@ -433,7 +433,7 @@ describe("petstore command line", () => {
         /^Usage: npm run petstore -- keys create --plan free\|pro.* \(see 'npm run petstore -- keys create --help'\)$/,
       );
       expect((await cli(["keys"], {}, npm)).err[1]).toBe(
-        "Usage: npm run petstore -- keys <create|list|show|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
+        "Usage: npm run petstore -- keys <create|list|show|usage|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
       );
     });
   });
