@@ -9,7 +9,7 @@ import { freePort } from "./free-port.js";
  * behind PgBouncer (which passes no `search_path`, so a schema per test cannot be chosen).
  */
 export const DATA_TABLES =
-  "pets, orders, api_keys, key_audit, admin_tokens, rate_limits, idempotency_keys, health_probe";
+  "pets, orders, api_keys, key_audit, key_usage_minutes, key_usage_days, admin_tokens, rate_limits, idempotency_keys, health_probe";
 
 /** How PgBouncer hands server connections to its clients (`pool_mode`). */
 export type PoolMode = "session" | "transaction" | "statement";

@@ -13,6 +13,7 @@ import { headResponse } from "./http/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { limitStage } from "./pipeline/limit.js";
+import { recordUsageStage } from "./pipeline/record-usage.js";
 import { refuse } from "./pipeline/refuse.js";
 import { reportStage } from "./pipeline/report.js";
 import { runStage } from "./pipeline/run.js";
@@ -29,6 +30,12 @@ export interface Petstore {
    * @example const response = await petstore.request("http://test/v1/pets", { headers: { Authorization: `Bearer ${key}` } });
    */
   request: (url: string | URL, init?: RequestInit, info?: ClientInfo) => Promise<Response>;
+  /**
+   * Adds the keys' usage counts and last uses this instance holds to `keys` now, instead of
+   * within the next 10 s: a host calls it when it stops, before it closes storage, so that a
+   * clean stop loses no count. Rejects when the store fails (the counts are kept for a retry).
+   */
+  flush: () => Promise<void>;
 }
 
 /**
@@ -48,6 +55,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
+  const recordUsage = recordUsageStage(settings);
   const report = reportStage(settings);
 
   const fetch = async (request: Request, info?: ClientInfo) => {
@@ -75,10 +83,15 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
       response = failure.response;
     }
-    keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
+    keyUse(response, identity, decision); // an old secret told so
+    recordUsage(identity, decision, failure, arrival); // the key's usage by outcome and its last use, written in batches
     if (request.method === "HEAD") response = await headResponse(response); // without its body, with its length
     report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
     return response;
   };
-  return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
+  return {
+    fetch,
+    request: (url, init, info) => fetch(new Request(url, init), info),
+    flush: () => settings.usage?.flush() ?? Promise.resolve(),
+  };
 }

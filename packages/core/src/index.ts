@@ -15,6 +15,8 @@ export { instantOf } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
 export type { KeyView } from "./admin/schemas.js";
+export { usageCsvLines, usageView } from "./admin/usage-view.js";
+export type { KeyUsageView, TopKeysView } from "./admin/usage-view.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
 export type { ClientInfo } from "./http/client-address.js";
@@ -37,8 +39,19 @@ export {
 } from "./api-keys.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
+// Usage history: each key's requests by outcome, for a host's own charts and reports.
+export { readKeyUsage, readTopKeys, TOP_KEYS, USAGE_STEPS, USAGE_WINDOWS } from "./usage/usage-history.js";
+export type {
+  KeyUsageHistory,
+  KeyUsageQuery,
+  TopKeys,
+  UsageBucket,
+  UsageStep,
+  UsageWindow,
+} from "./usage/usage-history.js";
+
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
+export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,
@@ -58,10 +71,16 @@ export type {
   IdempotencyStore,
   KeyChange,
   KeyChanges,
+  KeyUsage,
+  KeyUsageTotal,
   PageQuery,
   PetStore,
   PlanName,
   RateLimiter,
+  UsageCounts,
+  UsageResolution,
+  UsageRow,
+  UsageTally,
   WindowPair,
   WindowSpec,
   WindowState,

@@ -3,6 +3,7 @@ import type { ErrorCode } from "./errors.js";
 import type { Beside } from "./http/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 import { trustedProxies } from "./http/ip-addresses.js";
+import { type UsageRecorder, usageRecorder } from "./usage/usage-recorder.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
 import type {
   Adapters,
@@ -60,6 +61,12 @@ export interface PetstoreOptions extends Adapters {
    * other path outside the base path is a `404`. Without it, every path goes through the API's stages.
    */
   beside?: Beside;
+  /**
+   * Count each key's requests by outcome (admitted, rate limited, banned, unauthorized) and
+   * add them to `keys` with the keys' last uses, at least every 10 s (`Petstore.flush` adds
+   * them now). Default true; false records neither, for a host that keeps its own.
+   */
+  recordUsage?: boolean;
   /** Called with every unexpected error (the client only sees `internal_error`). */
   onError?: (error: unknown, requestId: string) => void;
   /** Called once per answer, before it is returned: for access logs and metrics. */
@@ -116,6 +123,8 @@ export interface Settings {
   bodyTimeoutMs: number;
   deprecation: DeprecationDates;
   beside: Beside | undefined;
+  /** The keys' usage counts waiting for the store; undefined when not recorded. */
+  usage: UsageRecorder | undefined;
   onError: (error: unknown, requestId: string) => void;
   onResponse: ((event: ResponseEvent) => void) | undefined;
 }
@@ -183,6 +192,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
     beside: options.beside,
+    usage: options.recordUsage === false ? undefined : usageRecorder(options.keys),
     onError: options.onError ?? logError,
     onResponse: options.onResponse,
   };

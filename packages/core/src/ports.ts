@@ -189,7 +189,10 @@ export interface ApiKeyRecord {
   expiresAt?: number;
   /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
   rolled?: { previousHash: string; at: number; until: number };
-  /** The latest request the key was seen on, recorded in batches (see `ApiKeys.recordUse`), so a little late. */
+  /**
+   * The latest request the key was identified on (admitted or refused by its limits), by the
+   * limiter's clock: written with its usage counts (see `KeyUsage.addUsage`), so a little late.
+   */
   lastUsedAt?: number;
 }
 
@@ -245,9 +248,10 @@ export interface AuditEntry {
  * API key storage. Keys are made by `issueApiKey`, which hashes them before they get here.
  * Every change with an `actor` is recorded in the audit trail in the same atomic write as the
  * change itself, so the trail never misses a change that happened nor holds one that did not.
- * Instants (a roll's, an expiry's, the trail's) are the store's clock.
+ * Instants (a roll's, an expiry's, the trail's) are the store's clock. Each key's usage history
+ * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
-export interface ApiKeys {
+export interface ApiKeys extends KeyUsage {
   insert(record: ApiKeyRecord, actor?: Actor): Promise<void>;
   /**
    * The key whose secret has this hash: its current one, or its previous one until the last
@@ -267,12 +271,83 @@ export interface ApiKeys {
   roll(id: string, hash: string, overlapMs: number, actor: Actor): Promise<KeyChange>;
   /** Revoking twice keeps the first time (and answers `revoked`). */
   revoke(id: string, actor?: Actor): Promise<KeyChange>;
-  /** The latest use of each key (Unix ms): one write for many requests. Never moves `lastUsedAt` back. */
-  recordUse(uses: ReadonlyMap<string, number>): Promise<void>;
   /** Records a change made elsewhere (a ban lifted in the limiter) in the trail. */
   audit(action: AuditAction, keyId: string, actor: Actor, details?: Record<string, unknown>): Promise<void>;
   /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
   auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
+}
+
+/** A key's requests by how they were answered, over some span of time. */
+export interface UsageCounts {
+  /** Admitted by its limits (whatever the operation then answered: a 404 or a 400 too). */
+  admitted: number;
+  /** Refused `429 rate_limited`. */
+  rateLimited: number;
+  /** Refused `429 temporarily_banned`. */
+  banned: number;
+  /** Refused `401`: a revoked or expired key, or a secret of it replaced by a roll whose overlap ended. */
+  unauthorized: number;
+}
+
+/** What one server counted of one key within one minute, by the limiter's clock. */
+export interface UsageTally extends UsageCounts {
+  keyId: string;
+  /** The minute's start, Unix ms (a multiple of 60,000). */
+  minute: number;
+  /** The latest of its requests the key was identified on (admitted or refused by its limits), if any. */
+  lastUsedAt?: number;
+}
+
+/** How finely usage is kept: by minute, and by UTC day. */
+export type UsageResolution = "minute" | "day";
+
+/** One span's counts of one key: `at` is the start of its minute or UTC day. */
+export interface UsageRow extends UsageCounts {
+  at: number;
+}
+
+/** One key's counts over a span, for the keys that used the most. */
+export interface KeyUsageTotal extends UsageCounts {
+  keyId: string;
+}
+
+/**
+ * How long a store keeps usage rows, by the start of their span and the store's clock: 49 hours
+ * of minutes and 401 UTC days, an hour and a day more than the reads promise (48 h, 400 days),
+ * so that a read from the edge, rounded down to its hour or day, finds every row it covers.
+ */
+export const USAGE_KEPT_MS: Readonly<Record<UsageResolution, number>> = {
+  minute: 49 * 3_600_000,
+  day: 401 * 86_400_000,
+};
+
+/**
+ * Each key's usage history, by outcome, in its key store: by minute and by UTC day. Servers
+ * count in memory and add their counts together, so a request costs no write; adding is a sum,
+ * so servers adding at once lose nothing.
+ */
+export interface KeyUsage {
+  /**
+   * Adds the counts of each tally to its key's minute and to the minute's UTC day (tallies of
+   * one key and minute may repeat: they add up), moves each key's `lastUsedAt` to its tallies'
+   * latest `lastUsedAt` unless it is later already, and sweeps rows older than `USAGE_KEPT_MS`
+   * by the store's clock. One atomic write.
+   */
+  addUsage(tallies: readonly UsageTally[]): Promise<void>;
+  /** One key's rows at `resolution` whose span starts in `[from, to)`, oldest first; a span without requests has none. */
+  usage(query: { keyId: string; resolution: UsageResolution; from: number; to: number }): Promise<UsageRow[]>;
+  /**
+   * The keys with the most requests (all four counts) or refusals (all but `admitted`) in the
+   * rows at `resolution` whose span starts in `[from, to)`, most first (a tie by id), at most
+   * `limit`, each with its totals; keys with none of what is ranked are left out.
+   */
+  topUsage(query: {
+    resolution: UsageResolution;
+    from: number;
+    to: number;
+    by: "requests" | "refusals";
+    limit: number;
+  }): Promise<KeyUsageTotal[]>;
 }
 
 /** An admin token as stored: its SHA-256 only. Times by the store's clock. */

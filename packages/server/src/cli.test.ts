@@ -36,6 +36,7 @@ describe("petstore command line", () => {
       "keys create",
       "keys list",
       "keys show",
+      "keys usage",
       "keys update",
       "keys roll",
       "keys revoke",
@@ -224,8 +225,8 @@ describe("petstore command line", () => {
     ],
     [
       ["keys"],
-      "petstore: 'petstore keys' needs a command: create, list, show, update, roll, revoke, unban",
-      "Usage: petstore keys <create|list|show|update|roll|revoke|unban>",
+      "petstore: 'petstore keys' needs a command: create, list, show, usage, update, roll, revoke, unban",
+      "Usage: petstore keys <create|list|show|usage|update|roll|revoke|unban>",
     ],
     [
       ["admin-tokens", "rotate"],
@@ -432,7 +433,7 @@ describe("petstore command line", () => {
         /^Usage: npm run petstore -- keys create --plan free\|pro.* \(see 'npm run petstore -- keys create --help'\)$/,
       );
       expect((await cli(["keys"], {}, npm)).err[1]).toBe(
-        "Usage: npm run petstore -- keys <create|list|show|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
+        "Usage: npm run petstore -- keys <create|list|show|usage|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
       );
     });
   });
@@ -511,7 +512,7 @@ describe("the life of a key on the command line", () => {
       "Label        shop",
       `Created      ${created.createdAt.replace(/\.\d{3}Z$/, "Z")}`,
       "Expires      2099-01-30T23:00:00Z",
-      "Last used    never (uses are recorded up to a minute late)",
+      "Last used    never (the servers write uses within 10 s)",
       "Rolling      no",
       expect.stringMatching(/^This minute {2}0 of 7 \(until \S+Z\)$/),
       expect.stringMatching(/^Today {8}0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),

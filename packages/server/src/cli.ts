@@ -11,6 +11,7 @@ import { keysRollCommand } from "./commands/keys-roll.js";
 import { keysShowCommand } from "./commands/keys-show.js";
 import { keysUnbanCommand } from "./commands/keys-unban.js";
 import { keysUpdateCommand } from "./commands/keys-update.js";
+import { keysUsageCommand } from "./commands/keys-usage.js";
 import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
 import { parseArgs } from "./cli/parse-args.js";
@@ -23,6 +24,7 @@ const COMMANDS: readonly Command[] = [
   keysCreateCommand,
   keysListCommand,
   keysShowCommand,
+  keysUsageCommand,
   keysUpdateCommand,
   keysRollCommand,
   keysRevokeCommand,

@@ -1,5 +1,6 @@
 import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange, PlanName } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+import { sqlUsage } from "./usage.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
 export interface KeysDialect {
@@ -15,6 +16,11 @@ export interface KeysDialect {
   order: string;
   /** The driver's error for a duplicate id or hash. */
   isDuplicate(error: unknown): boolean;
+  /**
+   * The usage tallies bound at argument `n` (a JSON array of `[key_id, at, admitted,
+   * rate_limited, banned, unauthorized, last_used_at]`) as a table of those columns, named `tallies`.
+   */
+  tallies(n: number): string;
 }
 
 const COLUMNS =
@@ -241,17 +247,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       );
       return record ? { state: "changed", record } : refusal(id);
     },
-    async recordUse(uses) {
-      if (uses.size === 0) return;
-      await db.write(
-        [...uses].map(([id, at]) => ({
-          sql: `UPDATE api_keys SET last_used_at = ${sql.greatest}(coalesce(last_used_at, 0), ${arg(1, "bigint")}) WHERE id = ${arg(2, "text")}`,
-          args: [at, id],
-        })),
-        // A use is a hint for an operator: it need not survive a power cut (see WriteOptions).
-        { survives: "process-crash" },
-      );
-    },
+    ...sqlUsage(db, sql, clock),
     async audit(action, keyId, actor, details) {
       await db.write([{ sql: AUDIT_INSERT, args: auditValues(action, keyId, actor, details) }]);
     },

@@ -2,6 +2,7 @@ import {
   adminTokensContract,
   apiKeysContract,
   idempotencyContract,
+  keyUsageContract,
   petStoreContract,
   rateLimiterContract,
 } from "@petstore/core/testing";
@@ -49,10 +50,9 @@ for (const [kind, open] of Object.entries(databases)) {
     `libsql ${kind}`,
     fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })),
   );
-  apiKeysContract(
-    `libsql ${kind}`,
-    fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })),
-  );
+  const keysFixture = fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) }));
+  apiKeysContract(`libsql ${kind}`, keysFixture);
+  keyUsageContract(`libsql ${kind}`, keysFixture);
   adminTokensContract(
     `libsql ${kind}`,
     fixture((db) => ({ tokens: libsqlAdminTokens(db) })),

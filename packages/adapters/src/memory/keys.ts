@@ -1,9 +1,10 @@
 import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange } from "@petstore/core";
+import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
   /** Keys there from the start. */
   keys?: ApiKeyRecord[];
-  /** Unix ms: the clock of rolls, expiries and the audit trail (this process's). Default `Date.now`. */
+  /** Unix ms: the clock of rolls, expiries, the audit trail and usage sweeps (this process's). Default `Date.now`. */
   clock?: (() => number) | undefined;
 }
 
@@ -11,7 +12,7 @@ export interface MemoryKeysOptions {
 const copyOf = (record: ApiKeyRecord): ApiKeyRecord =>
   record.rolled ? { ...record, rolled: { ...record.rolled } } : { ...record };
 
-/** API key records and their audit trail in memory, looked up by hash. */
+/** API key records, their audit trail and their usage history in memory, looked up by hash. */
 export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
   const clock = options.clock ?? Date.now;
   const byId = new Map<string, ApiKeyRecord>();
@@ -98,12 +99,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       audit("revoke", id, actor);
       return { state: "changed", record: copyOf(record) };
     },
-    async recordUse(uses) {
-      for (const [id, at] of uses) {
-        const record = byId.get(id);
-        if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
-      }
-    },
+    ...memoryUsage(clock, (id, at) => {
+      const record = byId.get(id);
+      if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
+    }),
     audit: async (action, keyId, actor, details) => audit(action, keyId, actor, details),
     async auditTrail({ limit, beforeId, keyId }) {
       const entries = trail.filter(

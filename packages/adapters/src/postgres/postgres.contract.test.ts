@@ -2,6 +2,7 @@ import {
   adminTokensContract,
   apiKeysContract,
   idempotencyContract,
+  keyUsageContract,
   petStoreContract,
   rateLimiterContract,
 } from "@petstore/core/testing";
@@ -43,10 +44,9 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
       fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
       { runs: 30 },
     );
-    apiKeysContract(
-      "postgres",
-      fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })),
-    );
+    const keysFixture = fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) }));
+    apiKeysContract("postgres", keysFixture);
+    keyUsageContract("postgres", keysFixture);
     adminTokensContract(
       "postgres",
       fixture((source) => ({ tokens: postgresAdminTokens(source) })),

@@ -273,6 +273,8 @@ describe("createAdmin", () => {
       "/keys/{id}/roll",
       "/keys/{id}/revoke",
       "/keys/{id}/unban",
+      "/keys/{id}/usage",
+      "/usage/top",
       "/audit",
       "/openapi.json",
     ]);

@@ -9,6 +9,7 @@ import { pathnameOf } from "../http/pathname.js";
 import { requestIdOf } from "../http/request-id.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
+import { usageOperations } from "./usage-operations.js";
 
 export interface AdminOptions {
   keys: ApiKeys;
@@ -48,6 +49,8 @@ const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document">
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/roll$/, methods: { POST: operations.rollKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: operations.revokeKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/unban$/, methods: { POST: operations.unbanKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.keyUsage } },
+  { pattern: /^\/usage\/top$/, methods: { GET: usageOperations.topUsage } },
   { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
   { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
 ];
@@ -107,7 +110,9 @@ export function createAdmin(options: AdminOptions): Admin {
       });
     const id = route.pattern.exec(inside!)![1] ?? "";
     const outcome = await operation({ request, url: new URL(request.url), actor, id, basePath }, deps);
-    return new Response(JSON.stringify(outcome.body), {
+    // A text body (CSV) goes as it is, under the Content-Type its operation set.
+    const body = typeof outcome.body === "string" ? outcome.body : JSON.stringify(outcome.body);
+    return new Response(body, {
       status: outcome.status,
       headers: { ...headers, ...outcome.headers },
     });

@@ -9,6 +9,8 @@ import {
   NewKeySchema,
   RollSchema,
 } from "./schemas.js";
+import { KeyUsageViewSchema, TopKeysViewSchema } from "./usage-view.js";
+import { USAGE_STEPS, USAGE_WINDOWS } from "../usage/usage-history.js";
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +40,12 @@ function responses(success: Record<string, Json>, errors: number[]): Json {
     all[String(status)] = { description: ERRORS[status], content: json(ref("Error")) };
   return all;
 }
+
+/** A 400 whose cases are named: `invalid_parameter`, its `details` naming the parameter. */
+const invalidParameter = (cases: string) => ({
+  description: `${cases} (\`invalid_parameter\`, \`details\` naming the parameter)`,
+  content: json(ref("Error")),
+});
 
 const keyId = {
   name: "id",
@@ -80,7 +88,7 @@ export function adminOpenApi(basePath: string): Json {
       title: "Pet Store admin API",
       version: "1.0.0",
       description:
-        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, and the audit trail. Never cached; every change audited.",
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, and the audit trail. Never cached; every change audited.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -183,6 +191,81 @@ export function adminOpenApi(basePath: string): Json {
           ),
         },
       },
+      "/keys/{id}/usage": {
+        get: {
+          operationId: "getKeyUsage",
+          summary:
+            "The key's requests by outcome (admitted, rate limited, banned, unauthorized), bucket by bucket: by minute or hour over the last 48 hours, by UTC day over the last 400 days. Written by the servers at least every 10 s",
+          parameters: [
+            keyId,
+            {
+              name: "from",
+              in: "query",
+              required: false,
+              description:
+                "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
+              schema: { type: "string", format: "date-time" },
+            },
+            {
+              name: "to",
+              in: "query",
+              required: false,
+              description: "ISO 8601 with its offset; default (and at the latest) now",
+              schema: { type: "string", format: "date-time" },
+            },
+            {
+              name: "step",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: [...USAGE_STEPS], default: "hour" },
+            },
+          ],
+          responses: responses(
+            {
+              200: {
+                description:
+                  "Every bucket of the span, oldest first (`Accept: text/csv`: `at,admitted,rate_limited,banned,unauthorized`, a line per bucket)",
+                content: {
+                  ...json(ref("KeyUsage")),
+                  "text/csv": { schema: { type: "string" } },
+                },
+              },
+              400: invalidParameter(
+                "`from` after `to`, `from` older than kept for the step (48 hours by minute or hour, 400 days by day), a `step` other than minute, hour or day, or an instant that is not ISO 8601 with its offset",
+              ),
+            },
+            [404],
+          ),
+        },
+      },
+      "/usage/top": {
+        get: {
+          operationId: "getTopKeys",
+          summary:
+            "The 20 keys with the most requests (every outcome) or refusals (all but admitted) over the last hour or day (by minute, the current one included) or the last 30 UTC days (today included)",
+          parameters: [
+            {
+              name: "window",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: [...USAGE_WINDOWS], default: "24h" },
+            },
+            {
+              name: "by",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: ["requests", "refusals"], default: "requests" },
+            },
+          ],
+          responses: responses(
+            {
+              200: { description: "The keys, most first (a tie by id)", content: json(ref("TopKeys")) },
+              400: invalidParameter("A `window` other than 1h, 24h or 30d, or a `by` other than requests or refusals"),
+            },
+            [],
+          ),
+        },
+      },
       "/audit": {
         get: {
           operationId: "listAudit",
@@ -232,6 +315,8 @@ export function adminOpenApi(basePath: string): Json {
         KeyChanges: schema(KeyChangesSchema),
         Roll: schema(RollSchema),
         AuditEntry: schema(AuditEntrySchema),
+        KeyUsage: schema(KeyUsageViewSchema),
+        TopKeys: schema(TopKeysViewSchema),
         Error: schema(ErrorBodySchema),
       },
     },

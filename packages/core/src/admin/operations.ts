@@ -53,7 +53,7 @@ function fromCursor(cursor: string): string {
 }
 
 /** A query parameter given at most once, or undefined; `invalid_parameter` when repeated or empty. */
-function queryParameter(url: URL, name: string): string | undefined {
+export function queryParameter(url: URL, name: string): string | undefined {
   const values = url.searchParams.getAll(name);
   if (values.length === 0) return undefined;
   if (values.length > 1 || values[0] === "")

@@ -32,7 +32,7 @@ describe("identifyStage", () => {
     expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(record);
   });
 
-  it("finds no caller without a header, for another scheme, a typo, an unknown or a revoked key", async () => {
+  it("finds no caller without a header, for another scheme, a typo, an unknown or a revoked key (saying which key it was)", async () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "free" });
     const { key: revoked, record: revokedRecord } = await issueApiKey(keys, { plan: "free" });
@@ -48,6 +48,7 @@ describe("identifyStage", () => {
       caller: undefined,
       sentKey: true,
       keyCache: "miss",
+      refused: { keyId: revokedRecord.id, reason: "revoked" },
     });
     expect(record.revokedAt).toBeUndefined();
   });
@@ -74,6 +75,7 @@ describe("identifyStage", () => {
       caller: undefined,
       sentKey: true,
       keyCache: "miss",
+      refused: { keyId: record.id, reason: "revoked" },
     });
     expect(lookups.count).toBe(2);
   });

@@ -8,10 +8,17 @@ import type { ApiKeyRecord } from "../ports.js";
  * `keyCache`: the key was verified from the cache ("hit") or looked up in storage ("miss");
  * absent when no well-formed key was sent (nothing to look up). `oldSecret`: the caller sent
  * the secret its key had before its last roll, which works until the roll's overlap ends.
+ * `refused`: the secret sent is a known key's that no longer works, and why (its usage
+ * counts the refusal).
  */
 export type Identity =
   | { caller: ApiKeyRecord; keyCache: "hit" | "miss"; oldSecret?: true }
-  | { caller: undefined; sentKey: boolean; keyCache?: "miss" };
+  | {
+      caller: undefined;
+      sentKey: boolean;
+      keyCache?: "miss";
+      refused?: { keyId: string; reason: "revoked" | "expired" | "rolled_out" };
+    };
 
 const BEARER = /^bearer +(\S+) *$/i;
 /** Verified keys remembered at once; past this many, the oldest is forgotten. */
@@ -44,7 +51,9 @@ export function identifyStage(
     if (!isWellFormedApiKey(key)) return { caller: undefined, sentKey: true };
     const hash = await hashApiKey(key);
     const record = await keys.findByHash(hash);
-    if (!record || record.revokedAt !== undefined) return { caller: undefined, sentKey: true, keyCache: "miss" };
+    if (!record) return { caller: undefined, sentKey: true, keyCache: "miss" };
+    if (record.revokedAt !== undefined)
+      return { caller: undefined, sentKey: true, keyCache: "miss", refused: { keyId: record.id, reason: "revoked" } };
     const oldSecret = record.hash !== hash ? ({ oldSecret: true } as const) : {};
     // The kept object says "hit" itself: a hit costs no object of its own.
     if (keyCacheMs > 0 && header.length <= CACHED_HEADER_LENGTH)

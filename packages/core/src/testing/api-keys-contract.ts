@@ -30,8 +30,9 @@ const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
 
 /**
  * The `ApiKeys` contract: insert, find by hash, get, list and its pages, revoke (the first time
- * kept), update, roll with an overlap, expiry, the latest use, the audit trail written with
- * each change, and optional fields that stay absent when they were not set.
+ * kept), update, roll with an overlap, expiry, the audit trail written with each change, and
+ * optional fields that stay absent when they were not set. Its usage history has a contract of
+ * its own (`keyUsageContract`).
  * @example apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
  */
 export function apiKeysContract(name: string, make: MakeKeys): void {
@@ -228,22 +229,6 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         await fixture.keys.revoke("key_1");
         expect(await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN)).toMatchObject({ state: "revoked" });
         expect(await fixture.keys.findByHash(hashOf(101))).toBeUndefined();
-      });
-
-      it("records the latest use of each key, never moving it back", async () => {
-        await fixture.keys.insert(recordOf(1));
-        await fixture.keys.insert(recordOf(2));
-        await fixture.keys.recordUse(
-          new Map([
-            ["key_1", T0 + 500],
-            ["key_2", T0 + 900],
-            ["key_404", T0],
-          ]),
-        );
-        await fixture.keys.recordUse(new Map([["key_1", T0 + 400]]));
-        expect((await fixture.keys.get("key_1"))!.lastUsedAt).toBe(T0 + 500);
-        expect((await fixture.keys.get("key_2"))!.lastUsedAt).toBe(T0 + 900);
-        await fixture.keys.recordUse(new Map());
       });
 
       it("keeps an audit trail of every change with an actor, newest first, by key and a page at a time", async () => {

@@ -1,4 +1,11 @@
-import { DEFAULT_PLANS, instantOf, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
+import {
+  DEFAULT_PLANS,
+  instantOf,
+  MAX_ROLL_OVERLAP_MS,
+  type PlanName,
+  USAGE_STEPS,
+  type UsageStep,
+} from "@petstore/core";
 import { UsageError } from "../cli/usage-error.js";
 import { integerSetting, MAX_LIMIT } from "./_options.js";
 
@@ -64,4 +71,20 @@ export function overlapFlag(text: string): number {
   if (ms > MAX_ROLL_OVERLAP_MS)
     throw new UsageError(`--overlap must be at most 7d (the longest an old secret may keep working), not '${text}'`);
   return ms;
+}
+
+/** `--since`: how far back a usage read goes, as milliseconds (`90m`, `24h`, `30d`). */
+export function sinceFlag(text: string): number {
+  const match = DURATION.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
+  if (!(Number.isSafeInteger(ms) && ms > 0))
+    throw new UsageError(`--since must be a duration such as 90m, 24h or 30d, not '${text}'`);
+  return ms;
+}
+
+/** `--step`: the buckets of a usage read. */
+export function stepFlag(text: string): UsageStep {
+  if (!(USAGE_STEPS as readonly string[]).includes(text))
+    throw new UsageError(`--step must be one of ${USAGE_STEPS.join(", ")}, not '${text}'`);
+  return text as UsageStep;
 }

@@ -7,7 +7,7 @@ import { serverFetch } from "./server-fetch.js";
 async function setup(check: () => Promise<void> = async () => {}, clock = { now: 1_000_000 }) {
   const adapters = memoryAdapters();
   const lines: Record<string, unknown>[] = [];
-  const fetch = serverFetch({
+  const { fetch } = serverFetch({
     api: adapters,
     basePath: "/v1",
     health: health(check, () => clock.now),
@@ -37,7 +37,7 @@ describe("the server's request path", () => {
       { code: "SQLITE_CORRUPT" },
     );
     adapters.store.listPets = () => Promise.reject(failure);
-    const fetch = serverFetch({
+    const { fetch } = serverFetch({
       api: adapters,
       basePath: "/v1",
       health: health(

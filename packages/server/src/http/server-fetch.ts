@@ -45,13 +45,20 @@ function isoClock(): () => string {
   };
 }
 
+/** The server's request path, and what it must write before storage closes. */
+export interface ServerApi {
+  fetch: ServerFetch;
+  /** Writes the keys' usage counts waiting in this server (see `Petstore.flush`). */
+  flush(): Promise<void>;
+}
+
 /**
  * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
  * (no auth: 200 when the API can serve reads and writes now, else 503 with the reason), the API reference at `GET /docs` (no auth),
  * a 404 elsewhere, and one access-log line per request (never key material: the key's id at
  * most).
  */
-export function serverFetch(options: ServerFetchOptions): ServerFetch {
+export function serverFetch(options: ServerFetchOptions): ServerApi {
   const { basePath, health, log, metrics } = options;
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
@@ -97,7 +104,10 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
       logAnswer(event);
     },
   });
-  return (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress));
+  return {
+    fetch: (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress)),
+    flush: petstore.flush,
+  };
 }
 
 /** The socket's address, looked up only if read: Bun's lookup costs, and only anonymous callers need it. */

@@ -14,7 +14,7 @@ async function setup() {
   const adapters = memoryAdapters();
   const clock = { now: Date.UTC(2026, 10, 23, 12, 0, 0) };
   const metrics = serverMetrics({ build: BUILD, clock: () => clock.now, rss: () => 123_456 });
-  const fetch = serverFetch({
+  const { fetch } = serverFetch({
     api: { ...adapters, clock: () => clock.now, ban: { threshold: 2, seconds: 60 } },
     basePath: "/v1",
     health: health(async () => {}),
