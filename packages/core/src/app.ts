@@ -12,6 +12,7 @@ import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
 import { headResponse } from "./pipeline/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
+import { lapse } from "./pipeline/lapse.js";
 import { limitStage } from "./pipeline/limit.js";
 import { refuse } from "./pipeline/refuse.js";
 import { reportStage } from "./pipeline/report.js";
@@ -29,6 +30,12 @@ export interface Petstore {
    * @example const response = await petstore.request("http://test/v1/pets", { headers: { Authorization: `Bearer ${key}` } });
    */
   request: (url: string | URL, init?: RequestInit, info?: ClientInfo) => Promise<Response>;
+  /**
+   * Drops what this instance's key cache holds of a key, so that a change to it (an upgrade, a
+   * roll, a revocation) applies to its next request here at once rather than within
+   * `keyCacheMs`: pass it to `createAdmin`'s `onKeyChange` (or `keyLife`'s `onChange`).
+   */
+  forgetKey: (keyId: string) => void;
 }
 
 /**
@@ -67,7 +74,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit
-        const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+        identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
+        const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
       }
@@ -80,5 +88,5 @@ export function createPetstore(options: PetstoreOptions): Petstore {
     report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
     return response;
   };
-  return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
+  return { fetch, request: (url, init, info) => fetch(new Request(url, init), info), forgetKey: identify.forget };
 }

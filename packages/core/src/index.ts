@@ -10,7 +10,14 @@
 export { createPetstore } from "./app.js";
 export { createAdmin } from "./admin/create-admin.js";
 export type { Admin, AdminOptions } from "./admin/create-admin.js";
-export { isWellFormedAdminToken, issueAdminToken, verifyAdminToken } from "./admin/tokens.js";
+export {
+  adminTokenId,
+  isWellFormedAdminToken,
+  issueAdminToken,
+  revokeAdminToken,
+  verifyAdminToken,
+} from "./admin/tokens.js";
+export type { AdminTokenAudit } from "./admin/tokens.js";
 export { instantOf } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
@@ -26,16 +33,34 @@ export type { DeprecationDates } from "./context.js";
 /** Validates `trustProxy` ranges where configuration is read, before `createPetstore` (the binary's `--trust-proxy`). */
 export { trustedProxies } from "./ip-addresses.js";
 
-// API keys.
+// API keys: their format, and their life (its rules, the audit trail's words, idempotent replays).
+export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
+export { issueApiKey } from "./keys/issue-api-key.js";
+export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
+export { rollApiKey } from "./keys/roll-api-key.js";
+export type { KeyRoll } from "./keys/roll-api-key.js";
+export { keyLife } from "./keys/key-life.js";
+export type {
+  ChangeRequest,
+  IdempotencyRefusal,
+  KeyCreate,
+  KeyLife,
+  KeyLifeOptions,
+  KeyLifeRoll,
+  KeyUnban,
+  Replayed,
+} from "./keys/key-life.js";
 export {
-  generateApiKey,
-  hashApiKey,
-  isWellFormedApiKey,
-  issueApiKey,
+  expiryProblem,
+  KeyRuleError,
+  labelProblem,
+  MAX_KEY_LIMIT,
   MAX_ROLL_OVERLAP_MS,
-  rollApiKey,
-} from "./api-keys.js";
-export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
+  newKeyProblems,
+  PLAN_NAMES,
+  planProblem,
+} from "./keys/rules.js";
+export type { KeyFields } from "./keys/rules.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
 export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
@@ -48,6 +73,7 @@ export type {
   ApiKeys,
   AuditAction,
   AuditEntry,
+  AuditNote,
   BanPolicy,
   BucketState,
   ClaimedCreate,
@@ -58,6 +84,8 @@ export type {
   IdempotencyStore,
   KeyChange,
   KeyChanges,
+  KeyInsert,
+  NewApiKeyRecord,
   PageQuery,
   PetStore,
   PlanName,

@@ -1,4 +1,10 @@
-import { type ClientInfo, createPetstore, type PetstoreOptions, type ResponseEvent } from "@petstore/core";
+import {
+  type ClientInfo,
+  createPetstore,
+  type Petstore,
+  type PetstoreOptions,
+  type ResponseEvent,
+} from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
 import type { ServerMetrics } from "./metrics/server-metrics.js";
@@ -46,9 +52,10 @@ function isoClock(): () => string {
  * The server's whole request path: the API under `basePath`, `GET /healthz` outside it
  * (no auth: 200 when the API can serve reads and writes now, else 503 with the reason), the API reference at `GET /docs` (no auth),
  * a 404 elsewhere, and one access-log line per request (never key material: the key's id at
- * most).
+ * most). Its `forgetKey` is the API's: the admin listener in the same process tells it of each
+ * change to a key.
  */
-export function serverFetch(options: ServerFetchOptions): ServerFetch {
+export function serverFetch(options: ServerFetchOptions): ServerFetch & Pick<Petstore, "forgetKey"> {
   const { basePath, health, log, metrics } = options;
   const reference = docs(`${basePath}/openapi.json`);
   const time = isoClock();
@@ -86,7 +93,8 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch {
       logAnswer(event);
     },
   });
-  return (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress));
+  const fetch: ServerFetch = (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress));
+  return Object.assign(fetch, { forgetKey: petstore.forgetKey });
 }
 
 /** The socket's address, looked up only if read: Bun's lookup costs, and only anonymous callers need it. */

@@ -74,7 +74,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
       if (!claims.holds(claim)) return { state: "claim_lost" };
       const pet = insertPet(input);
       // Same synchronous step as the insert: nothing can observe one without the other.
-      claims.complete(claim, pet.id);
+      claims.completeWithPet(claim, pet.id);
       return { state: "created", pet };
     },
     listOrders: async (query) => page(orders, query),

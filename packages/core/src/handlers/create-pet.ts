@@ -77,6 +77,9 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
         "idempotency_key_reused",
         "This Idempotency-Key was already used with a different request body",
       );
+    case "done":
+      // Scopes apart: a pet's claims are an API key's, those finished without a pet an operator's.
+      throw new Error("An Idempotency-Key of a pet create was finished without a pet");
     case "completed": {
       const pet = await ctx.store.getPet(found.petId);
       if (!pet) throw new Error(`Idempotency record points at missing pet ${found.petId}`);

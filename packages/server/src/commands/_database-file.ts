@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
+import { shownUrl } from "../shown-url.js";
 import type NativeDatabase from "libsql";
 import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
 import { UsageError } from "../usage-error.js";
@@ -117,9 +118,24 @@ export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
     io.err(
-      `petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+      `petstore: no database at ${path} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
     );
     return undefined;
   }
   return openStorage(db);
+}
+
+/**
+ * Where a command that makes a credential (`keys create`, `admin-tokens create`) stores it, as
+ * it may be shown (a file's absolute path, a server's URL without credentials), and whether the
+ * command makes that database: a credential stored anywhere but the server's database is
+ * refused there, with nothing to say why, so the command says where it went. `:memory:` is a
+ * usage mistake (`memoryMistake`): the credential would be gone when the command ends.
+ */
+export function credentialDatabase(db: DbConfig, memoryMistake: string): { database: string; created: boolean } {
+  if (databaseLocation(db.url).kind === "memory") throw new UsageError(memoryMistake);
+  const path = localPath(db.url);
+  return path === undefined
+    ? { database: shownUrl(db.url), created: false }
+    : { database: path, created: !exists(path) };
 }

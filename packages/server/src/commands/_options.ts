@@ -1,4 +1,4 @@
-import { hostname } from "node:os";
+import { hostname, userInfo } from "node:os";
 import type { Actor } from "@petstore/core";
 import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
@@ -76,11 +76,25 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
 }
 
 /**
+ * Who runs this process, as the system knows them: the name of its user id, else the id itself
+ * (`uid 1001`), as under systemd or in a container where no `USER` is set.
+ */
+function processUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // A uid without a name in the password database (a container's), or Deno without --allow-sys.
+    const uid = process.getuid?.();
+    return uid === undefined ? "unknown" : `uid ${uid}`;
+  }
+}
+
+/**
  * Who runs a CLI command, as the audit trail records it: `cli:<user>@<host>`, from the
- * environment's `USER` (or `LOGNAME`) and the machine's name; `unknown` where they cannot be read.
+ * environment's `USER` (or `LOGNAME`), else the process's user, and the machine's name.
  */
 export function cliActor(env: Env): Actor {
-  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? "unknown";
+  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? processUser();
   let host = "unknown";
   try {
     host = hostname();
@@ -89,9 +103,6 @@ export function cliActor(env: Env): Actor {
   }
   return { who: `cli:${user}@${host}` };
 }
-
-/** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */
-export const MAX_LIMIT = 1_000_000_000;
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */
 export function integerSetting(text: string, source: string, min: number, max: number): number {
