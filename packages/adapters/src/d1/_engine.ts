@@ -73,6 +73,8 @@ const toResult = (result: D1Result): Result => ({ rows: result.results as Row[],
  * pets would pass that). A write is durable when D1 answers.
  */
 export function d1Engine(db: D1Database): SqlEngine {
+  if (typeof db?.prepare !== "function" || typeof db.batch !== "function")
+    throw new TypeError("The D1 adapters need the D1 binding of your Worker, e.g. d1Adapters(env.DB)");
   async function guard<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
