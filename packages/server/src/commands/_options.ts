@@ -1,4 +1,5 @@
-import { hostname, userInfo } from "node:os";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
 import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
 import type { LimiterConfig } from "../open-limiter.js";
@@ -76,17 +77,23 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
 }
 
 /**
- * Who runs this process, as the system knows them: the name of its user id, else the id itself
- * (`uid 1001`), as under systemd or in a container where no `USER` is set.
+ * Who runs this process, as the system knows them: the name of its user id in the password
+ * database, else the id itself (`uid 1001`), as under systemd or in a container where no
+ * `USER` is set. Read from /etc/passwd: Bun's `os.userInfo()` answers `unknown` without `USER`.
  */
 function processUser(): string {
+  const uid = process.getuid?.();
+  if (uid === undefined) return "unknown";
   try {
-    return userInfo().username;
+    const entry = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .find((fields) => fields[2] === String(uid));
+    if (entry?.[0]) return entry[0];
   } catch {
-    // A uid without a name in the password database (a container's), or Deno without --allow-sys.
-    const uid = process.getuid?.();
-    return uid === undefined ? "unknown" : `uid ${uid}`;
+    // No password file to read (or Deno without --allow-read): the id says who.
   }
+  return `uid ${uid}`;
 }
 
 /**
