@@ -24,7 +24,7 @@ import {
  * storage sits behind `createPetstore`.
  */
 
-export type AdapterSet = Adapters;
+type AdapterSet = Adapters;
 
 export interface AdapterKit {
   name: string;
@@ -157,7 +157,7 @@ function libsqlKit(name: string, open: typeof tempDatabase): AdapterKit {
 /** 2026-11-21 12:00:10 UTC: 50 s before the minute window resets. */
 export const T0 = Date.UTC(2026, 10, 21, 12, 0, 10);
 export const BASE = "http://petstore.test";
-export const ADDRESS = "203.0.113.7";
+const ADDRESS = "203.0.113.7";
 
 export interface CallOptions {
   key?: string | undefined;

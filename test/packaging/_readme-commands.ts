@@ -80,7 +80,7 @@ export function startLine(
 }
 
 /** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
-export function descendants(pid: number): number[] {
+function descendants(pid: number): number[] {
   const parents = new Map<number, number>();
   for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {

@@ -93,3 +93,15 @@ export function toErrorResponse(error: ApiError, headers?: Record<string, string
     headers: { ...headers, ...error.headers, "Content-Type": "application/json" },
   });
 }
+
+/**
+ * An error and its causes, outermost first, five deep at most: drivers wrap what really
+ * failed (a socket's code, a certificate refused) in errors of their own, so a question about
+ * why asks each of them.
+ * @example const code = errorChain(error).find((cause) => "code" in cause);
+ */
+export function errorChain(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let cause = error; cause instanceof Error && chain.length < 5; cause = cause.cause) chain.push(cause);
+  return chain;
+}

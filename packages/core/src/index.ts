@@ -24,14 +24,14 @@ export type { KeyViewSource } from "./admin/key-view.js";
 export type { KeyView } from "./admin/schemas.js";
 export type { Petstore } from "./app.js";
 export type { PetstoreOptions, ResponseEvent } from "./options.js";
-export type { ClientInfo } from "./pipeline/client-address.js";
-export type { Beside, BesidePage } from "./pipeline/beside.js";
+export type { ClientInfo } from "./http/client-address.js";
+export type { Beside, BesidePage } from "./http/beside.js";
 export { DEFAULT_BAN, DEFAULT_PLANS } from "./plans.js";
 export type { PlanLimits } from "./plans.js";
 export { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
 export type { DeprecationDates } from "./context.js";
 /** Validates `trustProxy` ranges where configuration is read, before `createPetstore` (the binary's `--trust-proxy`). */
-export { trustedProxies } from "./ip-addresses.js";
+export { trustedProxies } from "./http/ip-addresses.js";
 
 // API keys: their format, and their life (its rules, the audit trail's words, idempotent replays).
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
@@ -94,7 +94,7 @@ export type {
   WindowSpec,
   WindowState,
 } from "./ports.js";
-export { ApiError, ERROR_STATUS, StorageUnavailableError, toErrorResponse } from "./errors.js";
+export { ApiError, ERROR_STATUS, errorChain, StorageUnavailableError, toErrorResponse } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 
 // The resources, as valibot schemas; the types are inferred from them.

@@ -1,9 +1,9 @@
 import { checkOptions } from "./_options-check.js";
 import { type PetPages, petPages } from "./pet-page-cache.js";
 import type { ErrorCode } from "./errors.js";
-import type { Beside } from "./pipeline/beside.js";
+import type { Beside } from "./http/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
-import { trustedProxies } from "./ip-addresses.js";
+import { trustedProxies } from "./http/ip-addresses.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
 import type {
   Adapters,

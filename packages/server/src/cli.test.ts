@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { Decision } from "@petstore/core";
 import type { Env } from "./commands/_command.js";
-import { openStorage } from "./open-storage.js";
+import { openStorage } from "./storage/open-storage.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-cli-"));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

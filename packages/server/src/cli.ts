@@ -13,9 +13,9 @@ import { keysUnbanCommand } from "./commands/keys-unban.js";
 import { keysUpdateCommand } from "./commands/keys-update.js";
 import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
-import { parseArgs } from "./parse-args.js";
-import { UsageError } from "./usage-error.js";
-import { VERSION, versionLine } from "./version.js";
+import { parseArgs } from "./cli/parse-args.js";
+import { UsageError } from "./cli/usage-error.js";
+import { VERSION, versionLine } from "./cli/version.js";
 
 const COMMANDS: readonly Command[] = [
   serveCommand,

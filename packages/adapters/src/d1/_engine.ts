@@ -18,11 +18,11 @@ export interface D1Database {
   prepare(query: string): D1PreparedStatement;
   batch(statements: D1PreparedStatement[]): Promise<D1Result[]>;
 }
-export interface D1PreparedStatement {
+interface D1PreparedStatement {
   bind(...values: Value[]): D1PreparedStatement;
   all(): Promise<D1Result>;
 }
-export interface D1Result {
+interface D1Result {
   results: unknown[];
   meta: { changes: number };
 }

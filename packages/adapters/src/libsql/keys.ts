@@ -14,7 +14,7 @@ export function libsqlKeys(source: LibsqlSource, options: StoreClockOptions = {}
 }
 
 /** SQLite's way with the key stores' statements (also D1's). */
-export const SQLITE_DIALECT: KeysDialect = {
+const SQLITE_DIALECT: KeysDialect = {
   name: "sqlite",
   arg: (n) => `?${n}`,
   now: SQLITE_NOW,

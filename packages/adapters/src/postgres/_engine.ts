@@ -73,7 +73,7 @@ async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<
  * timeout. A commit is durable when
  * the server answers (`synchronous_commit` is the server's).
  */
-export function postgresEngine(source: PostgresSource): SqlEngine {
+function postgresEngine(source: PostgresSource): SqlEngine {
   const { sql } = source;
   const timeoutMs = source.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxQueued = source.maxQueued ?? DEFAULT_MAX_QUEUED;

@@ -8,7 +8,7 @@ import { checkPostgres, migratePostgres, postgresAdapters, postgresIdempotency, 
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 
-// Under each default isolation an operator may give the database (issue 27 §3.1).
+// Under each default isolation an operator may give the database.
 describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
   "Postgres adapters on many clients at once (each its own pool, as processes have), default isolation %s",
   (isolation) => {

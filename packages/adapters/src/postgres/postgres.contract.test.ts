@@ -17,7 +17,7 @@ import {
 } from "./index.js";
 
 // A real PostgreSQL server (started by the run's globalSetup); a fresh migrated schema per test.
-// Under each default isolation an operator may give the database (issue 27 §3.1: under
+// Under each default isolation an operator may give the database (under
 // serializable, 272 of 300 burst requests were answered 503).
 describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
   "on a database whose default isolation is %s",

@@ -59,7 +59,7 @@ export interface RedisLimiter extends Required<RateLimiter> {
  * ends. Replies: allowed, banned before this hit, banned until, the instant, whether this hit
  * began the ban, then each window's start and count.
  */
-export const HIT_SCRIPT = `
+const HIT_SCRIPT = `
 local now = tonumber(ARGV[1])
 if now == nil then
   local time = redis.call('TIME')

@@ -3,12 +3,12 @@ import { ApiError, toApiError, toErrorResponse } from "../errors.js";
 import { keyLife } from "../keys/key-life.js";
 import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
 import type { Actor, ApiKeys, IdempotencyStore, PlanName, RateLimiter } from "../ports.js";
-import { standardHeaders } from "../pipeline/answer-headers.js";
-import { answerBeside, type Beside, isUnder } from "../pipeline/beside.js";
-import type { ClientInfo } from "../pipeline/client-address.js";
-import { headResponse } from "../pipeline/head-response.js";
-import { pathnameOf } from "../pipeline/pathname.js";
-import { requestIdOf } from "../pipeline/request-id.js";
+import { standardHeaders } from "../http/answer-headers.js";
+import { answerBeside, type Beside, isUnder } from "../http/beside.js";
+import type { ClientInfo } from "../http/client-address.js";
+import { headResponse } from "../http/head-response.js";
+import { pathnameOf } from "../http/pathname.js";
+import { requestIdOf } from "../http/request-id.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
 

@@ -34,7 +34,7 @@ export function instantOf(text: string): number | undefined {
   return real ? Date.parse(text) : undefined;
 }
 
-export const PlanSchema = v.picklist(PLAN_NAMES, (issue) => planProblem(issue.input)!);
+const PlanSchema = v.picklist(PLAN_NAMES, (issue) => planProblem(issue.input)!);
 
 const KeyLimitSchema = v.pipe(
   v.number("must be an integer"),
@@ -55,7 +55,7 @@ const LabelSchema = v.pipe(
 );
 
 /** An instant as ISO 8601 with its offset (`2027-01-31T00:00:00Z`), turned into Unix ms. */
-export const InstantSchema = v.pipe(
+const InstantSchema = v.pipe(
   v.string("must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z"),
   v.regex(INSTANT, "must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z"),
   v.check((text) => instantOf(text) !== undefined, "must be a date and time that exists"),

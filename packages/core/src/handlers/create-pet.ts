@@ -7,8 +7,6 @@ import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { json } from "./_respond.js";
 
-// 1..255 printable ASCII characters (space to tilde) but the comma: fetch joins a repeated
-// header's values with ", ", so two keys sent at once would otherwise pass as one key.
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
 
 function invalidBody(message: string, details: ErrorDetail[]): ApiError {

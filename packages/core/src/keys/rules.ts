@@ -11,7 +11,7 @@ export const PLAN_NAMES: readonly PlanName[] = ["free", "pro", "business", "ente
 /** The largest per-minute or per-day limit a key may have. */
 export const MAX_KEY_LIMIT = 1_000_000_000;
 /** The longest label, in characters (code points). */
-export const LABEL_MAX = 100;
+const LABEL_MAX = 100;
 /** The longest a rolled key's old secret may keep working: 7 days. */
 export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 3_600_000;
 
@@ -60,7 +60,7 @@ export function planProblem(plan: unknown): string | undefined {
 }
 
 /** Why `limit` cannot be a per-minute or per-day limit; undefined when it can. */
-export function limitProblem(limit: unknown): string | undefined {
+function limitProblem(limit: unknown): string | undefined {
   return Number.isSafeInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_KEY_LIMIT
     ? undefined
     : LIMIT_PROBLEM;

@@ -1,6 +1,6 @@
 import type { Settings } from "../options.js";
 import type { ApiKeys, Decision } from "../ports.js";
-import { rolledKeyHeaders } from "./answer-headers.js";
+import { rolledKeyHeaders } from "../http/answer-headers.js";
 import type { Identity } from "./identify.js";
 
 /** Latest uses are written at most this often (and this long after the first one waiting). */

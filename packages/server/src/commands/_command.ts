@@ -1,4 +1,4 @@
-import type { CommandSpec, ParsedArgs } from "../parse-args.js";
+import type { CommandSpec, ParsedArgs } from "../cli/parse-args.js";
 
 /** The process environment, read-only. */
 export type Env = Readonly<Record<string, string | undefined>>;

@@ -1,10 +1,11 @@
+import { firstLine } from "../messages/first-line.js";
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
-import { shownUrl } from "../shown-url.js";
+import { shownUrl } from "../messages/shown-url.js";
 import type NativeDatabase from "libsql";
-import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
-import { UsageError } from "../usage-error.js";
+import { type DbConfig, openStorage, type Storage } from "../storage/open-storage.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Io } from "./_command.js";
 
 /**
@@ -31,12 +32,12 @@ export function localPath(url: string): string | undefined {
 /** Why a path cannot be used, in a few words, from a `node:fs` error. */
 export function reason(error: unknown): string {
   const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = firstLine(error);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message))
     return "the disk is full";
   if (code === "EROFS" || /readonly|read-only/i.test(message)) return "the file system is read-only";
   if (code === "EACCES" || code === "EPERM") return "permission denied";
-  return message.split("\n")[0]!;
+  return message;
 }
 
 /** fsync by path: of the finished copy, then of its directory (so the new name survives a power cut). */
@@ -79,7 +80,7 @@ export function exists(path: string): boolean {
  * `.NAME.PID-RAND.partial` or `.restoring`, as `removeAbandonedCopies` reads them.
  */
 export function copyBeside(path: string, kind: "partial" | "restoring"): string {
-  // Web Crypto rather than node:crypto, whose streams every start of the binary loaded (issue 23 §5).
+  // Web Crypto rather than node:crypto, whose streams every start of the binary loaded.
   const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) =>
     byte.toString(16).padStart(2, "0"),
   ).join("");

@@ -1,8 +1,8 @@
 import { type ApiKeyRecord, type KeyLife, type KeyView, keyLife, keyView, type RateLimiter } from "@petstore/core";
-import { type OpenLimiter, openLimiter } from "../open-limiter.js";
-import { type Storage, storageFailure } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type OpenLimiter, openLimiter } from "../limiter/open-limiter.js";
+import { type Storage, storageFailure } from "../storage/open-storage.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Env, Io } from "./_command.js";
 import { openExistingStorage } from "./_database-file.js";
 import { dbConfig, limiterConfig } from "./_options.js";

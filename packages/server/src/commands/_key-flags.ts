@@ -8,7 +8,7 @@ import {
   type PlanName,
   planProblem,
 } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import { integerSetting } from "./_options.js";
 
 /**

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
-import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
-import type { LimiterConfig } from "../open-limiter.js";
-import { firstHostOf } from "../postgres-connection.js";
-import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
-import { shownUrl } from "../shown-url.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type LimiterTarget, parseLimiterUrl } from "../limiter/limiter-url.js";
+import type { LimiterConfig } from "../limiter/open-limiter.js";
+import { firstHostOf } from "../storage/postgres-connection.js";
+import { type DbConfig, POSTGRES_URL } from "../storage/open-storage.js";
+import { shownUrl } from "../messages/shown-url.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Env } from "./_command.js";
 
 const DEFAULT_DB = "file:petstore.db";

@@ -1,5 +1,5 @@
 import { issueAdminToken } from "@petstore/core";
-import { openStorage, storageFailure } from "../open-storage.js";
+import { openStorage, storageFailure } from "../storage/open-storage.js";
 import type { Command } from "./_command.js";
 import { credentialDatabase } from "./_database-file.js";
 import { labelFlag } from "./_key-flags.js";

@@ -1,9 +1,9 @@
 import { linkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import NativeDatabase from "libsql";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
-import { POSTGRES_URL } from "../open-storage.js";
+import { POSTGRES_URL } from "../storage/open-storage.js";
 import { dbConfig } from "./_options.js";
 import {
   copyBeside,

@@ -6,9 +6,9 @@ import {
   keyView,
   newKeyProblems,
 } from "@petstore/core";
-import { openStorage, type Storage, storageFailure } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { openStorage, type Storage, storageFailure } from "../storage/open-storage.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { credentialDatabase } from "./_database-file.js";
 import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";

@@ -1,6 +1,6 @@
 import { type KeyChanges, KeyRuleError } from "@petstore/core";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
 import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";

@@ -1,7 +1,7 @@
 import type { Petstore } from "@petstore/core";
-import { ADMIN_BASE_PATH, adminFetch } from "../../admin-fetch.js";
-import type { Storage } from "../../open-storage.js";
-import { type RunningServer, serve } from "../../serve.js";
+import { ADMIN_BASE_PATH, adminFetch } from "../../http/admin-fetch.js";
+import type { Storage } from "../../storage/open-storage.js";
+import { type RunningServer, serve } from "../../http/serve.js";
 import type { Io } from "../_command.js";
 import { isLoopback, isWildcard, type ServeConfig } from "./config.js";
 import { ipVersion } from "./ip-version.js";

@@ -1,5 +1,5 @@
 import { type ApiKeys, hashApiKey, isWellFormedApiKey, issueApiKey, MAX_KEY_LIMIT } from "@petstore/core";
-import { UsageError } from "../../usage-error.js";
+import { UsageError } from "../../cli/usage-error.js";
 import type { Env, Io } from "../_command.js";
 import { integerSetting, optionalEnv } from "../_options.js";
 import { logLine } from "./log.js";

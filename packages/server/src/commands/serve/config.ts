@@ -1,8 +1,9 @@
+import { hostPort } from "../../cli/host-port.js";
 import { trustedProxies } from "@petstore/core";
-import type { LimiterConfig } from "../../open-limiter.js";
-import type { DbConfig } from "../../open-storage.js";
-import type { ParsedArgs } from "../../parse-args.js";
-import { UsageError } from "../../usage-error.js";
+import type { LimiterConfig } from "../../limiter/open-limiter.js";
+import type { DbConfig } from "../../storage/open-storage.js";
+import type { ParsedArgs } from "../../cli/parse-args.js";
+import { UsageError } from "../../cli/usage-error.js";
 import type { Env } from "../_command.js";
 import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
@@ -44,9 +45,10 @@ function plausibleHost(host: string): boolean {
 
 /** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` and `--admin-listen` take it. */
 function listenAddress(text: string, flag: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
-  if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
-  return { host: (match[1] ?? match[2])!, port: integerSetting(match[3]!, `${flag}'s port`, 0, 65_535) };
+  const address = hostPort(text);
+  if (address?.port === undefined)
+    throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
+  return { host: address.host, port: integerSetting(address.port, `${flag}'s port`, 0, 65_535) };
 }
 
 export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {

@@ -1,6 +1,6 @@
 import { DEFAULT_BAN, DEFAULT_PLANS, issueApiKey } from "@petstore/core";
-import type { Storage } from "../../open-storage.js";
-import { shownUrl } from "../../shown-url.js";
+import type { Storage } from "../../storage/open-storage.js";
+import { shownUrl } from "../../messages/shown-url.js";
 import type { Io } from "../_command.js";
 import { pastableDb } from "../_options.js";
 import type { ServeConfig } from "./config.js";

@@ -1,6 +1,8 @@
+import { firstLine } from "../messages/first-line.js";
+import { hostPort } from "../cli/host-port.js";
 import { connect } from "node:net";
 import type { Sql } from "postgres";
-import { tlsFailure } from "./tls-failure.js";
+import { tlsFailure } from "../messages/tls-failure.js";
 import { statementPooling } from "./transaction-pooling.js";
 
 /** PostgreSQL's SSLRequest: length 8, code 80877103. The server answers one byte: S (TLS) or N. */
@@ -13,9 +15,9 @@ function addresses(url: string): { host: string; port: number }[] {
   return authority
     .slice(authority.lastIndexOf("@") + 1)
     .split(",")
-    .map((hostPort) => {
-      const match = /^(?:\[([^\]]+)\]|([^:]*))(?::(\d+))?$/.exec(hostPort);
-      return { host: match?.[1] ?? match?.[2] ?? hostPort, port: Number(match?.[3] ?? 5432) };
+    .map((text) => {
+      const address = hostPort(text);
+      return { host: address?.host ?? text, port: Number(address?.port ?? 5432) };
     });
 }
 
@@ -51,5 +53,5 @@ export async function postgresStartFailure(error: unknown, setup: Sql, url: stri
         return `TLS: the server at ${host}:${port} does not accept TLS connections (sslmode=${sslmode})`;
     }
   }
-  return tlsFailure(error) ?? (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  return tlsFailure(error) ?? firstLine(error);
 }

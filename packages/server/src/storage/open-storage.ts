@@ -1,3 +1,4 @@
+import { firstLine } from "../messages/first-line.js";
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { checkLibsql, libsqlAdapters, libsqlAdminTokens, migrateLibsql } from "@petstore/adapters/libsql";
@@ -14,7 +15,7 @@ import type { Adapters, AdminTokens } from "@petstore/core";
 import { databaseAccessProblem } from "./database-access.js";
 import { postgresConnection } from "./postgres-connection.js";
 import { postgresStartFailure } from "./postgres-start-failure.js";
-import { shownUrl } from "./shown-url.js";
+import { shownUrl } from "../messages/shown-url.js";
 import { refusedStartupParameter, transactionPooling } from "./transaction-pooling.js";
 
 /** Where the data lives, as `connectLibsql` takes it; read from flags and the environment by `commands/_options.ts`. */
@@ -163,10 +164,6 @@ function passwordHint(error: unknown, url: URL, fromEnvironment: string | undefi
   if (fromEnvironment !== undefined)
     return ` (PGPASSWORD was refused for ${user}: check the password, and the user in the URL)`;
   return ` (no password was given for ${user}: set PGPASSWORD, or put it in the URL as postgres://USER:PASSWORD@HOST/DATABASE)`;
-}
-
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }
 
 /**

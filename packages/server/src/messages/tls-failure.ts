@@ -1,3 +1,5 @@
+import { firstLine } from "./first-line.js";
+import { errorChain } from "@petstore/core";
 /** Error codes of Node's and Bun's TLS: a certificate refused, a handshake that failed. */
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|HOSTNAME_MISMATCH|TLS)/;
 
@@ -8,10 +10,10 @@ const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZE
  * otherwise. The one line a server prints when it cannot start says TLS, not just "closed".
  */
 export function tlsFailure(error: unknown): string | undefined {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+  for (const cause of errorChain(error)) {
     const code = (cause as { code?: unknown }).code;
     if ((typeof code === "string" && TLS_CODES.test(code)) || /\b(TLS|SSL)\b|certificate/i.test(cause.message)) {
-      return `TLS: ${cause.message.split("\n")[0]}${typeof code === "string" ? ` (${code})` : ""}`;
+      return `TLS: ${firstLine(cause)}${typeof code === "string" ? ` (${code})` : ""}`;
     }
   }
   return undefined;

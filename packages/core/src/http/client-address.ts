@@ -1,4 +1,4 @@
-import { parseIp } from "../ip-addresses.js";
+import { parseIp } from "./ip-addresses.js";
 
 /** What the host knows about the connection. */
 export interface ClientInfo {

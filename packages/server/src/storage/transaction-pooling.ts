@@ -1,3 +1,4 @@
+import { errorChain } from "@petstore/core";
 import type { Sql } from "postgres";
 
 /** How many times the probe looks: a busy pooler may hand back the same server connection by chance. */
@@ -61,8 +62,5 @@ export async function statementPooling(sql: Sql): Promise<boolean> {
  * (PgBouncer: "unsupported startup parameter: default_transaction_isolation").
  */
 export function refusedStartupParameter(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (/unsupported startup parameter/i.test(cause.message)) return true;
-  }
-  return false;
+  return errorChain(error).some((cause) => /unsupported startup parameter/i.test(cause.message));
 }

@@ -1,4 +1,4 @@
-// The operator page's files admin-page.ts imports as text (`with { type: "text" }`): their contents.
+// The operator page's files admin-fetch.ts imports as text (`with { type: "text" }`): their contents.
 declare module "*/page.html" {
   const text: string;
   export default text;

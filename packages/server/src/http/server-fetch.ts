@@ -7,7 +7,7 @@ import {
 } from "@petstore/core";
 import { docs } from "./docs.js";
 import type { Health } from "./health.js";
-import type { ServerMetrics } from "./metrics/server-metrics.js";
+import type { ServerMetrics } from "../metrics/server-metrics.js";
 import type { ServerFetch } from "./serve.js";
 
 export interface ServerFetchOptions {

@@ -77,7 +77,7 @@ export function docs(specUrl: string): Beside {
     if (file === undefined) return undefined;
     return () => {
       // Encoded once, when first asked for: the bundle is 1.7 MB of text, and encoding it up
-      // front cost every start about 1 ms (3 on a busy core; issue 23 §5).
+      // front cost every start about 1 ms (3 on a busy core).
       file.body ??= new TextEncoder().encode(file.text);
       return new Response(file.body, {
         headers: { "Content-Type": file.type, "Content-Security-Policy": CONTENT_SECURITY_POLICY },

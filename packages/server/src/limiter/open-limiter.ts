@@ -1,8 +1,8 @@
 import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
-import { outcomeWithin } from "./_outcome-within.js";
-import { shownUrl } from "./shown-url.js";
+import { outcomeWithin } from "../http/_outcome-within.js";
+import { shownUrl } from "../messages/shown-url.js";
 import { redisClient } from "./redis-client.js";
-import { tlsFailure } from "./tls-failure.js";
+import { tlsFailure } from "../messages/tls-failure.js";
 
 /** A rate limiter apart from the database: `--limiter redis://...`; read by `commands/_options.ts`. */
 export interface LimiterConfig {

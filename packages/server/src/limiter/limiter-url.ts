@@ -1,5 +1,7 @@
+import { hostPort } from "../cli/host-port.js";
+
 /** A host and port of a Redis node or sentinel. */
-export interface RedisAddress {
+interface RedisAddress {
   host: string;
   port: number;
 }
@@ -27,10 +29,10 @@ const SEVERAL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/?#\s]*)@)?([^/?#\s]+
 
 /** `host[:port]` or `[v6]:port`, with `defaultPort` when none is given. */
 function address(text: string, defaultPort: number): RedisAddress {
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(text);
-  const port = match?.[3] === undefined ? defaultPort : Number(match[3]);
-  if (match === null || port < 1 || port > 65_535) throw new Error(`'${text}' is not HOST[:PORT]`);
-  return { host: match[1] ?? match[2]!, port };
+  const address = hostPort(text);
+  const port = address?.port === undefined ? defaultPort : Number(address.port);
+  if (address === undefined || port < 1 || port > 65_535) throw new Error(`'${text}' is not HOST[:PORT]`);
+  return { host: address.host, port };
 }
 
 /**

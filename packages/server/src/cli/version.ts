@@ -1,5 +1,5 @@
 import process from "node:process";
-import packageJson from "../package.json" with { type: "json" };
+import packageJson from "../../package.json" with { type: "json" };
 
 // Set by build.ts through Bun's `define` in a compiled binary; undeclared when run from source.
 declare const PETSTORE_COMMIT: string;

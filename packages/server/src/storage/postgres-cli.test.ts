@@ -2,10 +2,10 @@ import type { WindowPair } from "@petstore/core";
 import { hostname } from "node:os";
 import type { Decision } from "@petstore/core";
 import { describe, expect, it } from "vitest";
-import { usePostgresDatabase } from "../../../test/_support/postgres-database.js";
-import { freePort } from "../../../test/_support/free-port.js";
-import { runCli } from "./cli.js";
-import type { Env } from "./commands/_command.js";
+import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
+import { freePort } from "../../../../test/_support/free-port.js";
+import { runCli } from "../cli.js";
+import type { Env } from "../commands/_command.js";
 import { openStorage } from "./open-storage.js";
 
 async function cli(argv: string[], env: Env = {}) {

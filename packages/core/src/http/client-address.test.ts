@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { trustedProxies } from "../ip-addresses.js";
+import { trustedProxies } from "./ip-addresses.js";
 import { addressBucket, clientAddress } from "./client-address.js";
 
 const withForwardedFor = (value?: string) =>
