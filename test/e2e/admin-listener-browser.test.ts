@@ -1,20 +1,11 @@
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../_support/chromium.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminToken } from "./_admin.js";
+import { adminListening, adminToken } from "./_admin.js";
 import { ensureBinary } from "./_binary.js";
 import { binaryServe, cleanUp, type Server, startServer, stopProcess, tempDatabaseUrl } from "./_processes.js";
-
-/** Debian's chromium, as in admin-page-browser.test.ts. */
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--no-first-run",
-];
 
 let server: Server;
 let adminUrl: string;
@@ -28,10 +19,8 @@ beforeAll(async () => {
   const db = tempDatabaseUrl();
   token = await adminToken(db);
   server = await startServer([...binaryServe(db), "--admin-listen", "0"]);
-  adminUrl = server.stdout
-    .map((line) => JSON.parse(line) as { event?: string; url?: string })
-    .find((entry) => entry.event === "admin listening")!.url!;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  adminUrl = adminListening(server).url;
+  browser = await launchChromium();
   elsewhere = createServer((_, response) => response.end("<!doctype html><title>elsewhere</title>"));
   await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
 }, 150_000);

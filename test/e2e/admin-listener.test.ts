@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
-import { adminToken } from "./_admin.js";
+import { adminListening, adminToken } from "./_admin.js";
 import {
   binaryServe,
   cleanUp,
@@ -26,11 +26,9 @@ beforeAll(async () => {
   await createKey(db);
   token = await adminToken(db);
   server = await startServer([...binaryServe(db), "--admin-listen", "0"]);
-  const line = server.stdout
-    .map((each) => JSON.parse(each) as { event?: string; url?: string; host?: string })
-    .find((entry) => entry.event === "admin listening")!;
+  const line = adminListening(server);
   expect(line.host).toBe("127.0.0.1");
-  adminUrl = line.url!;
+  adminUrl = line.url;
 }, 120_000);
 
 afterAll(async () => {
@@ -299,9 +297,7 @@ describe("the admin listener's door", () => {
     ]);
     const open = await startServer([...binaryServe(db), "--admin-listen", "0.0.0.0:0", "--admin-listen-public"]);
     try {
-      const line = open.stdout
-        .map((each) => JSON.parse(each) as { event?: string; url?: string; host?: string; port?: number })
-        .find((entry) => entry.event === "admin listening")!;
+      const line = adminListening(open);
       expect(line).toMatchObject({ host: "0.0.0.0", url: `http://0.0.0.0:${line.port}/` });
     } finally {
       await stopProcess(open.child, "SIGTERM");

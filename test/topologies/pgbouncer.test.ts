@@ -107,7 +107,7 @@ for (const mode of ["transaction", "session"] as const) {
     );
     adminTokensContract(
       `postgres through pgbouncer (${mode})`,
-      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+      fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
     );
   });
 }

@@ -1,7 +1,7 @@
 import { issueAdminToken } from "@petstore/core";
-import { openStorage, storageFailure } from "../storage/open-storage.js";
+import { storageFailure } from "../storage/open-storage.js";
 import type { Command } from "./_command.js";
-import { credentialDatabase } from "./_database-file.js";
+import { storedLine, withCredentialDatabase } from "./_database-file.js";
 import { labelFlag } from "./_key-flags.js";
 import { cliActor, dbConfig } from "./_options.js";
 
@@ -26,12 +26,10 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
     const label = args.values.label === undefined ? undefined : labelFlag(args.values.label);
     const db = dbConfig(args, env);
     // A token in a process's private memory is gone when the command ends (exit 0 would lie).
-    const { database, created } = credentialDatabase(
-      db,
-      "--db :memory: would lose the token when this command ends: give the database your server uses",
-    );
-    const storage = await openStorage(db);
-    try {
+    const memoryMistake =
+      "--db :memory: would lose the token when this command ends: give the database your server uses";
+    return withCredentialDatabase(db, memoryMistake, async (target) => {
+      const { storage, database, created } = target;
       const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label }, {
         keys: storage.adapters.keys,
         actor: cliActor(env),
@@ -53,11 +51,7 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
         return 0;
       }
       io.out(`Created admin token ${record.id}${label === undefined ? "" : ` (label ${JSON.stringify(label)})`}.`);
-      io.out(
-        created
-          ? `Stored in a new database, ${database}: there was none at that path. The admin listener of a server on another database refuses this token: give its database with --db (or PETSTORE_DB).`
-          : `Stored in the database ${database}.`,
-      );
+      io.out(storedLine(target, "The admin listener of a server on another database refuses this token"));
       io.out("");
       io.out(`    ${token}`);
       io.out("");
@@ -65,8 +59,6 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
         "This is the only time the token is shown: store it now. Send it to the admin listener as 'Authorization: Bearer <token>'.",
       );
       return 0;
-    } finally {
-      storage.close();
-    }
+    });
   },
 };

@@ -6,11 +6,11 @@ import {
   keyView,
   newKeyProblems,
 } from "@petstore/core";
-import { openStorage, type Storage, storageFailure } from "../storage/open-storage.js";
+import { type Storage, storageFailure } from "../storage/open-storage.js";
 import type { ParsedArgs } from "../cli/parse-args.js";
 import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
-import { credentialDatabase } from "./_database-file.js";
+import { storedLine, withCredentialDatabase } from "./_database-file.js";
 import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor, dbConfig } from "./_options.js";
@@ -75,12 +75,10 @@ SHA-256, never the key.
     const input = keyInput(args);
     const db = dbConfig(args, env);
     // A key in a process's private memory is gone when the command ends (exit 0 would lie).
-    const { database, created } = credentialDatabase(
-      db,
-      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
-    );
-    const storage = await openStorage(db);
-    try {
+    const memoryMistake =
+      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')";
+    return withCredentialDatabase(db, memoryMistake, async (target) => {
+      const { storage, database, created } = target;
       const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch(
         (error: unknown) => {
           throw new Error(storageFailure(db.url, error), { cause: error });
@@ -96,19 +94,13 @@ SHA-256, never the key.
         io.out(
           `Created API key ${record.id} (plan ${record.plan}: ${view.perMinute} requests/minute, ${view.perDay} requests/day${label}${expires}).`,
         );
-        io.out(
-          created
-            ? `Stored in a new database, ${database}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`
-            : `Stored in the database ${database}.`,
-        );
+        io.out(storedLine(target, "A server on another database answers this key 401"));
         io.out("");
         io.out(`    ${key}`);
         io.out("");
         io.out("This is the only time the key is shown: store it now. Send it as 'Authorization: Bearer <key>'.");
       }
       return 0;
-    } finally {
-      storage.close();
-    }
+    });
   },
 };
