@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { IDEMPOTENCY_KEY } from "../_idempotency-key.js";
+import { IDEMPOTENCY_KEY, idempotencyRefusal } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
 import { ApiError } from "../errors.js";
 import type { IdempotencyRefusal, KeyLife } from "../keys/key-life.js";
@@ -131,12 +131,7 @@ async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
 
 /** The 409 or 422 of an Idempotency-Key that cannot be answered now. */
 function refusedKey(refusal: IdempotencyRefusal): never {
-  if (refusal.state === "idempotency_key_in_use")
-    throw new ApiError(
-      "idempotency_key_in_use",
-      "A request with this Idempotency-Key is still being processed; retry later",
-    );
-  throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
+  throw idempotencyRefusal(refusal.state === "idempotency_key_in_use" ? "in_progress" : "mismatch");
 }
 
 /** The key as the admin API shows it, with its usage from the limiter when it can say. */
