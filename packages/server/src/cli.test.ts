@@ -12,10 +12,10 @@ const dir = mkdtempSync(join(tmpdir(), "petstore-cli-"));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: Env = {}) {
+async function cli(argv: string[], env: Env = {}, program = "petstore") {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line) });
+  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line), program });
   return { code, out: out.join("\n"), err };
 }
 
@@ -268,6 +268,49 @@ describe("petstore command line", () => {
     expect(bad.code).toBe(0);
   });
 
+  const MUST = "must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not";
+  const OTHER_TOOLS = "that is another tool's URL of a SQLite file, and petstore's is file:PATH:";
+  it.each([
+    [
+      "sqlite:petstore.db",
+      `--db ${MUST} 'sqlite:petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, --db file:petstore.db`,
+    ],
+    [
+      "sqlite://petstore.db",
+      `--db ${MUST} 'sqlite://petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, --db file:petstore.db`,
+    ],
+    [
+      "sqlite3:data/petstore.db",
+      `--db ${MUST} 'sqlite3:data/petstore.db'; ${OTHER_TOOLS} for data/petstore.db in the current directory, --db file:data/petstore.db`,
+    ],
+    [
+      "sqlite:///srv/petstore.db",
+      `--db ${MUST} 'sqlite:///srv/petstore.db'; ${OTHER_TOOLS} for /srv/petstore.db, --db file:/srv/petstore.db (SQLAlchemy reads sqlite:/// as relative: for srv/petstore.db in the current directory, --db file:srv/petstore.db)`,
+    ],
+    ["sqlite::memory:", `--db ${MUST} 'sqlite::memory:'; for a database in memory, --db :memory:`],
+    [
+      "file://petstore.db",
+      "--db file://petstore.db names petstore.db as a host, and a file: URL takes none: for petstore.db in the current directory, --db file:petstore.db; for /petstore.db, --db file:/petstore.db (or file:///petstore.db)",
+    ],
+    [
+      "file://data/petstore.db",
+      "--db file://data/petstore.db names data as a host, and a file: URL takes none: for data/petstore.db in the current directory, --db file:data/petstore.db; for /data/petstore.db, --db file:/data/petstore.db (or file:///data/petstore.db)",
+    ],
+  ])("says what --db %s means and what to type instead (exit 2)", async (value, message) => {
+    for (const command of [["serve"], ["keys", "list"]]) {
+      const { code, err } = await cli([...command, "--db", value]);
+      expect([code, err[0]]).toEqual([2, `petstore: ${message}`]);
+    }
+  });
+
+  it("gives the same hint for PETSTORE_DB in the variable's own form", async () => {
+    const { code, err } = await cli(["keys", "list"], { PETSTORE_DB: "sqlite://petstore.db" });
+    expect([code, err[0]]).toEqual([
+      2,
+      `petstore: PETSTORE_DB ${MUST} 'sqlite://petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, PETSTORE_DB=file:petstore.db`,
+    ]);
+  });
+
   it("creates keys, lists them without key material, and revokes them", async () => {
     const db = `file:${join(dir, "keys.db")}`;
     const created = await cli(["keys", "create", "--plan", "pro", "--per-minute", "7", "--label", "ci bot", "--json"], {
@@ -377,6 +420,32 @@ describe("petstore command line", () => {
     const { code, err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${empty}`]);
     expect(code).toBe(1);
     expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"]);
+  });
+
+  describe("run from a checkout, where no petstore is on PATH (npm run petstore -- ...)", () => {
+    const npm = "npm run petstore --";
+
+    it("names the commands it points to as npm runs them", async () => {
+      const empty = join(dir, "npm.db");
+      expect((await cli(["keys", "create", "--plan", "free", "--db", `file:${empty}`])).code).toBe(0);
+      const { err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${empty}`], {}, npm);
+      expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'npm run petstore -- keys list')"]);
+      const missing = join(dir, "npm-missing.db");
+      expect((await cli(["audit", "--db", `file:${missing}`], {}, npm)).err).toEqual([
+        `petstore: no database at ${missing} (is the path right? 'npm run petstore -- serve', 'npm run petstore -- keys create' or 'npm run petstore -- admin-tokens create' makes one)`,
+      ]);
+    });
+
+    it("gives the usage hint as npm runs it", async () => {
+      const { code, err } = await cli(["keys", "create", "--plan", "gold"], {}, npm);
+      expect(code).toBe(2);
+      expect(err[1]).toMatch(
+        /^Usage: npm run petstore -- keys create --plan free\|pro.* \(see 'npm run petstore -- keys create --help'\)$/,
+      );
+      expect((await cli(["keys"], {}, npm)).err[1]).toBe(
+        "Usage: npm run petstore -- keys <create|list|show|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
+      );
+    });
   });
 
   it("refuses to list or revoke keys of a database that does not exist, creating none", async () => {

@@ -119,7 +119,7 @@ export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
     io.err(
-      `petstore: no database at ${path} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
+      `petstore: no database at ${path} (is the path right? '${io.program} serve', '${io.program} keys create' or '${io.program} admin-tokens create' makes one)`,
     );
     return undefined;
   }

@@ -31,7 +31,7 @@ export const DB_AND_LIMITER_HELP = `  --db URL        file:PATH (default file:pe
 
 /** The one line for an id no key has; resolves the exit code. */
 export function noSuchKey(io: Io, id: string): number {
-  io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
+  io.err(`petstore: no API key has the id '${id}' (see '${io.program} keys list')`);
   return 1;
 }
 
@@ -106,7 +106,7 @@ export async function withDatabase(
     return await run(access);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new Error(storageFailure(db.url, error), { cause: error });
+    throw new Error(storageFailure(db, error), { cause: error });
   } finally {
     redis?.close();
     storage.close();

@@ -34,7 +34,7 @@ in the audit trail (under the token's id, as made by cli:USER@HOST).
         keys: storage.adapters.keys,
         actor: cliActor(env),
       }).catch((error: unknown) => {
-        throw new Error(storageFailure(db.url, error), { cause: error });
+        throw new Error(storageFailure(db, error), { cause: error });
       });
       const createdAt = new Date(record.createdAt).toISOString();
       if (args.switches.has("json")) {

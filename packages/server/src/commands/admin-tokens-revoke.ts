@@ -21,7 +21,7 @@ said, and nothing changes. The revocation is recorded in the audit trail.
         actor: cliActor(env),
       });
       if (revoked === "missing") {
-        io.err(`petstore: no admin token has the id '${id}' (see 'petstore admin-tokens list')`);
+        io.err(`petstore: no admin token has the id '${id}' (see '${io.program} admin-tokens list')`);
         return 1;
       }
       if (revoked === "already_revoked") {

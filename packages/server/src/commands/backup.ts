@@ -161,7 +161,7 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     }
     if (exists(`${destination}-wal`) || exists(`${destination}-shm`)) {
       io.err(
-        `petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore --from BACKUP --db file:${destination}'`,
+        `petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use '${io.program} restore --from BACKUP --db file:${destination}'`,
       );
       return 1;
     }

@@ -75,13 +75,12 @@ SHA-256, never the key.
     const input = keyInput(args);
     const db = dbConfig(args, env);
     // A key in a process's private memory is gone when the command ends (exit 0 would lie).
-    const memoryMistake =
-      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')";
+    const memoryMistake = `--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see '${io.program} serve --help')`;
     return withCredentialDatabase(db, memoryMistake, async (target) => {
       const { storage, database, created } = target;
       const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch(
         (error: unknown) => {
-          throw new Error(storageFailure(db.url, error), { cause: error });
+          throw new Error(storageFailure(db, error), { cause: error });
         },
       );
       // The key exists now: whatever the limiter says (or fails to say), it is printed.

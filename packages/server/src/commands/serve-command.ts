@@ -11,6 +11,7 @@ import type { Command } from "./_command.js";
 import { availabilityLog } from "./serve/availability-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
+import { pastableDb } from "./_options.js";
 import { serveConfig } from "./serve/config.js";
 import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
@@ -139,7 +140,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db.url, error)}`);
+        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db, error)}`);
       });
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
@@ -202,7 +203,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         ...limiter,
         version: VERSION,
       });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, shownUrl(config.db.url));
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, pastableDb(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;

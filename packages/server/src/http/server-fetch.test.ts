@@ -1,6 +1,6 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { issueApiKey, StorageUnavailableError } from "@petstore/core";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { health } from "./health.js";
 import { serverFetch } from "./server-fetch.js";
 
@@ -114,19 +114,60 @@ describe("the server's request path", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("answers /healthz with 503 for 5 s after a request met a storage failure, though the check passes", async () => {
+  describe("after a request met a storage failure, though the check passes", () => {
     const clock = { now: 1_000_000 };
-    const { adapters, call, key } = await setup(async () => {}, clock);
-    adapters.store.listPets = async () => {
-      throw new StorageUnavailableError("the disk is full");
-    };
-    expect((await call("/v1/pets", { headers: { authorization: `Bearer ${key}` } })).status).toBe(503);
-    clock.now += 4_900;
-    const during = await call("/healthz");
-    expect(during.status).toBe(503);
-    expect(await during.json()).toEqual({ status: "unavailable", reason: "a request met a storage failure 4.9 s ago" });
-    clock.now += 100;
-    expect((await call("/healthz")).status).toBe(200);
+    let world: Awaited<ReturnType<typeof setup>>;
+    let failing: boolean;
+    const list = () => world.call("/v1/pets", { headers: { authorization: `Bearer ${world.key}` } });
+    const create = () =>
+      world.call("/v1/pets", {
+        method: "POST",
+        headers: { authorization: `Bearer ${world.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+      });
+    beforeEach(async () => {
+      world = await setup(async () => {}, clock);
+      failing = true;
+      const { listPets, createPet } = world.adapters.store;
+      world.adapters.store.listPets = (...args) =>
+        failing ? Promise.reject(new StorageUnavailableError("the disk is full")) : listPets(...args);
+      world.adapters.store.createPet = (...args) =>
+        failing ? Promise.reject(new StorageUnavailableError("the disk is full")) : createPet(...args);
+    });
+
+    it("answers /healthz with 503, saying which request failed and how long that is said", async () => {
+      expect((await list()).status).toBe(503);
+      clock.now += 4_900;
+      const during = await world.call("/healthz");
+      expect(during.status).toBe(503);
+      expect(await during.json()).toEqual({
+        status: "unavailable",
+        reason:
+          "GET /v1/pets met a storage failure 4.9 s ago and has not succeeded since (said until one does, 5 s at most)",
+      });
+      clock.now += 100;
+      expect((await world.call("/healthz")).status).toBe(200);
+    });
+
+    it("answers 200 as soon as a request like the failed one succeeds, not 5 s later", async () => {
+      expect((await list()).status).toBe(503);
+      failing = false;
+      clock.now += 1_000;
+      expect((await list()).status).toBe(200);
+      expect((await world.call("/healthz")).status).toBe(200);
+    });
+
+    it("stays 503 while creates fail, whatever reads succeed", async () => {
+      world.adapters.store.listPets = async () => [];
+      expect((await create()).status).toBe(503);
+      clock.now += 1_000;
+      expect((await list()).status).toBe(200);
+      const answer = await world.call("/healthz");
+      expect(answer.status).toBe(503);
+      expect(((await answer.json()) as { reason: string }).reason).toMatch(
+        /^POST \/v1\/pets met a storage failure 1\.0 s ago/,
+      );
+    });
   });
 
   it("answers /healthz with 503 after 2 s when storage hangs", async () => {

@@ -23,6 +23,9 @@ export interface ServerFetchOptions {
   metrics?: ServerMetrics;
 }
 
+/** The methods the API's routes serve (HEAD by GET): another one on a route is a 405, kept apart from none. */
+const SERVED_METHODS = new Set(["GET", "HEAD", "POST"]);
+
 /** `GET /healthz`: 200 when the API can serve reads and writes now, else 503 with the reason. */
 async function healthAnswer(health: Health): Promise<Response> {
   const problem = await health.problem();
@@ -77,6 +80,11 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch & Pick<Pet
     if (metrics)
       metrics.observe({ ...event, method: event.request.method, route: routeLabel(event.pathname, event.route) });
   };
+  /** What a request asked, bounded for health's memory: a method a route serves on its pattern, else `a request`. */
+  const requestKind = (event: ResponseEvent) =>
+    event.route !== undefined && SERVED_METHODS.has(event.request.method)
+      ? `${event.request.method} ${routeLabel(event.pathname, event.route)}`
+      : "a request";
   /** A bounded label: the API's route patterns, the server's own paths, or `other` (never the raw path). */
   const routeLabel = (pathname: string, route: string | undefined) => {
     if (route !== undefined) return `${basePath}${route}`;
@@ -89,7 +97,10 @@ export function serverFetch(options: ServerFetchOptions): ServerFetch & Pick<Pet
     basePath,
     beside: (pathname) => (pathname === "/healthz" ? () => healthAnswer(health) : reference(pathname)),
     onResponse: (event) => {
-      if (event.errorCode === "service_unavailable") health.storageFailed(); // the API's own 503, not /healthz's
+      // The API's own answers, not /healthz's: a 503 of storage, or a success that says it serves again.
+      if (event.errorCode === "service_unavailable") health.storageFailed(requestKind(event));
+      else if (event.route !== undefined && !event.aborted && event.response.status < 300)
+        health.storageServed(requestKind(event));
       logAnswer(event);
     },
   });

@@ -12,7 +12,7 @@ import {
   type PostgresSource,
 } from "@petstore/adapters/postgres";
 import type { Adapters, AdminTokens } from "@petstore/core";
-import { databaseAccessProblem } from "./database-access.js";
+import { databaseAccessProblem, type StorageAdvice } from "./database-access.js";
 import { postgresConnection } from "./postgres-connection.js";
 import { postgresStartFailure } from "./postgres-start-failure.js";
 import { shownUrl } from "../messages/shown-url.js";
@@ -25,6 +25,8 @@ export interface DbConfig {
   busyTimeoutMs?: number;
   /** A Postgres password from the environment (`PGPASSWORD`), for a URL without one. */
   password?: string;
+  /** How a failure to open it tells the user to fix it; absent: as if `--db` named it and `petstore` ran. */
+  advice?: StorageAdvice;
 }
 
 /** A Postgres URL: `postgres://` or `postgresql://`. */
@@ -106,13 +108,13 @@ export async function openStorage(
   if (POSTGRES_URL.test(db.url)) return openPostgres(db, observer?.onAvailabilityChange);
   // The observer (metrics) hears a local file's group commits and fsyncs.
   const connection = await connectLibsql(observer ? { ...db, observer } : db).catch((error: unknown) => {
-    throw new Error(openFailure(db.url, error), { cause: error });
+    throw new Error(openFailure(db, error), { cause: error });
   });
   try {
     await migrateLibsql(connection);
   } catch (error) {
     connection.close();
-    throw new Error(`cannot open ${shownUrl(db.url)}: ${storageFailure(db.url, error)}`, { cause: error });
+    throw new Error(`cannot open ${shownUrl(db.url)}: ${storageFailure(db, error)}`, { cause: error });
   }
   return {
     adapters: libsqlAdapters(connection),
@@ -132,13 +134,13 @@ export async function openStorage(
 }
 
 /** Why a libSQL database could not be opened, in one line: a local file's missing directory by name, not the driver's code. */
-function openFailure(url: string, error: unknown): string {
-  const location = databaseLocation(url);
-  if (location.kind !== "file") return `cannot open ${shownUrl(url)}: ${firstLine(error)}`;
+function openFailure(db: DbConfig, error: unknown): string {
+  const location = databaseLocation(db.url);
+  if (location.kind !== "file") return `cannot open ${shownUrl(db.url)}: ${firstLine(error)}`;
   const directory = dirname(resolve(location.path));
   if (!existsSync(directory))
     return `cannot open database ${resolve(location.path)}: the directory ${directory} does not exist`;
-  return `cannot open database ${resolve(location.path)}: ${storageFailure(url, error)}`;
+  return `cannot open database ${resolve(location.path)}: ${storageFailure(db, error)}`;
 }
 
 /**
@@ -146,9 +148,12 @@ function openFailure(url: string, error: unknown): string {
  * user's, a directory that takes no files), who owns what and the fix; else the error's own
  * first line ("the database is read-only" alone named neither).
  */
-export function storageFailure(url: string, error: unknown): string {
-  const location = databaseLocation(url);
-  return (location.kind === "file" ? databaseAccessProblem(resolve(location.path)) : undefined) ?? firstLine(error);
+export function storageFailure(db: DbConfig, error: unknown): string {
+  const location = databaseLocation(db.url);
+  const advice = db.advice ?? { setting: "--db", program: "petstore" };
+  return (
+    (location.kind === "file" ? databaseAccessProblem(resolve(location.path), advice) : undefined) ?? firstLine(error)
+  );
 }
 
 /** A refused login, with where the password came from (never the password) and whose it must be. */
