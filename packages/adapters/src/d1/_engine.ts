@@ -43,7 +43,9 @@ function d1Error(error: unknown): unknown {
   const message = error instanceof Error ? error.message : String(error);
   if (UNAVAILABLE.test(message)) return new StorageUnavailableError(`D1 is unavailable (${message})`, { cause: error });
   const code = /SQLITE_[A-Z_]+/.exec(message)?.[0];
-  return code === undefined ? error : storageError(Object.assign(new Error(message, { cause: error }), { code }));
+  return code === undefined
+    ? error
+    : storageError(Object.assign(new Error(message, { cause: error }), { code }), "migrateD1");
 }
 
 /**

@@ -65,15 +65,16 @@ const unavailable = storageErrors((cause) => {
 /**
  * The adapters' failure for a libSQL error: storage that cannot be used now is a
  * `StorageUnavailableError` (see `storageErrors`); a database without the adapters' tables
- * says the fix (`migrateLibsql`) rather than SQLite's `no such table`. The adapters do not
- * migrate on open: they are factories a request path makes at once, and migrating is a write
- * one process makes at start (as `petstore serve` does), not every isolate on every open.
+ * says the fix (`migrate`: `migrateLibsql`, or `migrateD1` on D1) rather than SQLite's `no such
+ * table`, keeping its code. The adapters do not migrate on open: they are factories a request
+ * path makes at once, and migrating is a write one process makes at start (as `petstore serve`
+ * does), not every isolate on every open.
  */
-export function storageError(error: unknown): unknown {
+export function storageError(error: unknown, migrate = "migrateLibsql"): unknown {
   const table = error instanceof Error ? /no such table: (\w+)/.exec(error.message)?.[1] : undefined;
   if (table === undefined) return unavailable(error);
-  return new Error(
-    `the database has no table ${table}: run migrateLibsql on it before the libSQL adapters use it (petstore serve does at start)`,
-    { cause: error },
+  return Object.assign(
+    new Error(`the database has no table ${table}: run ${migrate} on it before the adapters use it`, { cause: error }),
+    { code: sqliteCode(error) },
   );
 }
