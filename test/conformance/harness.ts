@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, afterEach, beforeEach, inject } from "vitest";
 import { tempDatabase } from "../_support/libsql-database.js";
-import { DATA_TABLES, type PgBouncer, startPgBouncer } from "../_support/pgbouncer.js";
+import { emptyDataTables, type PgBouncer, startPgBouncer } from "../_support/pgbouncer.js";
 import { postgresClient, usePostgresDatabase } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { useWorkerdBindings } from "../_support/workerd.js";
@@ -136,7 +136,7 @@ function pgbouncerKit(): AdapterKit {
     name: "postgres through pgbouncer (transaction pooling)",
     open: async (clock) => {
       const bouncer = await (ready ??= setUp());
-      await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+      await emptyDataTables(direct);
       const sql = postgres(bouncer.url(name), { max: 4, prepare: false, onnotice: () => {} });
       return { adapters: postgresAdapters({ sql }, { clock }), close: () => sql.end({ timeout: 5 }) };
     },

@@ -52,10 +52,11 @@ describe.each(ADAPTER_KITS)("a key's usage history on $name", (kit) => {
   });
 
   it("counts a cached key's requests from its expiry on as unauthorized", async () => {
-    const { key, record } = await issueApiKey(world.adapters.keys, {
-      plan: "free",
-      expiresAt: world.clock.now + 1_000,
-    });
+    const { key, record } = await issueApiKey(
+      world.adapters.keys,
+      { plan: "free", expiresAt: world.clock.now + 1_000 },
+      { now: world.clock.now },
+    );
     expect((await get(key)).status).toBe(200);
     world.clock.now += 1_000;
     expect((await get(key)).status).toBe(401);

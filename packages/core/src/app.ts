@@ -12,6 +12,7 @@ import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
 import { headResponse } from "./http/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
+import { lapse } from "./pipeline/lapse.js";
 import { limitStage } from "./pipeline/limit.js";
 import { recordUsageStage } from "./pipeline/record-usage.js";
 import { refuse } from "./pipeline/refuse.js";
@@ -36,6 +37,12 @@ export interface Petstore {
    * clean stop loses no count. Rejects when the store fails (the counts are kept for a retry).
    */
   flush: () => Promise<void>;
+  /**
+   * Drops what this instance's key cache holds of a key, so that a change to it (an upgrade, a
+   * roll, a revocation) applies to its next request here at once rather than within
+   * `keyCacheMs`: pass it to `createAdmin`'s `onKeyChange` (or `keyLife`'s `onChange`).
+   */
+  forgetKey: (keyId: string) => void;
 }
 
 /**
@@ -75,7 +82,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit
-        const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+        identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
+        const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
       }
@@ -93,5 +101,6 @@ export function createPetstore(options: PetstoreOptions): Petstore {
     fetch,
     request: (url, init, info) => fetch(new Request(url, init), info),
     flush: () => settings.usage?.flush() ?? Promise.resolve(),
+    forgetKey: identify.forget,
   };
 }

@@ -10,7 +10,14 @@
 export { createPetstore } from "./app.js";
 export { createAdmin } from "./admin/create-admin.js";
 export type { Admin, AdminOptions } from "./admin/create-admin.js";
-export { isWellFormedAdminToken, issueAdminToken, verifyAdminToken } from "./admin/tokens.js";
+export {
+  adminTokenId,
+  isWellFormedAdminToken,
+  issueAdminToken,
+  revokeAdminToken,
+  verifyAdminToken,
+} from "./admin/tokens.js";
+export type { AdminTokenAudit } from "./admin/tokens.js";
 export { instantOf } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
@@ -28,16 +35,34 @@ export type { DeprecationDates } from "./context.js";
 /** Validates `trustProxy` ranges where configuration is read, before `createPetstore` (the binary's `--trust-proxy`). */
 export { trustedProxies } from "./http/ip-addresses.js";
 
-// API keys.
+// API keys: their format, and their life (its rules, the audit trail's words, idempotent replays).
+export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
+export { issueApiKey } from "./keys/issue-api-key.js";
+export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
+export { rollApiKey } from "./keys/roll-api-key.js";
+export type { KeyRoll } from "./keys/roll-api-key.js";
+export { keyLife } from "./keys/key-life.js";
+export type {
+  ChangeRequest,
+  IdempotencyRefusal,
+  KeyCreate,
+  KeyLife,
+  KeyLifeOptions,
+  KeyLifeRoll,
+  KeyUnban,
+  Replayed,
+} from "./keys/key-life.js";
 export {
-  generateApiKey,
-  hashApiKey,
-  isWellFormedApiKey,
-  issueApiKey,
+  expiryProblem,
+  KeyRuleError,
+  labelProblem,
+  MAX_KEY_LIMIT,
   MAX_ROLL_OVERLAP_MS,
-  rollApiKey,
-} from "./api-keys.js";
-export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
+  newKeyProblems,
+  PLAN_NAMES,
+  planProblem,
+} from "./keys/rules.js";
+export type { KeyFields } from "./keys/rules.js";
 
 // Usage history: each key's requests by outcome, for a host's own charts and reports.
 export { readKeyUsage, readTopKeys, TOP_KEYS, USAGE_STEPS, USAGE_WINDOWS } from "./usage/usage-history.js";
@@ -61,6 +86,7 @@ export type {
   ApiKeys,
   AuditAction,
   AuditEntry,
+  AuditNote,
   BanPolicy,
   BucketState,
   ClaimedCreate,
@@ -73,6 +99,8 @@ export type {
   KeyChanges,
   KeyUsage,
   KeyUsageTotal,
+  KeyInsert,
+  NewApiKeyRecord,
   PageQuery,
   PetStore,
   PlanName,

@@ -44,7 +44,7 @@ const DEPRECATION_HEADERS = {
 
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
-  401: "API key missing, malformed, unknown or revoked (`unauthorized`)",
+  401: "No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended",
   404: "Not found (`not_found`)",
   409: "The first request with this Idempotency-Key is still running (`idempotency_key_in_use`)",
   408: "The request body did not arrive within the body deadline (`request_timeout`); the connection is closed",

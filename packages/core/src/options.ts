@@ -1,3 +1,4 @@
+import { checkOptions } from "./_options-check.js";
 import { type PetPages, petPages } from "./pet-page-cache.js";
 import type { ErrorCode } from "./errors.js";
 import type { Beside } from "./http/beside.js";
@@ -172,8 +173,23 @@ function positiveMs(ms: number, name: string): number {
   return ms;
 }
 
-/** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
+/** Where a `createPetstore` gets its four ports, said when one is missing. */
+const ADAPTERS_FIX =
+  "memoryAdapters() gives all four, as do libsqlAdapters(db), postgresAdapters({ sql }) and d1Adapters(env.DB)";
+
+/** Every default of `createPetstore`, in one place; throws a `TypeError` on a missing port or a malformed option. */
 export function resolveOptions(options: PetstoreOptions): Settings {
+  checkOptions(
+    "createPetstore",
+    options,
+    {
+      store: ["listPets", "getPet", "createPet", "createClaimedPet", "listOrders", "createOrder"],
+      keys: ["findByHash", "addUsage"],
+      limiter: ["hit"],
+      idempotency: ["claim", "release"],
+    },
+    ADAPTERS_FIX,
+  );
   return {
     store: options.store,
     // Pages of pets kept while the store says no pet changed (when it can say so).

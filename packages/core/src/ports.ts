@@ -77,12 +77,16 @@ export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
 /** What a create under a claim did: stored the pet, or nothing, the claim being no longer this request's. */
 export type ClaimedCreate = { state: "created"; pet: Pet } | { state: "claim_lost" };
 
-/** What an idempotency claim found. */
+/**
+ * What an idempotency claim found: `completed` by a pet's create (with its id), `done` by an
+ * operation that stores no pet (see `IdempotencyStore.complete`).
+ */
 export type ClaimResult =
   | { state: "claimed" }
   | { state: "in_progress" }
   | { state: "mismatch" }
-  | { state: "completed"; petId: number };
+  | { state: "completed"; petId: number }
+  | { state: "done" };
 
 /**
  * Idempotency records, scoped by API key. `claim` is atomic: of two concurrent claims of one
@@ -94,6 +98,13 @@ export type ClaimResult =
 export interface IdempotencyStore {
   claim(claim: IdempotencyClaim): Promise<ClaimResult>;
   release(claim: IdempotencyClaim): Promise<void>;
+  /**
+   * Completes this request's claim when its operation stores no pet (an operator's change to
+   * a key, see `keyLife`), once the operation succeeded: a later claim with its fingerprint
+   * answers `done`, with another `mismatch`, until the TTL. Only the claim's unfinished record
+   * with its fingerprint is completed (not one another request took over after the lease).
+   */
+  complete(claim: IdempotencyClaim): Promise<void>;
 }
 
 /** One fixed window of a rate limit, aligned to the Unix epoch (so to UTC minutes and days). */
@@ -185,7 +196,7 @@ export interface ApiKeyRecord {
   label?: string;
   createdAt: number;
   revokedAt?: number;
-  /** From this instant on the key is refused, as if revoked. */
+  /** From this instant on the key is refused (`The API key has expired`). */
   expiresAt?: number;
   /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
   rolled?: { previousHash: string; at: number; until: number };
@@ -196,17 +207,31 @@ export interface ApiKeyRecord {
   lastUsedAt?: number;
 }
 
+/** A key to store: its `createdAt` is the store's instant of the insert unless given (a key copied from elsewhere). */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt"> & { createdAt?: number };
+
+/**
+ * What an insert did: stored the key (the record as stored, its `createdAt` set), or nothing,
+ * a key having its id or its secret already (a retry of an insert that happened).
+ */
+export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" };
+
 /** Who made a change, as the audit trail keeps it. */
 export interface Actor {
   /** A credential or a user, never a secret: `admin:<token id>`, `cli:<user>@<host>`, or the host application's name for its user. */
   who: string;
   /** Where the change came from: the client's address, when it came over a network. */
   from?: string;
-  /**
-   * The request's `Idempotency-Key` and the fingerprint of what it asked, kept with the
-   * change in the trail (`details.idempotency`), so that a retry of it is recognised.
-   */
-  idempotency?: { key: string; fingerprint: string };
+}
+
+/**
+ * A change as the audit trail keeps it beside the change: who made it, and what it set
+ * (`details`, as core's key life writes them: every field set or changed, instants as
+ * ISO 8601, never key material). The store writes both as given.
+ */
+export interface AuditNote {
+  actor: Actor;
+  details?: Record<string, unknown>;
 }
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
@@ -245,34 +270,36 @@ export interface AuditEntry {
 }
 
 /**
- * API key storage. Keys are made by `issueApiKey`, which hashes them before they get here.
- * Every change with an `actor` is recorded in the audit trail in the same atomic write as the
- * change itself, so the trail never misses a change that happened nor holds one that did not.
- * Instants (a roll's, an expiry's, the trail's) are the store's clock. Each key's usage history
+ * API key storage. Keys are made by core's key life (`issueApiKey`, `keyLife`), which hashes
+ * them, checks them and writes what the audit trail says before they get here. Every change
+ * with a note is recorded in the audit trail in the same atomic write as the change itself, so
+ * the trail never misses a change that happened nor holds one that did not. Instants (a key's
+ * creation, a revocation, a roll's, the trail's) are the store's clock. Each key's usage history
  * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
 export interface ApiKeys extends KeyUsage {
-  insert(record: ApiKeyRecord, actor?: Actor): Promise<void>;
+  /** Stores a key unless one has its id or its hash (current or previous): then `duplicate`, and nothing is written. */
+  insert(record: NewApiKeyRecord, note?: AuditNote): Promise<KeyInsert>;
   /**
-   * The key whose secret has this hash: its current one, or its previous one until the last
-   * roll's overlap ends. A revoked key is returned (core refuses it); an expired one, and a
-   * previous secret past its overlap, are not, by the store's clock.
+   * The key whose secret has this hash: its current one, or its previous one (the secret
+   * before the last roll) whether or not the roll's overlap still runs. Revoked and expired
+   * keys are returned too: core refuses them, and says why.
    */
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   get(id: string): Promise<ApiKeyRecord | undefined>;
   /** Keys in the order they were made; a page of at most `limit` after the key `afterId`, or all. */
   list(page?: { limit: number; afterId?: string }): Promise<ApiKeyRecord[]>;
-  update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
+  update(id: string, changes: KeyChanges, note: AuditNote): Promise<KeyChange>;
   /**
    * A new secret (`hash`) for the same record; the current one becomes the previous one,
    * accepted for `overlapMs` from now (0: refused at once). Refused while an earlier roll's
    * overlap runs (`rolling`) and on a revoked key.
    */
-  roll(id: string, hash: string, overlapMs: number, actor: Actor): Promise<KeyChange>;
+  roll(id: string, hash: string, overlapMs: number, note: AuditNote): Promise<KeyChange>;
   /** Revoking twice keeps the first time (and answers `revoked`). */
-  revoke(id: string, actor?: Actor): Promise<KeyChange>;
-  /** Records a change made elsewhere (a ban lifted in the limiter) in the trail. */
-  audit(action: AuditAction, keyId: string, actor: Actor, details?: Record<string, unknown>): Promise<void>;
+  revoke(id: string, note?: AuditNote): Promise<KeyChange>;
+  /** Records a change made elsewhere (a ban lifted in the limiter, an admin token made) in the trail. */
+  audit(action: AuditAction, keyId: string, note: AuditNote): Promise<void>;
   /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
   auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
 }
@@ -366,7 +393,8 @@ export interface AdminTokenRecord {
  * listener (`createAdmin` itself takes any authentication). Made by `issueAdminToken`.
  */
 export interface AdminTokens {
-  insert(record: AdminTokenRecord): Promise<void>;
+  /** Stores a token; its `createdAt` is the store's instant. Answers the record as stored. */
+  insert(record: Omit<AdminTokenRecord, "createdAt">): Promise<AdminTokenRecord>;
   get(id: string): Promise<AdminTokenRecord | undefined>;
   /** In the order they were made. */
   list(): Promise<AdminTokenRecord[]>;

@@ -1,6 +1,6 @@
 import type { WindowPair } from "@petstore/core";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
@@ -108,6 +108,17 @@ describe("petstore command line", () => {
       "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'",
       "Usage: petstore serve ",
     ],
+    [
+      ["serve", "--admin-listen", "0.0.0.0:9465"],
+      "petstore: --admin-listen 0.0.0.0:9465 is reachable from other machines: listen on 127.0.0.1 and reach it through a tunnel (ssh -L), or give --admin-listen-public too",
+      "Usage: petstore serve ",
+    ],
+    [["serve", "--admin-host", "ops.example"], "petstore: --admin-host needs --admin-listen", "Usage: petstore serve "],
+    [
+      ["serve", "--admin-listen", "9465", "--admin-host", "ops.example,bad/name"],
+      "petstore: --admin-host must be host names separated by commas, not 'bad/name'",
+      "Usage: petstore serve ",
+    ],
     [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],
     [
       ["backup", "--out", "x.db", "--compress"],
@@ -131,7 +142,7 @@ describe("petstore command line", () => {
     ],
     [
       ["keys", "create", "--plan", "enterprise", "--per-minute", "5"],
-      "petstore: --plan enterprise needs --per-minute and --per-day",
+      "petstore: --per-day is required for an enterprise key (its limits are its own, not a plan's)",
       "Usage: petstore keys create ",
     ],
     [
@@ -422,7 +433,7 @@ describe("petstore command line", () => {
       expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'npm run petstore -- keys list')"]);
       const missing = join(dir, "npm-missing.db");
       expect((await cli(["audit", "--db", `file:${missing}`], {}, npm)).err).toEqual([
-        `petstore: no database at ${missing} (is the path right? 'npm run petstore -- serve' or 'npm run petstore -- keys create' makes one)`,
+        `petstore: no database at ${missing} (is the path right? 'npm run petstore -- serve', 'npm run petstore -- keys create' or 'npm run petstore -- admin-tokens create' makes one)`,
       ]);
     });
 
@@ -449,7 +460,7 @@ describe("petstore command line", () => {
         code: 1,
         out: "",
         err: [
-          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+          `petstore: no database at ${typo} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
         ],
       });
     }
@@ -548,7 +559,7 @@ describe("the life of a key on the command line", () => {
       code: 1,
       out: "",
       err: [
-        `petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`,
+        `petstore: --per-minute is required for an enterprise key (its limits are its own, not a plan's) (${id} is unchanged)`,
       ],
     });
 
@@ -745,11 +756,13 @@ describe("the life of a key on the command line", () => {
       token: expect.stringMatching(/^psa_\w{44}$/),
       label: "ops laptop",
       createdAt: expect.stringMatching(ISO),
+      database: join(dir, "tokens.db"),
+      databaseCreated: false,
     });
     expect(made.token.slice(4, 16)).toBe(made.id.slice(4));
     const readable = await cli(["admin-tokens", "create", "--db", db], env);
     expect(readable.out).toMatch(
-      /^Created admin token tok_\w{12}\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/,
+      /^Created admin token tok_\w{12}\.\nStored in the database \S+tokens\.db\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/,
     );
     const listed = await json(["admin-tokens", "list"], db);
     expect(listed).toEqual([
@@ -786,7 +799,25 @@ describe("the life of a key on the command line", () => {
     ]);
   });
 
-  it("refuses every command but keys create on a database file that does not exist, creating none", async () => {
+  it("makes the database for a first admin token on a fresh machine, saying where", async () => {
+    const fresh = join(dir, "fresh-vm", "petstore.db");
+    mkdirSync(join(dir, "fresh-vm"));
+    const made = await cli(["admin-tokens", "create", "--label", "first", "--db", `file:${fresh}`], env);
+    expect(made.code).toBe(0);
+    expect(made.out.split("\n")[1]).toBe(
+      `Stored in a new database, ${fresh}: there was none at that path. The admin listener of a server on another database refuses this token: give its database with --db (or PETSTORE_DB).`,
+    );
+    expect((await json(["admin-tokens", "list"], `file:${fresh}`)) as unknown[]).toHaveLength(1);
+  });
+
+  it("records the user of the process as who made a change when USER and LOGNAME are unset", async () => {
+    const db = `file:${join(dir, "no-user.db")}`;
+    expect((await cli(["keys", "create", "--plan", "free", "--db", db], {})).code).toBe(0);
+    const [entry] = JSON.parse((await cli(["audit", "--db", db, "--json"], {})).out) as { actor: { who: string } }[];
+    expect(entry!.actor.who).toBe(`cli:${userInfo().username}@${hostname()}`);
+  });
+
+  it("refuses every command but keys create and admin-tokens create on a database file that does not exist, creating none", async () => {
     const typo = join(dir, "no-such.db");
     const commands = [
       ["keys", "list"],
@@ -796,7 +827,6 @@ describe("the life of a key on the command line", () => {
       ["keys", "revoke", "key_x"],
       ["keys", "unban", "key_x"],
       ["audit"],
-      ["admin-tokens", "create"],
       ["admin-tokens", "list"],
       ["admin-tokens", "revoke", "tok_x"],
     ];
@@ -805,7 +835,7 @@ describe("the life of a key on the command line", () => {
         code: 1,
         out: "",
         err: [
-          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+          `petstore: no database at ${typo} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
         ],
       });
     }

@@ -10,7 +10,8 @@ import { d1Idempotency, d1Keys, d1Limiter, d1Store } from "./index.js";
 
 // The contract suites against real D1 databases in workerd (miniflare), through its binding
 // proxy: a fresh migrated database per test.
-const workerd = useWorkerdBindings();
+// One D1 database per test of the five contracts here.
+const workerd = useWorkerdBindings(160);
 
 const storeFixture = async (clock: (() => number) | undefined) => {
   const db = await workerd.database();

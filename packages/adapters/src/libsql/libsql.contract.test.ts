@@ -55,6 +55,6 @@ for (const [kind, open] of Object.entries(databases)) {
   keyUsageContract(`libsql ${kind}`, keysFixture);
   adminTokensContract(
     `libsql ${kind}`,
-    fixture((db) => ({ tokens: libsqlAdminTokens(db) })),
+    fixture((db, clock) => ({ tokens: libsqlAdminTokens(db, { clock }) })),
   );
 }

@@ -18,4 +18,4 @@ idempotencyContract("memory", storeFixture);
 rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
 apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
 keyUsageContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
-adminTokensContract("memory", async () => ({ tokens: memoryAdminTokens() }));
+adminTokensContract("memory", async (clock) => ({ tokens: memoryAdminTokens({ clock }) }));

@@ -167,6 +167,10 @@ const engines = new WeakMap<PostgresSource, SqlEngine>();
 
 /** The engine of a source (one per source object). */
 export function engineOf(source: PostgresSource): SqlEngine {
+  if (typeof source?.sql?.unsafe !== "function" || typeof source.sql.begin !== "function")
+    throw new TypeError(
+      "The Postgres adapters need { sql }: a postgres.js sql or Bun.sql, e.g. postgresAdapters({ sql: postgres(process.env.DATABASE_URL) })",
+    );
   let engine = engines.get(source);
   if (engine === undefined) {
     engine = postgresEngine(source);

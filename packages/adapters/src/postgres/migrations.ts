@@ -141,6 +141,14 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       ]),
     ],
   },
+  {
+    version: 7,
+    name: "the audit trail never truncated",
+    statements: [
+      // TRUNCATE fires no row trigger: a statement-level one refuses it as UPDATE and DELETE are.
+      "CREATE TRIGGER key_audit_never_truncated BEFORE TRUNCATE ON key_audit FOR EACH STATEMENT EXECUTE PROCEDURE key_audit_never_edited()",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

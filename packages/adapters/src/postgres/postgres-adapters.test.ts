@@ -111,7 +111,7 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
         );
         await Promise.all([source, ...others].map((each) => migratePostgres(each)));
         const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
         await checkPostgres(source);
       } finally {
         await Promise.all(others.map((other) => other.sql.end()));
@@ -120,6 +120,23 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
     });
   },
 );
+
+describe("the audit trail in Postgres", () => {
+  const database = usePostgresDatabase({ isolation: "read committed" });
+
+  it("refuses to edit, delete or truncate it, whoever tries", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      const { keys } = postgresAdapters(source);
+      await keys.audit("unban", "key_a", { actor: { who: "test" } });
+      for (const statement of ["UPDATE key_audit SET actor = 'x'", "DELETE FROM key_audit", "TRUNCATE key_audit"])
+        await expect(source.sql.unsafe(statement), statement).rejects.toThrow("the audit trail is never edited");
+      expect(await keys.auditTrail({ limit: 10 })).toHaveLength(1);
+    } finally {
+      await close();
+    }
+  });
+});
 
 describe("Postgres adapters when the server fails", () => {
   let server: PostgresServer;

@@ -49,7 +49,7 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
     keyUsageContract("postgres", keysFixture);
     adminTokensContract(
       "postgres",
-      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+      fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
     );
   },
 );

@@ -183,6 +183,10 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
  */
 export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
+  if (typeof options?.send !== "function")
+    throw new TypeError(
+      "redisLimiter needs send, a function that sends one command to Redis, e.g. redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) })",
+    );
   const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen, clock } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
     throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);

@@ -23,7 +23,8 @@ const json = (body: Json) => ({ "application/json": { schema: body } });
 
 const ERRORS: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
-  401: "No valid admin credential (`unauthorized`)",
+  401: "No admin credential (`An admin credential is required`), or one refused (`The admin token was refused`): `unauthorized`",
+  403: "Refused before authentication (`forbidden`): a request another site's page sent, or a host name this listener does not answer",
   404: "No such key (`not_found`)",
   409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`)",
   413: "Body larger than 16 KiB (`payload_too_large`)",
@@ -36,7 +37,7 @@ const ERRORS: Record<number, string> = {
 
 function responses(success: Record<string, Json>, errors: number[]): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, 401, 429, 500, 503])
+  for (const status of [...errors, 401, 403, 429, 500, 503])
     all[String(status)] = { description: ERRORS[status], content: json(ref("Error")) };
   return all;
 }

@@ -2,7 +2,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPetstore } from "../app.js";
-import { issueApiKey } from "../api-keys.js";
+import { issueApiKey } from "../keys/issue-api-key.js";
 import { createAdmin } from "./create-admin.js";
 
 const MINUTE = 60_000;

@@ -1,3 +1,4 @@
+import { keyBucket } from "../keys/bucket.js";
 import type { Settings } from "../options.js";
 import type { CallerLimits } from "../plans.js";
 import type { ApiKeyRecord } from "../ports.js";
@@ -40,7 +41,7 @@ export function chooseBucketStage(
     if (caller) {
       let bucket = keyBuckets.get(caller);
       if (!bucket)
-        keyBuckets.set(caller, (bucket = { name: `key:${caller.id}`, client: undefined, limits: limitsOf(caller) }));
+        keyBuckets.set(caller, (bucket = { name: keyBucket(caller.id), client: undefined, limits: limitsOf(caller) }));
       return bucket;
     }
     const socket = info?.clientAddress;

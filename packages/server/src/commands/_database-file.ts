@@ -2,6 +2,7 @@ import { firstLine } from "../messages/first-line.js";
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
+import { shownUrl } from "../messages/shown-url.js";
 import type NativeDatabase from "libsql";
 import { type DbConfig, openStorage, type Storage } from "../storage/open-storage.js";
 import { UsageError } from "../cli/usage-error.js";
@@ -118,9 +119,48 @@ export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
     io.err(
-      `petstore: no database at ${path} (is the path right? '${io.program} serve' or '${io.program} keys create' makes one)`,
+      `petstore: no database at ${path} (is the path right? '${io.program} serve', '${io.program} keys create' or '${io.program} admin-tokens create' makes one)`,
     );
     return undefined;
   }
   return openStorage(db);
+}
+
+/** The database a command stores a credential in, open: as it may be shown, and whether the command made it. */
+export interface CredentialDatabase {
+  storage: Storage;
+  /** A file's absolute path, or a server's URL without credentials. */
+  database: string;
+  /** There was no database at the path: this command made it. */
+  created: boolean;
+}
+
+/**
+ * Opens the database a command that makes a credential (`keys create`, `admin-tokens create`)
+ * stores it in, making a file that does not exist (a fresh machine's first key or token), runs
+ * `run` and closes it. A credential stored anywhere but the server's database is refused there
+ * with nothing to say why, so the command says where it went (`storedLine`). `:memory:` is a
+ * usage mistake (`memoryMistake`): the credential would be gone when the command ends.
+ */
+export async function withCredentialDatabase(
+  db: DbConfig,
+  memoryMistake: string,
+  run: (target: CredentialDatabase) => Promise<number>,
+): Promise<number> {
+  if (databaseLocation(db.url).kind === "memory") throw new UsageError(memoryMistake);
+  const path = localPath(db.url);
+  const [database, created] = path === undefined ? [shownUrl(db.url), false] : [path, !exists(path)];
+  const storage = await openStorage(db);
+  try {
+    return await run({ storage, database, created });
+  } finally {
+    storage.close();
+  }
+}
+
+/** Where a credential was stored; for a database made now, what a server on another one does with it (`elsewhere`). */
+export function storedLine({ database, created }: CredentialDatabase, elsewhere: string): string {
+  return created
+    ? `Stored in a new database, ${database}: there was none at that path. ${elsewhere}: give its database with --db (or PETSTORE_DB).`
+    : `Stored in the database ${database}.`;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
 import { type LimiterTarget, parseLimiterUrl } from "../limiter/limiter-url.js";
@@ -115,11 +116,31 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
 }
 
 /**
+ * Who runs this process, as the system knows them: the name of its user id in the password
+ * database, else the id itself (`uid 1001`), as under systemd or in a container where no
+ * `USER` is set. Read from /etc/passwd: Bun's `os.userInfo()` answers `unknown` without `USER`.
+ */
+function processUser(): string {
+  const uid = process.getuid?.();
+  if (uid === undefined) return "unknown";
+  try {
+    const entry = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .find((fields) => fields[2] === String(uid));
+    if (entry?.[0]) return entry[0];
+  } catch {
+    // No password file to read (or Deno without --allow-read): the id says who.
+  }
+  return `uid ${uid}`;
+}
+
+/**
  * Who runs a CLI command, as the audit trail records it: `cli:<user>@<host>`, from the
- * environment's `USER` (or `LOGNAME`) and the machine's name; `unknown` where they cannot be read.
+ * environment's `USER` (or `LOGNAME`), else the process's user, and the machine's name.
  */
 export function cliActor(env: Env): Actor {
-  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? "unknown";
+  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? processUser();
   let host = "unknown";
   try {
     host = hostname();
@@ -128,9 +149,6 @@ export function cliActor(env: Env): Actor {
   }
   return { who: `cli:${user}@${host}` };
 }
-
-/** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */
-export const MAX_LIMIT = 1_000_000_000;
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */
 export function integerSetting(text: string, source: string, min: number, max: number): number {

@@ -36,13 +36,15 @@ export const serveCommand: Command = {
       "trust-proxy": "value",
       "metrics-listen": "value",
       "admin-listen": "value",
+      "admin-listen-public": "switch",
+      "admin-host": "value",
       "rolled-key-link": "value",
       dev: "switch",
     },
     positionals: [],
   },
   usage:
-    "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
+    "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT [--admin-listen-public] [--admin-host NAMES]] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
@@ -87,7 +89,14 @@ database and exits 0.
                        serve the admin API (/admin/v1: keys' life, bans, the audit trail) and
                        the operator's page (/) on this address, never on the API's port
                        (default: off; a port alone is on 127.0.0.1). Admin tokens: 'petstore
-                       admin-tokens create'
+                       admin-tokens create'. It answers requests for its own address (and,
+                       on loopback, localhost), and refuses (403) what another site's page
+                       sends, before any credential is looked at
+  --admin-listen-public
+                       let --admin-listen take an address other machines reach (0.0.0.0, a
+                       LAN address): refused without it
+  --admin-host NAMES   comma-separated host names the admin listener answers too (a name in
+                       DNS or /etc/hosts for its address); any other Host is refused (403)
   --rolled-key-link URL
                        a page telling clients how to take a rolled key's new secret, sent as
                        Link: <URL>; rel="deprecation" with every answer to its old secret
@@ -172,10 +181,13 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       });
       const fetch = counted(served.fetch, metrics);
       const metricsServer = await startMetrics(config, metrics, io);
-      const adminServer = await startAdmin(config, storage, api, io).catch(async (error: unknown) => {
-        await metricsServer?.stop(0);
-        throw error;
-      });
+      // One process serves both: a change made through its admin listener applies to its API at once.
+      const adminServer = await startAdmin(config, storage, { ...api, forgetKey: served.forgetKey }, io).catch(
+        async (error: unknown) => {
+          await metricsServer?.stop(0);
+          throw error;
+        },
+      );
       const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
         await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
         throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));

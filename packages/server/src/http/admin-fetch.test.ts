@@ -11,16 +11,20 @@ async function setUp() {
   const adminTokens = memoryAdminTokens();
   const { token, record } = await issueAdminToken(adminTokens, { label: "ops" });
   const lines: Record<string, unknown>[] = [];
+  const changed: string[] = [];
   const fetch = adminFetch({
     keys: adapters.keys,
     limiter: adapters.limiter,
+    idempotency: adapters.idempotency,
     adminTokens,
+    onKeyChange: (id) => changed.push(id),
+    allowHost: (host) => host === "127.0.0.1",
     log: (line) => lines.push(JSON.parse(line)),
   });
-  const call = (path: string, init: RequestInit = {}, address = "192.0.2.7") =>
-    fetch(new Request(`http://127.0.0.1:9465${path}`, init), () => address);
+  const call = (path: string, init: RequestInit = {}, address = "192.0.2.7", origin = "http://127.0.0.1:9465") =>
+    fetch(new Request(`${origin}${path}`, init), () => address);
   const withToken = (value: string) => ({ headers: { Authorization: `Bearer ${value}` } });
-  return { clock, adapters, adminTokens, token, record, lines, call, withToken };
+  return { clock, adapters, adminTokens, token, record, lines, changed, call, withToken };
 }
 
 describe("the admin listener", () => {
@@ -65,12 +69,43 @@ describe("the admin listener", () => {
     expect(JSON.stringify(lines)).not.toContain(token);
   });
 
-  it("never takes an API key for an admin token, nor a revoked token", async () => {
+  it("tells the API of this process of every key it changes", async () => {
+    const { call, token, changed } = await setUp();
+    const json = (method: string, body?: unknown) => ({
+      method,
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const { id } = (await (await call("/admin/v1/keys", json("POST", { plan: "free" }))).json()) as { id: string };
+    await call(`/admin/v1/keys/${id}`, json("PATCH", { plan: "pro" }));
+    await call(`/admin/v1/keys/${id}/roll`, json("POST", { overlapSeconds: 0 }));
+    await call(`/admin/v1/keys/${id}/revoke`, json("POST"));
+    expect(changed).toEqual([id, id, id]);
+  });
+
+  it("says a wrong, revoked or API-key credential was refused, and a missing one is required", async () => {
     const { call, withToken, adapters, adminTokens, token, record } = await setUp();
+    const message = async (response: Promise<Response>) => {
+      const answer = await response;
+      return [
+        answer.status,
+        ((await answer.json()) as { message: string }).message,
+        answer.headers.get("www-authenticate"),
+      ];
+    };
+    const refused = [401, "The admin token was refused", 'Bearer realm="petstore-admin", error="invalid_token"'];
+    expect(await message(call("/admin/v1/keys"))).toEqual([
+      401,
+      "An admin credential is required",
+      'Bearer realm="petstore-admin"',
+    ]);
     const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 10, perDay: 10 });
-    expect((await call("/admin/v1/keys", withToken(key))).status).toBe(401);
+    expect(await message(call("/admin/v1/keys", withToken(key)))).toEqual(refused);
+    expect(
+      await message(call("/admin/v1/keys", withToken(`${token.slice(0, -1)}${token.endsWith("a") ? "b" : "a"}`))),
+    ).toEqual(refused);
     await adminTokens.revoke(record.id);
-    expect((await call("/admin/v1/keys", withToken(token))).status).toBe(401);
+    expect(await message(call("/admin/v1/keys", withToken(token)))).toEqual(refused);
     // And the API never takes an admin token for a key.
     const petstore = createPetstore({ ...adapters });
     expect(
@@ -82,16 +117,45 @@ describe("the admin listener", () => {
     ).toBe(401);
   });
 
-  it("refuses an address after 10 failed credentials in a minute, a valid token too, while others go on", async () => {
+  it("counts no request without a credential: a page's requests lock no one out", async () => {
+    const { call, withToken, token } = await setUp();
+    for (let i = 0; i < 35; i++) expect((await call("/admin/v1/keys")).status).toBe(401);
+    expect((await call("/admin/v1/keys", withToken(token))).status).toBe(200);
+  });
+
+  it("refuses made-up tokens from an address after 10 in a minute, never a valid token from there", async () => {
     const { call, withToken, token, clock } = await setUp();
     for (let i = 0; i < 10; i++)
       expect((await call("/admin/v1/keys", withToken(`psa_${"x".repeat(44)}`))).status).toBe(401);
-    const refused = await call("/admin/v1/keys", withToken(token));
+    const refused = await call("/admin/v1/keys", withToken(`psa_${"y".repeat(44)}`));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBe(50);
     expect(((await refused.json()) as { code: string }).code).toBe("rate_limited");
+    expect((await call("/admin/v1/keys", withToken("garbage"))).status).toBe(429);
+    expect((await call("/admin/v1/keys", withToken(token))).status).toBe(200);
+    clock.now += 60_000;
+    expect((await call("/admin/v1/keys", withToken(`psa_${"y".repeat(44)}`))).status).toBe(401);
+  });
+
+  it("refuses a token whose secret was guessed wrong 10 times from an address, there only", async () => {
+    const { call, withToken, token, clock } = await setUp();
+    const guess = `${token.slice(0, 16)}${"z".repeat(32)}`;
+    for (let i = 0; i < 10; i++) expect((await call("/admin/v1/keys", withToken(guess))).status).toBe(401);
+    expect((await call("/admin/v1/keys", withToken(token))).status).toBe(429);
     expect((await call("/admin/v1/keys", withToken(token), "192.0.2.8")).status).toBe(200);
     clock.now += 60_000;
     expect((await call("/admin/v1/keys", withToken(token))).status).toBe(200);
+  });
+
+  it("refuses before authentication another site's page and a host name it does not answer, its own page going on", async () => {
+    const { call, withToken, token } = await setUp();
+    expect((await call("/admin/v1/keys", { headers: { "Sec-Fetch-Site": "cross-site" } })).status).toBe(403);
+    expect((await call("/", { headers: { "Sec-Fetch-Site": "cross-site" } })).status).toBe(403);
+    const rebound = await call("/admin/v1/keys", withToken(token), "192.0.2.7", "http://evil.example:9465");
+    expect(rebound.status).toBe(403);
+    const own = await call("/admin/v1/keys", {
+      headers: { Authorization: `Bearer ${token}`, "Sec-Fetch-Site": "same-origin", Origin: "http://127.0.0.1:9465" },
+    });
+    expect(own.status).toBe(200);
   });
 });

@@ -5,11 +5,14 @@ import pageHtml from "./admin-page/page.html" with { type: "text" };
 import pageJs from "./admin-page/page.js" with { type: "text" };
 import {
   type Actor,
+  adminTokenId,
   type AdminTokens,
   ApiError,
   type ApiKeys,
   type BesidePage,
   createAdmin,
+  type HitInput,
+  type IdempotencyStore,
   type PlanLimits,
   type PlanName,
   type RateLimiter,
@@ -20,9 +23,15 @@ import type { ServerFetch } from "./serve.js";
 
 export interface AdminFetchOptions {
   keys: ApiKeys;
-  /** The API's limiter: keys' usage and bans, and the count of failed admin credentials per address. */
+  /** The API's limiter: keys' usage and bans, and the count of failed admin credentials. */
   limiter: RateLimiter;
+  /** Where the Idempotency-Keys of creates and rolls are claimed: the API's. */
+  idempotency: IdempotencyStore;
   adminTokens: AdminTokens;
+  /** Told of every key changed: the API's `forgetKey` in this process, so that the change applies there at once. */
+  onKeyChange: (keyId: string) => void;
+  /** The `Host` names (without a port) the listener answers; another is refused before authentication. */
+  allowHost: (host: string) => boolean;
   plans?: Partial<Record<PlanName, PlanLimits>>;
   /** One JSON access-log line per request (never a token: its id at most). */
   log: (line: string) => void;
@@ -32,7 +41,11 @@ export interface AdminFetchOptions {
 /** Where the admin API answers on its listener. */
 export const ADMIN_BASE_PATH = "/admin/v1";
 
-/** Failed admin credentials from one address: at most 10 a minute and 100 a day, then refused; 20 refusals in a minute ban it for 15 minutes. */
+/**
+ * Failed admin credentials from one address for one token (the id a presented token names, or
+ * none for a token no one has): at most 10 a minute and 100 a day, then refused; 20 refusals
+ * in a minute ban them for 15 minutes.
+ */
 const FAILURE_WINDOWS: WindowPair = [
   { name: "minute", limit: 10, seconds: 60 },
   { name: "day", limit: 100, seconds: 86_400 },
@@ -66,38 +79,52 @@ const PAGE_FILES = new Map([
 /**
  * The admin listener's whole request path: the operator's page (`/`, its script and style),
  * and the admin API (`createAdmin`) under `/admin/v1`, authenticated by admin tokens
- * (`petstore admin-tokens create`) in the same database. An address whose credentials failed
- * too often is refused before its token is even looked at (`429`), so tokens cannot be
- * guessed; an API key is never an admin token, nor the reverse. Every answer is never cached
- * and logged in one JSON line with the admin token's id.
+ * (`petstore admin-tokens create`) in the same database; a request of another site's page, or
+ * for a host name the listener does not answer, is refused (`403`) before any of it. A request
+ * without a credential is answered `401` and counts toward nothing. A wrong or revoked token
+ * counts as a failure of its address for the token it names (a token no one has: for no
+ * token), and too many are refused (`429`) before the token is even looked at, so tokens
+ * cannot be guessed; the failures of others, from the same address too, never lock out a
+ * valid token. An API key is never an admin token, nor the reverse. Every answer is never
+ * cached and logged in one JSON line with the admin token's id.
  */
 export function adminFetch(options: AdminFetchOptions): ServerFetch {
   const { limiter, adminTokens, log } = options;
   /** Who each authenticated request was, for its access-log line. */
   const actors = new WeakMap<Request, Actor>();
 
-  async function authenticate(request: Request, address: string): Promise<Actor | undefined> {
-    const hit = { bucket: `admin-ip:${address}`, windows: FAILURE_WINDOWS, ban: FAILURE_BAN };
+  /** `429` while the address failed too often with this token; the refusal counts toward its ban. */
+  async function refuseLockedOut(hit: HitInput): Promise<void> {
     const state = await limiter.peek?.(hit);
-    if (state && (state.bannedUntil !== undefined || state.windows.some((window) => window.remaining === 0))) {
-      const decision = await limiter.hit(hit); // a refusal, counted toward the address's ban
-      const until =
-        decision.bannedUntil ??
-        Math.max(...decision.windows.filter((window) => window.remaining === 0).map((window) => window.resetAt));
-      const retryAfter = String(Math.max(1, Math.ceil((until - decision.now) / 1000)));
-      const banned = decision.bannedUntil !== undefined;
-      throw new ApiError(
-        banned ? "temporarily_banned" : "rate_limited",
-        `Too many failed admin credentials from this address; retry after ${retryAfter} s`,
-        undefined,
-        { "Retry-After": retryAfter },
-      );
-    }
-    const token = /^bearer +(\S+) *$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    const record = token === undefined ? undefined : await verifyAdminToken(adminTokens, token);
+    if (!state || (state.bannedUntil === undefined && state.windows.every((window) => window.remaining > 0))) return;
+    const decision = await limiter.hit(hit);
+    const until =
+      decision.bannedUntil ??
+      Math.max(...decision.windows.filter((window) => window.remaining === 0).map((window) => window.resetAt));
+    const retryAfter = String(Math.max(1, Math.ceil((until - decision.now) / 1000)));
+    throw new ApiError(
+      decision.bannedUntil !== undefined ? "temporarily_banned" : "rate_limited",
+      `Too many failed admin credentials from this address; retry after ${retryAfter} s`,
+      undefined,
+      { "Retry-After": retryAfter },
+    );
+  }
+
+  async function authenticate(request: Request, address: string): Promise<Actor | undefined> {
+    const authorization = request.headers.get("authorization");
+    if (authorization === null) return undefined;
+    const token = /^bearer +(\S+) *$/i.exec(authorization)?.[1] ?? "";
+    const id = adminTokenId(token);
+    // A token no one has shares one count per address, so that made-up ids fill no table.
+    const known = id !== undefined && (await adminTokens.get(id)) !== undefined;
+    const hit = { bucket: `admin-failures:${address}:${known ? id : "-"}`, windows: FAILURE_WINDOWS, ban: FAILURE_BAN };
+    await refuseLockedOut(hit);
+    const record = known ? await verifyAdminToken(adminTokens, token) : undefined;
     if (!record) {
       await limiter.hit(hit);
-      return undefined;
+      throw new ApiError("unauthorized", "The admin token was refused", undefined, {
+        "WWW-Authenticate": 'Bearer realm="petstore-admin", error="invalid_token"',
+      });
     }
     const actor = { who: `admin:${record.id}`, from: address };
     actors.set(request, actor);
@@ -107,6 +134,9 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
   const admin = createAdmin({
     keys: options.keys,
     limiter,
+    idempotency: options.idempotency,
+    onKeyChange: options.onKeyChange,
+    allowHost: options.allowHost,
     basePath: ADMIN_BASE_PATH,
     beside: (pathname) => PAGE_FILES.get(pathname),
     authenticate: (request, info) => authenticate(request, info?.clientAddress ?? "unknown"),

@@ -50,6 +50,8 @@ export interface ServerApi {
   fetch: ServerFetch;
   /** Writes the keys' usage counts waiting in this server (see `Petstore.flush`). */
   flush(): Promise<void>;
+  /** The API's `forgetKey`: the admin listener in the same process tells it of each change to a key. */
+  forgetKey(keyId: string): void;
 }
 
 /**
@@ -107,6 +109,7 @@ export function serverFetch(options: ServerFetchOptions): ServerApi {
   return {
     fetch: (request, socketAddress) => petstore.fetch(request, new LazyClientInfo(socketAddress)),
     flush: petstore.flush,
+    forgetKey: petstore.forgetKey,
   };
 }
 
