@@ -473,4 +473,60 @@ describe("createAdmin", () => {
       new TypeError("createAdmin's authenticate must be a function, not string"),
     );
   });
+
+  it("names a body it cannot take in people's words, never a type's name", async () => {
+    const { call, create } = setUp();
+    const { id } = await create();
+    for (const [method, path, body, words] of [
+      ["POST", "/keys", { plan: "free", color: "red" }, "new key"],
+      ["PATCH", `/keys/${id}`, { color: "red" }, "change to a key"],
+      ["POST", `/keys/${id}/roll`, { color: "red" }, "roll"],
+    ] as const) {
+      const answer = await json<{ message: string; details: { path: string; message: string }[] }>(
+        await call(method, path, body),
+      );
+      expect(answer.message).toBe(`The request body is not a valid ${words}`);
+      expect(answer.details).toContainEqual({ path: "color", message: `is not a field of a ${words}` });
+    }
+  });
+
+  it("refuses a body in another charset than UTF-8 with 415, and a member given twice with 400 naming it", async () => {
+    const { admin, call, create } = setUp();
+    const { id } = await create();
+    const utf16 = await call(
+      "PATCH",
+      `/keys/${id}`,
+      { label: "x" },
+      { "Content-Type": "application/json; charset=utf-16" },
+    );
+    expect([utf16.status, (await json(utf16)).code]).toEqual([415, "unsupported_media_type"]);
+    const twice = await admin.fetch(
+      new Request(`http://admin.test/admin/v1/keys/${id}`, {
+        method: "PATCH",
+        headers: { Authorization: TOKEN, "Content-Type": "application/json" },
+        body: '{"plan":"free","plan":"enterprise"}',
+      }),
+    );
+    expect(twice.status).toBe(400);
+    expect(await json(twice)).toMatchObject({
+      code: "invalid_body",
+      details: [{ path: "plan", message: "is given more than once" }],
+    });
+  });
+
+  it("documents a create's Location and Idempotent-Replayed, a roll's Idempotent-Replayed, and the 405 of every path", async () => {
+    const { admin: handler } = setUp();
+    const document = await json<{
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      components: { responses: Record<string, { headers: Record<string, unknown> }> };
+    }>(await handler.fetch(new Request("http://admin.test/admin/v1/openapi.json")));
+    expect(Object.keys(document.paths["/keys"]!.post!.responses["201"]!.headers!)).toEqual([
+      "Location",
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.paths["/keys/{id}/roll"]!.post!.responses["200"]!.headers!)).toEqual([
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.components.responses.MethodNotAllowed!.headers)).toEqual(["Allow"]);
+  });
 });

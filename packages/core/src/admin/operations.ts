@@ -88,7 +88,7 @@ async function readBody<S extends v.GenericSchema>(
 ): Promise<v.InferOutput<S>> {
   const raw = await readJsonBody(call.request, deps.bodyTimeoutMs);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new ApiError("invalid_body", `The request body is not ${what}`, [
+    throw new ApiError("invalid_body", `The request body is not a valid ${what}`, [
       { path: "", message: "must be a JSON object" },
     ]);
   const result = v.safeParse(schema, raw);
@@ -96,10 +96,10 @@ async function readBody<S extends v.GenericSchema>(
   const details: ErrorDetail[] = result.issues.map((issue) => {
     const path = v.getDotPath(issue) ?? "";
     if (issue.type === "strict_object" && issue.input === undefined) return { path, message: "is required" };
-    if (issue.type === "strict_object") return { path, message: `is not a field of ${what}` };
+    if (issue.type === "strict_object") return { path, message: `is not a field of a ${what}` };
     return { path, message: issue.message };
   });
-  throw new ApiError("invalid_body", `The request body is not ${what}`, details);
+  throw new ApiError("invalid_body", `The request body is not a valid ${what}`, details);
 }
 
 /** The request's Idempotency-Key, or undefined without one. */
@@ -124,7 +124,7 @@ async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
     return await change();
   } catch (error) {
     if (error instanceof KeyRuleError)
-      throw new ApiError("invalid_body", `The request body is not ${what}`, error.details);
+      throw new ApiError("invalid_body", `The request body is not a valid ${what}`, error.details);
     throw error;
   }
 }
@@ -212,9 +212,9 @@ export const operations = {
    * answer was lost.
    */
   async createKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, NewKeySchema, "a NewKey");
+    const value = await readBody(call, deps, NewKeySchema, "new key");
     const idempotencyKey = idempotencyKeyOf(call, deps);
-    const created = await ruled("a valid NewKey", () =>
+    const created = await ruled("new key", () =>
       deps.life.create(
         { ...defined(value), plan: value.plan },
         { actor: call.actor, ...(idempotencyKey !== undefined && { idempotencyKey }) },
@@ -235,14 +235,14 @@ export const operations = {
 
   /** `PATCH /keys/{id}`: plan, limits, label, expiry; the secret stays. */
   async updateKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, KeyChangesSchema, "a KeyChanges");
-    const change = await ruled("a valid KeyChanges", () => deps.life.update(call.id, defined(value), call.actor));
+    const value = await readBody(call, deps, KeyChangesSchema, "change to a key");
+    const change = await ruled("change to a key", () => deps.life.update(call.id, defined(value), call.actor));
     return { status: 200, body: await viewOf(changed(call.id, change), deps) };
   },
 
   /** `POST /keys/{id}/roll`: a new secret, shown once; the old one works for the overlap. */
   async rollKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, RollSchema, "a Roll");
+    const value = await readBody(call, deps, RollSchema, "roll");
     const idempotencyKey = idempotencyKeyOf(call, deps);
     const rolled = await deps.life.roll(call.id, value.overlapSeconds * 1000, {
       actor: call.actor,
