@@ -18,6 +18,11 @@ export function table(rows: string[][]): string[] {
   );
 }
 
+/** Every state the key is in (`active,rolling,banned`); `banned?` when the limiter cannot say. */
+export function stateCell(view: KeyView): string {
+  return [...view.states, ...(view.usage === null ? ["banned?"] : [])].join(",");
+}
+
 /** `used/limit` of today, or `?` when the limiter cannot say. */
 export function todayCell(view: KeyView): string {
   return view.usage ? `${view.usage.day.used}/${view.usage.day.limit}` : "?";
@@ -41,6 +46,7 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
   const unknown = `unknown (${noLimiter ?? "the limiter cannot say"})`;
   const fields: [string, string][] = [
     ["ID", view.id],
+    ["State", stateCell(view).replaceAll(",", ", ")],
     ["Plan", view.plan],
     ["Per minute", `${view.perMinute} (${own(record.perMinute)})`],
     ["Per day", `${view.perDay} (${own(record.perDay)})`],
