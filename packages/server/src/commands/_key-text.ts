@@ -30,9 +30,16 @@ export function todayCell(view: KeyView): string {
 
 /**
  * `keys show` for a person: one line a field. `record` says which limits are the key's own;
- * `now` (the limiter's instant when it said, else this machine's) whether it expired.
+ * `now` (the limiter's instant when it said, else this machine's) whether it expired; `program`
+ * names this program as it runs, for the command a line suggests.
  */
-export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, noLimiter: string | undefined): string[] {
+export function detailLines(
+  view: KeyView,
+  record: ApiKeyRecord,
+  now: number,
+  noLimiter: string | undefined,
+  program: string,
+): string[] {
   const own = (value: number | undefined) => (value === undefined ? "the plan's" : "set for this key");
   const expires =
     view.expiresAt === null
@@ -73,7 +80,7 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
       usage
         ? usage.bannedUntil === null
           ? "no"
-          : `until ${shortTime(usage.bannedUntil)} (lift it: petstore keys unban ${view.id})`
+          : `until ${shortTime(usage.bannedUntil)} (lift it: ${program} keys unban ${view.id})`
         : unknown,
     ],
     ["Revoked", view.revokedAt === null ? "no" : shortTime(view.revokedAt)],

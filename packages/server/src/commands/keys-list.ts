@@ -23,7 +23,7 @@ ${DB_AND_LIMITER_HELP}
         return 0;
       }
       if (keys.length === 0) {
-        io.out("No API keys yet. Create one: petstore keys create --plan free");
+        io.out(`No API keys yet. Create one: ${io.program} keys create --plan free`);
         return 0;
       }
       const header = [
