@@ -72,7 +72,10 @@ const InstantSchema = v.pipe(
 );
 
 const ScopesSchema = v.pipe(
-  v.array(v.picklist(SCOPES), (issue) => scopesProblem(issue.input)!),
+  v.array(
+    v.picklist(SCOPES, (issue) => scopesProblem([issue.input])!),
+    (issue) => scopesProblem(issue.input)!,
+  ),
   v.check(
     (scopes) => scopesProblem(scopes) === undefined,
     (issue) => scopesProblem(issue.input)!,
