@@ -65,5 +65,10 @@ export function addressRanges(cidrs: readonly string[]): (address: string) => bo
   };
 }
 
-/** The `trustProxy` option's predicate: whether a socket's address is a proxy whose `X-Forwarded-For` is believed. */
-export const trustedProxies: (cidrs: readonly string[]) => (address: string) => boolean = addressRanges;
+/**
+ * The `trustProxy` option's predicate: whether a socket's address is a proxy whose
+ * `X-Forwarded-For` is believed. Throws a `TypeError` naming a malformed range.
+ */
+export function trustedProxies(cidrs: readonly string[]): (address: string) => boolean {
+  return addressRanges(cidrs);
+}

@@ -12,7 +12,7 @@ export const PLAN_NAMES: readonly PlanName[] = ["free", "pro", "business", "ente
 /** Every scope, in the order a key's are kept and shown: a key has them all unless given fewer. */
 export const SCOPES: readonly Scope[] = ["pets:read", "pets:write", "orders:read"];
 /** The most CIDR ranges one key may carry: an allowlist, not a routing table. */
-export const MAX_ALLOW_FROM = 100;
+const MAX_ALLOW_FROM = 100;
 /** The largest per-minute or per-day limit a key may have. */
 export const MAX_KEY_LIMIT = 1_000_000_000;
 /** The longest label, in characters (code points). */
