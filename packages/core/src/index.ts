@@ -38,7 +38,7 @@ export {
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./api-keys.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
+export { CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,
