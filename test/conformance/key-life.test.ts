@@ -86,6 +86,25 @@ describe.each(ADAPTER_KITS)("the life of a key on $name", (kit) => {
     expect(upgraded.headers.get("x-ratelimit-remaining")).toBe("295");
   });
 
+  it("refuses a revoked key within the key cache's 5 s though the clocks stepped back an hour since it was cached", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    world.step(HOUR);
+    expect((await get(key)).status).toBe(200);
+    world.step(-HOUR);
+    await world.adapters.keys.revoke(record.id, ADMIN);
+    world.clock.now += 5_000;
+    await errorBody(await get(key), 401, "unauthorized");
+  });
+
+  it("writes the latest uses a minute after the first waited though the clocks stepped back an hour meanwhile", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    await get(key);
+    world.step(-HOUR);
+    world.clock.now += 60_000;
+    await get(key);
+    await expect.poll(async () => (await world.adapters.keys.get(record.id))!.lastUsedAt).toBe(world.clock.now);
+  });
+
   it("records the keys' latest uses, written a minute after the first waited, by the limiter's clock", async () => {
     const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
     const { key: other, record: otherRecord } = await issueApiKey(world.adapters.keys, { plan: "free" });

@@ -26,12 +26,18 @@ export interface PetstoreOptions extends Adapters {
   /** Default: more than 30 refusals within one minute window bans the bucket for 600 s. */
   ban?: Partial<BanPolicy>;
   /**
-   * This server's clock, Unix ms: for what is its own alone (how long a verified key is
-   * cached; the headers of a 503 when the limiter could not decide). Windows, bans, expiries
-   * and the sunset date follow the adapters' clock, which is their store's (see each adapter's
-   * `clock` option, for tests). Default `Date.now`.
+   * This server's clock, Unix ms: for the headers of a 503 when the limiter could not decide.
+   * Windows, bans, expiries and the sunset date follow the adapters' clock, which is their
+   * store's (see each adapter's `clock` option, for tests). Default `Date.now`.
    */
   clock?: () => number;
+  /**
+   * A monotonic clock, ms: what this process measures alone runs on it (how long a verified
+   * key is kept, how long the latest uses wait to be written, a request's duration), so that a
+   * step of the wall clock (NTP correcting it) moves none of it. Default `performance.now`;
+   * tests move their own.
+   */
+  monotonicClock?: () => number;
   /** Proxies (CIDR ranges) whose `X-Forwarded-For` is believed. Default: none. */
   trustProxy?: readonly string[];
   /** Send the IETF draft `RateLimit` and `RateLimit-Policy` headers. Default true. */
@@ -109,6 +115,7 @@ export interface Settings {
   limitsOf: (caller: ApiKeyRecord | undefined) => CallerLimits;
   ban: BanPolicy;
   clock: () => number;
+  monotonicClock: () => number;
   isTrustedProxy: ((address: string) => boolean) | undefined;
   ietfRateLimitHeaders: boolean;
   keyCacheMs: number;
@@ -176,6 +183,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     limitsOf: limitsResolver({ ...DEFAULT_PLANS, ...options.plans }),
     ban: { ...DEFAULT_BAN, ...options.ban },
     clock: options.clock ?? Date.now,
+    monotonicClock: options.monotonicClock ?? (() => performance.now()),
     isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
     ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
     keyCacheMs: options.keyCacheMs ?? 5_000,

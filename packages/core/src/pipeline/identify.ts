@@ -22,7 +22,8 @@ const CACHED_HEADER_LENGTH = 64;
 /**
  * Stage 1, identify: `Authorization: Bearer <key>` resolved to a key record. A key with a bad
  * checksum is refused without touching storage. Verified keys are remembered for
- * `keyCacheMs`, which bounds how late a revocation made by another process takes effect
+ * `keyCacheMs` by the monotonic clock (`now`: the request's arrival by it, so that no step of
+ * the wall clock lengthens it), which bounds how late a revocation made by another process takes effect
  * (an expiry and the end of a roll's overlap are exact: `authorize` checks them at the
  * limiter's instant).
  */

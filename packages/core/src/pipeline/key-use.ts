@@ -13,8 +13,9 @@ const WRITE_USES_EVERY_MS = 60_000;
  * the process ends is lost (`lastUsedAt` is a hint for an operator, nothing is decided by it).
  * A write that fails is not retried: the next one carries newer uses.
  */
-function latestUses(keys: ApiKeys): (id: string, at: number) => void {
+function latestUses(keys: ApiKeys, monotonicClock: () => number): (id: string, at: number) => void {
   let waiting = new Map<string, number>();
+  /** When the first use waiting was seen, by the monotonic clock: how long uses wait is this process's own. */
   let firstAt: number | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const write = () => {
@@ -26,11 +27,11 @@ function latestUses(keys: ApiKeys): (id: string, at: number) => void {
   return (id, at) => {
     waiting.set(id, at);
     if (firstAt === undefined) {
-      firstAt = at;
+      firstAt = monotonicClock();
       timer = setTimeout(write, WRITE_USES_EVERY_MS);
       // Never what keeps a process alive (Node, Bun, Deno have unref; elsewhere it does not matter).
       (timer as { unref?: () => void }).unref?.();
-    } else if (at - firstAt >= WRITE_USES_EVERY_MS) {
+    } else if (monotonicClock() - firstAt >= WRITE_USES_EVERY_MS) {
       write();
     }
   };
@@ -43,10 +44,10 @@ function latestUses(keys: ApiKeys): (id: string, at: number) => void {
  * the limiter's instant.
  */
 export function keyUseStage(
-  settings: Pick<Settings, "keys" | "rolledKeyLink">,
+  settings: Pick<Settings, "keys" | "rolledKeyLink" | "monotonicClock">,
 ): (response: Response, identity: Identity | undefined, decision: Decision | undefined) => void {
   const { rolledKeyLink } = settings;
-  const used = latestUses(settings.keys);
+  const used = latestUses(settings.keys, settings.monotonicClock);
   return (response, identity, decision) => {
     const caller = identity?.caller;
     if (!caller || !decision) return;
