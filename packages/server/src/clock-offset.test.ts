@@ -2,19 +2,29 @@ import { describe, expect, it } from "vitest";
 import { clockOffsets } from "./clock-offset.js";
 
 /** A server clock and a store's, the test moving both; a store reading takes `roundTrip` ms. */
-function setUp(roundTrip = 10) {
+function setUp(roundTrip = 10, local = false) {
   const time = { server: 1_000_000, store: 1_000_000, monotonic: 0 };
   const lines: { level: string; event: string; fields: Record<string, unknown> }[] = [];
   const offsets: [string, number][] = [];
+  const steps: [string, number][] = [];
+  /** Time passing for every clock alike. */
+  const pass = (ms: number) => {
+    time.server += ms;
+    time.store += ms;
+    time.monotonic += ms;
+  };
   const clocks = clockOffsets(
     [
       {
         store: "database",
         shown: "postgres://db.internal/petstore",
+        // Every clock moves on during the round trip; the store reads its clock in the middle.
         now: async () => {
-          time.monotonic += roundTrip;
-          return time.store + roundTrip / 2;
+          const reading = time.store + roundTrip / 2;
+          pass(roundTrip);
+          return reading;
         },
+        ...(local && { local }),
       },
     ],
     {
@@ -22,9 +32,10 @@ function setUp(roundTrip = 10) {
       clock: () => time.server,
       monotonic: () => time.monotonic,
       onOffset: (store, seconds) => offsets.push([store, seconds]),
+      onStep: (store, seconds) => steps.push([store, seconds]),
     },
   );
-  return { time, lines, offsets, clocks };
+  return { time, lines, offsets, steps, clocks, pass };
 }
 
 describe("clockOffsets", () => {
@@ -80,5 +91,57 @@ describe("clockOffsets", () => {
     );
     await expect(failing.measure()).resolves.toBeUndefined();
     expect(failing.offsets().size).toBe(0);
+  });
+
+  it("says once that the store's clock stepped back, by how much, and tells onStep", async () => {
+    const { time, clocks, lines, steps, pass } = setUp();
+    await clocks.measure();
+    pass(5_000);
+    time.store -= 3_600_000;
+    await clocks.measure();
+    pass(5_000);
+    await clocks.measure();
+    expect(steps).toEqual([["database", -3_600]]);
+    expect(lines.filter((line) => line.event === "clock step")).toEqual([
+      {
+        level: "warn",
+        event: "clock step",
+        fields: expect.objectContaining({
+          store: "database",
+          stepSeconds: -3_600,
+          note: expect.stringMatching(/stepped back 3600 s/),
+        }),
+      },
+    ]);
+  });
+
+  it("says a step forward as forward", async () => {
+    const { time, clocks, steps, pass } = setUp();
+    await clocks.measure();
+    pass(5_000);
+    time.store += 90_000;
+    await clocks.measure();
+    expect(steps).toEqual([["database", 90]]);
+  });
+
+  it("takes no drift within 1 s and what the round trips leave unknown for a step", async () => {
+    const { time, clocks, steps, pass } = setUp(400);
+    await clocks.measure();
+    pass(5_000);
+    time.store -= 1_300;
+    await clocks.measure();
+    expect(steps).toEqual([]);
+  });
+
+  it("watches a local store's clock for steps only: it has no offset from this machine's", async () => {
+    const { time, clocks, steps, offsets, lines, pass } = setUp(10, true);
+    time.server += 65_000;
+    await clocks.measure();
+    pass(5_000);
+    time.store -= 300_000;
+    await clocks.measure();
+    expect(offsets).toEqual([]);
+    expect(steps).toEqual([["database", -300]]);
+    expect(lines.map((line) => line.event)).toEqual(["clock step"]);
   });
 });

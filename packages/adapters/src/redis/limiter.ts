@@ -28,13 +28,17 @@ export interface RedisLimiterOptions {
    */
   timeoutMs?: number;
   /**
-   * When Redis fails or does not answer in time, admit the request (and call `onFailOpen`)
-   * instead of failing it with `StorageUnavailableError` (a 503 with `Retry-After`). Off by
-   * default: limits that silently stop holding are a choice to make knowingly.
+   * When Redis fails or does not answer in time, admit the request instead of failing it with
+   * `StorageUnavailableError` (a 503 with `Retry-After`). Off by default: limits that silently
+   * stop holding are a choice to make knowingly.
    */
   failOpen?: boolean;
-  /** Called with the error each time a hit is admitted because Redis failed (`failOpen`). */
-  onFailOpen?: (error: StorageUnavailableError) => void;
+  /**
+   * Told of every hit once it is decided: `undefined` when Redis decided it, else the error
+   * (Redis failed, or did not answer in time), with which the hit then failed, or was admitted
+   * without limits (`failOpen`). For a log line per outage measured by the requests themselves.
+   */
+  onOutcome?: (error: StorageUnavailableError | undefined) => void;
   /**
    * Unix ms: decide windows and bans by this clock instead of Redis's (`TIME`). For tests that
    * move time without sleeping; a server leaves it out, so that its fleet shares Redis's clock.
@@ -198,7 +202,7 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
  */
 export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
-  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen, clock } = options;
+  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onOutcome, clock } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
     throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
   /** The script's SHA-1 once `SCRIPT LOAD` answered; forgotten when loading failed. */
@@ -288,14 +292,18 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     const { bucket, windows, ban } = input;
     const args = [clock ? String(clock()) : "", String(ban.threshold), String(ban.seconds * 1000)];
     for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
-    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) =>
-      decide(input, reply),
+    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then(
+      (reply) => {
+        onOutcome?.(undefined);
+        return decide(input, reply);
+      },
+      (error: StorageUnavailableError) => {
+        onOutcome?.(error);
+        if (!failOpen) throw error;
+        return admitted(input);
+      },
     );
-    if (!failOpen) return decided;
-    return decided.catch((error: StorageUnavailableError) => {
-      onFailOpen?.(error);
-      return admitted(input);
-    });
+    return decided;
   }
 
   /** An operator's view of a bucket: one EVAL (rare, so the script is not cached). */

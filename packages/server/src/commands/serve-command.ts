@@ -8,7 +8,7 @@ import { health } from "../health.js";
 import { serve } from "../serve.js";
 import { serverFetch } from "../server-fetch.js";
 import type { Command } from "./_command.js";
-import { availabilityLog } from "./serve/availability-log.js";
+import { outageLog } from "./serve/outage-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
 import { serveConfig } from "./serve/config.js";
@@ -111,6 +111,16 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
     const warn = (event: string, fields: Record<string, unknown>) =>
       io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
+    // A database server that stops answering, and answers again: a line each, with the 503s answered meanwhile (Postgres).
+    const storageOutages = outageLog(
+      {
+        lost: "storage unavailable",
+        back: "storage available again",
+        lengthField: "unavailableMs",
+        countField: "answered503",
+      },
+      warn,
+    );
     const storage = await openStorage(config.db, {
       ...metrics?.storage,
       // A storage failure no request meets: logged, counted, and reported by /healthz.
@@ -118,12 +128,39 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         warn("checkpoint failed", { reason });
         metrics?.storage.onCheckpointFailed(reason);
       },
-      // A database server that stops answering, and answers again: a line each (Postgres).
-      onAvailabilityChange: availabilityLog(warn),
+      onAvailabilityChange: (problem) =>
+        problem === undefined ? storageOutages.answered() : storageOutages.failed(problem),
     });
+    // Redis failing the hits, by their own outcomes (never a health check's): each one a 503, or admitted without limits.
+    const limiterOutages =
+      config.limiter &&
+      outageLog(
+        config.limiter.failOpen
+          ? {
+              lost: "limiter failing open",
+              back: "limiter no longer failing open",
+              lengthField: "outageMs",
+              countField: "admittedWithoutLimit",
+              fields: { limiter: shownUrl(config.limiter.url) },
+            }
+          : {
+              lost: "limiter unavailable",
+              back: "limiter available again",
+              lengthField: "unavailableMs",
+              countField: "answered503",
+              fields: { limiter: shownUrl(config.limiter.url) },
+            },
+        warn,
+      );
     const redis =
       config.limiter &&
-      (await openLimiter(config.limiter, warn).catch((error: unknown) => {
+      (await openLimiter(config.limiter, warn, {
+        onOutcome: (error) => {
+          if (error === undefined) return limiterOutages!.answered();
+          limiterOutages!.failed(error.message);
+          limiterOutages!.counted();
+        },
+      }).catch((error: unknown) => {
         storage.close();
         throw error;
       }));
@@ -148,21 +185,33 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         limiterCheck && !config.limiter!.failOpen
           ? () => Promise.all([storage.check(), limiterCheck()])
           : storage.check;
-      // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
+      // The stores decide every shared instant by their clocks; how far this server's is from theirs, and their steps, are only said.
+      // A database file's clock is this machine's, read here for free: it has no offset, but it steps as the store's.
+      const database = storage.remote
+        ? { store: "database", shown: shownUrl(config.db.url), now: storage.check }
+        : { store: "database", shown: shownUrl(config.db.url), now: async () => Date.now(), local: true };
       const clocks = clockOffsets(
         [
-          ...(storage.remote ? [{ store: "database", shown: shownUrl(config.db.url), now: storage.check }] : []),
+          database,
           ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
         ],
         {
           log: (level, event, fields) =>
             io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })),
-          ...(metrics && { onOffset: metrics.clockOffset }),
+          ...(metrics && { onOffset: metrics.clockOffset, onStep: metrics.clockStep }),
         },
       );
-      const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
+      const status = health(check, undefined, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
+      // Every 503 the API answers counts in the storage outage under way, if any.
+      const watched = {
+        ...status,
+        storageFailed() {
+          status.storageFailed();
+          storageOutages.counted();
+        },
+      };
       const fetch = counted(
-        serverFetch({ api, basePath: BASE_PATH, health: status, log: io.out, ...(metrics ? { metrics } : {}) }),
+        serverFetch({ api, basePath: BASE_PATH, health: watched, log: io.out, ...(metrics ? { metrics } : {}) }),
         metrics,
       );
       const metricsServer = await startMetrics(config, metrics, io);
