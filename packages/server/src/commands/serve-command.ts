@@ -93,7 +93,7 @@ the database and exits 0.
   PETSTORE_BODY_TIMEOUT_MS=N
                        how long a request body may take to arrive once its headers are in:
                        past it the answer is 408 request_timeout and the connection is closed
-                       (default 30000)
+                       (default 30000, at most 245000)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -219,7 +219,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         await metricsServer?.stop(0);
         throw error;
       });
-      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+      const server = await serve({ fetch, hostname: config.host, port: config.port, bodyTimeoutMs: config.bodyTimeoutMs }).catch(async (error: unknown) => {
         await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
         throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });

@@ -2,6 +2,7 @@ import { trustedProxies } from "@petstore/core";
 import type { LimiterConfig } from "../../open-limiter.js";
 import type { DbConfig } from "../../open-storage.js";
 import type { ParsedArgs } from "../../parse-args.js";
+import { MAX_BODY_TIMEOUT_MS } from "../../serve.js";
 import { UsageError } from "../../usage-error.js";
 import type { Env } from "../_command.js";
 import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
@@ -108,7 +109,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     bodyTimeoutMs:
       bodyTimeout === undefined
         ? DEFAULT_BODY_TIMEOUT_MS
-        : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
+        : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, MAX_BODY_TIMEOUT_MS),
   };
 }
 
