@@ -132,7 +132,10 @@ describe("the default body deadline on the binary (30 s)", () => {
     // 70 bytes each: 18 drips of 4 bytes, one a second.
     const bodies = Array.from({ length: 20 }, (_, i) =>
       Buffer.from(
-        JSON.stringify({ name: `Slow upload ${String(i).padStart(2, "0")} coming in at four bytes a sec`, categoryId: 1 }),
+        JSON.stringify({
+          name: `Slow upload ${String(i).padStart(2, "0")} coming in at four bytes a sec`,
+          categoryId: 1,
+        }),
       ),
     );
     expect(bodies.every((body) => body.length === 70)).toBe(true);
