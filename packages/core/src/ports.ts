@@ -175,7 +175,7 @@ export const CLOCK_STEP_MS = 1_000;
  * keeps every promise a step back would break, with no clock but the stepped one: a window
  * or a ban never lasts longer than its length, a client under its limits is never refused,
  * and `Reset` and `Retry-After` never reach further ahead than a window's or a ban's length.
- * The price is at most one more window's worth per step, as a step forward admits.
+ * The price is at most one more of each window's worth per step, as a step forward admits.
  */
 export interface RateLimiter {
   hit(input: HitInput): Promise<Decision>;

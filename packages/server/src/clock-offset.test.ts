@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clockOffsets } from "./clock-offset.js";
+import { memoryLimiter } from "@petstore/adapters/memory";
+import { clockOffsets, observedLimiter } from "./clock-offset.js";
 
 /** A server clock and a store's, the test moving both; a store reading takes `roundTrip` ms. */
 function setUp(roundTrip = 10, local = false) {
@@ -143,5 +144,43 @@ describe("clockOffsets", () => {
     expect(offsets).toEqual([]);
     expect(steps).toEqual([["database", -300]]);
     expect(lines.map((line) => line.event)).toEqual(["clock step"]);
+  });
+
+  it("sees a step at the next request that read the store's clock, not at the next check", async () => {
+    const { time, clocks, steps, pass } = setUp();
+    await clocks.measure();
+    pass(1_000);
+    time.store -= 300_000;
+    clocks.observe("database", time.store, time.monotonic, time.monotonic);
+    expect(steps).toEqual([["database", -300]]);
+  });
+
+  it("takes a slow request's reading for no step: what its round trip leaves unknown is as wide", async () => {
+    const { time, clocks, steps, pass } = setUp();
+    await clocks.measure();
+    pass(1_000);
+    // Answered 3 s after it was sent, its reading of the store's clock is anywhere in those 3 s.
+    clocks.observe("database", time.store, time.monotonic - 3_000, time.monotonic);
+    clocks.observe("database", time.store - 1_400, time.monotonic - 3_000, time.monotonic);
+    expect(steps).toEqual([]);
+  });
+
+  it("reads the store's clock in every decision of an observed limiter, which decides as before", async () => {
+    const readings: [string, number, number, number][] = [];
+    let monotonic = 10;
+    const limiter = observedLimiter(
+      memoryLimiter({ clock: () => 1_000_000 }),
+      "database",
+      { observe: (...reading) => readings.push(reading) },
+      () => (monotonic += 2),
+    );
+    const windows = [
+      { name: "minute", limit: 1, seconds: 60 },
+      { name: "day", limit: 10, seconds: 86_400 },
+    ] as const;
+    const decision = await limiter.hit({ bucket: "key:a", windows, ban: { threshold: 30, seconds: 600 } });
+    expect(decision).toMatchObject({ allowed: true, now: 1_000_000 });
+    expect(readings).toEqual([["database", 1_000_000, 12, 14]]);
+    expect(await limiter.unban("key:a")).toBe(false);
   });
 });

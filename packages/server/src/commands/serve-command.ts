@@ -1,5 +1,5 @@
 import { BUILD_INFO, VERSION } from "../version.js";
-import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../clock-offset.js";
+import { CLOCK_CHECK_EVERY_MS, clockOffsets, observedLimiter } from "../clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { openLimiter } from "../open-limiter.js";
 import { openStorage, storageFailure } from "../open-storage.js";
@@ -172,19 +172,6 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
-      const api = {
-        ...storage.adapters,
-        ...(redis && { limiter: redis.limiter }),
-        trustProxy: config.trustProxy,
-        bodyTimeoutMs: config.bodyTimeoutMs,
-        ...(config.rolledKeyLink !== undefined && { rolledKeyLink: config.rolledKeyLink }),
-      };
-      // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
-      const limiterCheck = redis ? () => redis.limiter.check() : undefined;
-      const check =
-        limiterCheck && !config.limiter!.failOpen
-          ? () => Promise.all([storage.check(), limiterCheck()])
-          : storage.check;
       // The stores decide every shared instant by their clocks; how far this server's is from theirs, and their steps, are only said.
       // A database file's clock is this machine's, read here for free: it has no offset, but it steps as the store's.
       const database = storage.remote
@@ -201,6 +188,21 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
           ...(metrics && { onOffset: metrics.clockOffset, onStep: metrics.clockStep }),
         },
       );
+      const api = {
+        ...storage.adapters,
+        // Every decision of the database's limiter reads its clock: a step is seen at the next request.
+        // (Redis's, failing open, would decide by this server's clock: its steps are seen by the checks.)
+        limiter: redis ? redis.limiter : observedLimiter(storage.adapters.limiter, "database", clocks),
+        trustProxy: config.trustProxy,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+        ...(config.rolledKeyLink !== undefined && { rolledKeyLink: config.rolledKeyLink }),
+      };
+      // A limiter failing open keeps the API serving: /healthz stays 200 and says so.
+      const limiterCheck = redis ? () => redis.limiter.check() : undefined;
+      const check =
+        limiterCheck && !config.limiter!.failOpen
+          ? () => Promise.all([storage.check(), limiterCheck()])
+          : storage.check;
       const status = health(check, undefined, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
       // Every 503 the API answers counts in the storage outage under way, if any.
       const watched = {
@@ -219,7 +221,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         await metricsServer?.stop(0);
         throw error;
       });
-      const server = await serve({ fetch, hostname: config.host, port: config.port, bodyTimeoutMs: config.bodyTimeoutMs }).catch(async (error: unknown) => {
+      const server = await serve({
+        fetch,
+        hostname: config.host,
+        port: config.port,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+      }).catch(async (error: unknown) => {
         await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
         throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });

@@ -25,9 +25,11 @@ export async function startAdmin(
     log: io.out,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
-  const server = await serve({ fetch, hostname: host, port, bodyTimeoutMs: config.bodyTimeoutMs }).catch((error: unknown) => {
-    throw new Error(listenFailure(" for the admin API", host, port, error, "--admin-listen HOST:PORT"));
-  });
+  const server = await serve({ fetch, hostname: host, port, bodyTimeoutMs: config.bodyTimeoutMs }).catch(
+    (error: unknown) => {
+      throw new Error(listenFailure(" for the admin API", host, port, error, "--admin-listen HOST:PORT"));
+    },
+  );
   const url = localUrl(server.hostname, server.port);
   logLine(io, "admin listening", {
     url: `${url}/`,
