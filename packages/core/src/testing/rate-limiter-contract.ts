@@ -523,13 +523,14 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
         }
       };
       const runs = options.runs ?? 100;
+      /** Runs of up to `most` bursts under `limits`, each decided as the rules decide it. */
+      const holds = (limits: fc.Arbitrary<Limits>, burst: fc.Arbitrary<Burst>, most: number) =>
+        fc.assert(fc.asyncProperty(limits, fc.array(burst, { minLength: 1, maxLength: most }), decidesByTheRules), {
+          numRuns: runs,
+        });
 
       it("decides every sequence of hits exactly as the rules do", async () => {
-        const one = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
-        await fc.assert(
-          fc.asyncProperty(limitsUpTo(5, 12, 4, 1), fc.array(one, { minLength: 1, maxLength: 60 }), decidesByTheRules),
-          { numRuns: runs },
-        );
+        await holds(limitsUpTo(5, 12, 4, 1), fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE }), 60);
       }, 120_000);
 
       it("decides every sequence of hits exactly as the rules do when the store's clock steps back", async () => {
@@ -537,26 +538,12 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
           buckets: fc.array(BUCKET, { minLength: 1, maxLength: 5 }),
           advanceMs: ADVANCE_OR_STEP_BACK,
         });
-        await fc.assert(
-          fc.asyncProperty(
-            limitsUpTo(5, 12, 4, 1),
-            fc.array(burst, { minLength: 1, maxLength: 40 }),
-            decidesByTheRules,
-          ),
-          { numRuns: runs },
-        );
+        await holds(limitsUpTo(5, 12, 4, 1), burst, 40);
       }, 120_000);
 
       it("decides hits fired at once exactly as the rules decide them one by one", async () => {
         const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
-        await fc.assert(
-          fc.asyncProperty(
-            limitsUpTo(12, 30, 6, 0),
-            fc.array(burst, { minLength: 1, maxLength: 12 }),
-            decidesByTheRules,
-          ),
-          { numRuns: runs },
-        );
+        await holds(limitsUpTo(12, 30, 6, 0), burst, 12);
       }, 120_000);
     },
   );
