@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore, issueApiKey, type Adapters } from "@petstore/core";
+import { type Call, petstoreCalls, URL_BASE } from "./_in-process.js";
 import { SEED_PETS } from "./_seed.js";
 import { median, table } from "./_stats.js";
 
@@ -28,8 +28,6 @@ const isBun = "Bun" in globalThis;
 const runtime = isBun
   ? `Bun ${(globalThis as unknown as { Bun: { version: string } }).Bun.version}`
   : `Node ${process.version}`;
-
-type Call = () => Promise<void>;
 
 /** Bytes allocated per call, from heap growth between forced GCs; Node only (V8's GC profiler tells whether a GC interfered). */
 async function allocationsPerCall(call: Call): Promise<number | undefined> {
@@ -72,46 +70,6 @@ async function measure(label: string, call: Call): Promise<Result> {
     perBatch.push((elapsed * 1e6) / calls);
   }
   return { label, nsPerCall: median(perBatch), bytesPerCall: await allocationsPerCall(call) };
-}
-
-const URL_BASE = "http://petstore.test/v1/pets";
-const POST_BODY = JSON.stringify({ name: "Rex", categoryId: 1 });
-
-/** GET and POST through a petstore on `adapters`, seeded with the 20 pets, with an unlimited enterprise key. */
-async function petstoreCalls(adapters: Adapters): Promise<{ get: Call; post: Call }> {
-  const { key } = await issueApiKey(adapters.keys, { plan: "enterprise", perMinute: 1e9, perDay: 1e9 });
-  const petstore = createPetstore({ ...adapters });
-  const info = { clientAddress: "127.0.0.1" };
-  const authorization = `Bearer ${key}`;
-  const post = async () => {
-    const response = await petstore.fetch(
-      new Request(URL_BASE, {
-        method: "POST",
-        headers: { Authorization: authorization, "Content-Type": "application/json" },
-        body: POST_BODY,
-      }),
-      info,
-    );
-    if (response.status !== 201) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
-    await response.text();
-  };
-  for (const pet of SEED_PETS) {
-    const response = await petstore.fetch(
-      new Request(URL_BASE, {
-        method: "POST",
-        headers: { Authorization: authorization, "Content-Type": "application/json" },
-        body: JSON.stringify(pet),
-      }),
-      info,
-    );
-    if (response.status !== 201) throw new Error(`seeding answered ${response.status}`);
-  }
-  const get = async () => {
-    const response = await petstore.fetch(new Request(URL_BASE, { headers: { Authorization: authorization } }), info);
-    if (response.status !== 200) throw new Error(`GET answered ${response.status}: ${await response.text()}`);
-    await response.text();
-  };
-  return { get, post };
 }
 
 const results: Result[] = [];

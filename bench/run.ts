@@ -12,7 +12,7 @@
  *
  *   npm run bench -- [--duration 3,10] [--rounds 3,2] [--warmup 1] [--connections 64]
  *                    [--variants baseline,hono,...|all] [--long-variants baseline,hono,...]
- *                    [--load wrk|autocannon] [--cold-starts 10]
+ *                    [--load wrk|autocannon] [--cold-starts 10] [--usage-cost 4]
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, truncateSync } from "node:fs";
@@ -25,9 +25,10 @@ import { canPin, freePort, httpGet, pinned, rssBytes, start, stop } from "./_pro
 import { median, table } from "./_stats.js";
 import { stopEngines } from "./_engines.js";
 import { petsStored, type RunningVariant, type Variant, VARIANTS } from "./_variants.js";
+import type { UsageCost } from "./usage-cost.js";
 
 const USAGE =
-  "npm run bench -- [--duration S,S...] [--rounds N,N...] [--warmup S] [--connections N] [--variants a,b|all] [--long-variants a,b] [--load wrk|autocannon] [--cold-starts N]";
+  "npm run bench -- [--duration S,S...] [--rounds N,N...] [--warmup S] [--connections N] [--variants a,b|all] [--long-variants a,b] [--load wrk|autocannon] [--cold-starts N] [--usage-cost S]";
 
 /** Run by default: all but the PostgreSQL and Redis variants (issue 18's), which need those servers installed. */
 const DEFAULT_VARIANTS = VARIANTS.filter((v) => v.storage !== "postgres").map((v) => v.name);
@@ -44,6 +45,7 @@ const { values: flags } = parseArgs({
     "long-variants": { type: "string", default: LONG_VARIANTS.join(",") },
     load: { type: "string" },
     "cold-starts": { type: "string", default: "10" },
+    "usage-cost": { type: "string", default: "4" },
     help: { type: "boolean", default: false },
   },
 });
@@ -73,6 +75,7 @@ const lengths = durations.map((seconds, i) => ({ seconds, rounds: roundCounts[i]
 const warmup = whole("warmup", flags.warmup, 0, 60);
 const connections = whole("connections", flags.connections, 1, 10_000);
 const coldStarts = whole("cold-starts", flags["cold-starts"], 0, 100);
+const usageCostSeconds = whole("usage-cost", flags["usage-cost"], 0, 600);
 const chosen =
   flags.variants === "all" ? VARIANTS.map((v) => v.name) : flags.variants.split(",").map((name) => name.trim());
 const chosenLong = flags["long-variants"].split(",").map((name) => name.trim());
@@ -521,6 +524,43 @@ if (coldStarts > 1) {
   }
 }
 
+/**
+ * What recording usage costs a request, in process under Bun (bench/usage-cost.ts): CPU per
+ * request with it and without, interleaved, on the memory adapters and a libSQL file.
+ */
+function usageCost(secondsPerCase: number): { countNs: number; cases: UsageCost[] } | undefined {
+  try {
+    const output = execFileSync(
+      join(root, "node_modules/.bin/bun"),
+      [
+        "--conditions=@petstore/source",
+        join(import.meta.dirname, "usage-cost.ts"),
+        "--seconds",
+        String(secondsPerCase),
+        "--json",
+      ],
+      { encoding: "utf8", timeout: 60_000 + 8 * secondsPerCase * 1000, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    return JSON.parse(output.trim().split("\n").at(-1)!) as { countNs: number; cases: UsageCost[] };
+  } catch (error) {
+    console.error(`bench: the usage cost run failed: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+let usageCosts: UsageCost[] | undefined;
+let countNs: number | undefined;
+if (usageCostSeconds > 0) {
+  console.log(
+    `\nUsage recording (issue 36): CPU per request in process with it over without (Bun, ${usageCostSeconds} s per case, interleaved)`,
+  );
+  ({ cases: usageCosts, countNs } = usageCost(usageCostSeconds) ?? {});
+  for (const cost of usageCosts ?? [])
+    console.log(
+      `  ${cost.case.padEnd(24)} ${fmt((cost.ratio - 1) * 100, 1).padStart(6)} %  (${fmt(cost.recordingMicros, 2)} vs ${fmt(cost.quietMicros, 2)} µs, median of ${cost.groups} ABBA or BAAB groups)`,
+    );
+  if (countNs !== undefined) console.log(`  the count alone, without a request around it: ${fmt(countNs, 0)} ns`);
+}
+
 /** How far the baseline moved within and across rounds: the noise every ratio carries. */
 function noiseReport(): string[] {
   const lines: string[] = [];
@@ -684,6 +724,13 @@ const verdict = (target: string, met: boolean | undefined, figures: string) => v
     "cold start ≤ 25 ms (median, restart on an existing database; issue 32)",
     coldMedian === undefined ? undefined : coldMedian <= 25,
     coldMedian === undefined ? "not measured" : `${fmt(coldMedian, 1)} ms`,
+  );
+  verdict(
+    "usage recording ≤ 3 % CPU per request, memory and file (issue 36)",
+    usageCosts === undefined ? undefined : usageCosts.every((cost) => cost.ratio <= 1.03),
+    usageCosts === undefined
+      ? "not measured"
+      : usageCosts.map((cost) => `${cost.case.split(" /")[0]} ${fmt((cost.ratio - 1) * 100, 1)} %`).join(", "),
   );
   // Nothing traded away: answers and the access log.
   const unexpected = allRows.filter((row) => row.ours && row.unexpected > 0);

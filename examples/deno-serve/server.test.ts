@@ -6,20 +6,18 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort, printedKey, type RunningExample, startExample } from "../_support/start-example.js";
 
-/** The README's command, plus what running from this repository's sources needs. */
-function denoArgs(port: number): string[] {
-  return [
-    "run",
-    "--sloppy-imports",
-    "--node-modules-dir=manual",
-    "--conditions=@petstore/source",
-    "--allow-env=PORT,PETSTORE_DB,LIBSQL_JS_DEV",
-    "--allow-sys=cpus,networkInterfaces,hostname",
-    "--allow-ffi=node_modules/@libsql/linux-x64-gnu/index.node",
-    `--allow-net=127.0.0.1:${port}`,
-    "examples/deno-serve/server.ts",
-  ];
-}
+/** The README's command (its port from PORT alone), plus what running from this repository's sources needs. */
+const DENO_ARGS = [
+  "run",
+  "--sloppy-imports",
+  "--node-modules-dir=manual",
+  "--conditions=@petstore/source",
+  "--allow-env=PORT,PETSTORE_DB,LIBSQL_JS_DEV",
+  "--allow-sys=cpus,networkInterfaces,hostname",
+  "--allow-ffi=node_modules/@libsql/linux-x64-gnu/index.node",
+  "--allow-net=127.0.0.1",
+  "examples/deno-serve/server.ts",
+];
 
 describe("the deno-serve example", () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-deno-serve-"));
@@ -28,7 +26,7 @@ describe("the deno-serve example", () => {
 
   async function start() {
     const port = await freePort();
-    example = await startExample(`${BIN}/deno`, denoArgs(port), {
+    example = await startExample(`${BIN}/deno`, DENO_ARGS, {
       ready: /curl .*\n/,
       env: { PORT: String(port), PETSTORE_DB: db, NO_COLOR: "1" },
       timeoutMs: 30_000,

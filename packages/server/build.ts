@@ -92,7 +92,7 @@ const result = await Bun.build({
   minify: true,
   // The bundle compiled to JavaScriptCore bytecode at build time, so a start skips parsing
   // and compiling its 2.4 MB of JavaScript: a restart on an existing database went from a
-  // median of 57 to 35 ms here (issue 23 §5). ESM bytecode needs --compile, which this is.
+  // median of 57 to 35 ms here. ESM bytecode needs --compile, which this is.
   bytecode: true,
   format: "esm",
   // Code loaded with import() in its own chunk, evaluated when imported: with one chunk, the

@@ -4,12 +4,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.js";
 
+/** The tables the four ports keep their data in. */
+const DATA_TABLES =
+  "pets, orders, api_keys, key_audit, key_usage_minutes, key_usage_days, admin_tokens, rate_limits, idempotency_keys, health_probe";
+
 /**
- * The tables the four ports keep their data in: emptied between tests that share a database
- * behind PgBouncer (which passes no `search_path`, so a schema per test cannot be chosen).
+ * Empties the ports' tables, between tests that share a database behind PgBouncer (which
+ * passes no `search_path`, so a schema per test cannot be chosen), through a direct
+ * connection. The audit trail refuses TRUNCATE to everyone but its table's owner, who may
+ * set the trigger aside in a transaction, as here.
  */
-export const DATA_TABLES =
-  "pets, orders, api_keys, key_audit, admin_tokens, rate_limits, idempotency_keys, health_probe";
+export async function emptyDataTables(direct: {
+  begin(run: (sql: { unsafe(query: string): PromiseLike<unknown> }) => Promise<unknown>): PromiseLike<unknown>;
+}): Promise<void> {
+  await direct.begin(async (sql) => {
+    await sql.unsafe("ALTER TABLE key_audit DISABLE TRIGGER key_audit_never_truncated");
+    await sql.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+    await sql.unsafe("ALTER TABLE key_audit ENABLE TRIGGER key_audit_never_truncated");
+  });
+}
 
 /** How PgBouncer hands server connections to its clients (`pool_mode`). */
 export type PoolMode = "session" | "transaction" | "statement";

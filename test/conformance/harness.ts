@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, afterEach, beforeEach, inject } from "vitest";
 import { tempDatabase } from "../_support/libsql-database.js";
-import { DATA_TABLES, type PgBouncer, startPgBouncer } from "../_support/pgbouncer.js";
+import { emptyDataTables, type PgBouncer, startPgBouncer } from "../_support/pgbouncer.js";
 import { postgresClient, usePostgresDatabase } from "../_support/postgres-database.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { useWorkerdBindings } from "../_support/workerd.js";
@@ -24,7 +24,7 @@ import {
  * storage sits behind `createPetstore`.
  */
 
-export type AdapterSet = Adapters;
+type AdapterSet = Adapters;
 
 export interface AdapterKit {
   name: string;
@@ -136,7 +136,7 @@ function pgbouncerKit(): AdapterKit {
     name: "postgres through pgbouncer (transaction pooling)",
     open: async (clock) => {
       const bouncer = await (ready ??= setUp());
-      await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+      await emptyDataTables(direct);
       const sql = postgres(bouncer.url(name), { max: 4, prepare: false, onnotice: () => {} });
       return { adapters: postgresAdapters({ sql }, { clock }), close: () => sql.end({ timeout: 5 }) };
     },
@@ -157,7 +157,7 @@ function libsqlKit(name: string, open: typeof tempDatabase): AdapterKit {
 /** 2026-11-21 12:00:10 UTC: 50 s before the minute window resets. */
 export const T0 = Date.UTC(2026, 10, 21, 12, 0, 10);
 export const BASE = "http://petstore.test";
-export const ADDRESS = "203.0.113.7";
+const ADDRESS = "203.0.113.7";
 
 export interface CallOptions {
   key?: string | undefined;

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../_support/chromium.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminToken } from "./_admin.js";
+import { adminListening, adminToken } from "./_admin.js";
 import { ensureBinary, ROOT } from "./_binary.js";
 import {
   binaryServe,
@@ -14,18 +15,6 @@ import {
   tempDatabaseUrl,
 } from "./_processes.js";
 
-/** Debian's chromium (scripts/test-tools.sh installs it), as in docs-browser.test.ts. */
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
 const WAIT_MS = 20_000;
 /**
  * Where the page's screenshots go for docs/keys.md when PETSTORE_SCREENSHOTS is set (e.g.
@@ -45,10 +34,8 @@ beforeAll(async () => {
   db = tempDatabaseUrl();
   token = await adminToken(db);
   server = await startServer([...binaryServe(db), "--admin-listen", "0"]);
-  adminUrl = server.stdout
-    .map((line) => JSON.parse(line) as { event?: string; url?: string })
-    .find((entry) => entry.event === "admin listening")!.url!;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  adminUrl = adminListening(server).url;
+  browser = await launchChromium();
   if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
 }, 150_000);
 

@@ -1,7 +1,7 @@
 import { copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureBinary, ROOT } from "./_binary.js";
+import { BINARY, ensureBinary, ROOT } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
 import {
   binaryServe,
@@ -39,7 +39,8 @@ describe("the petstore binary's command line", () => {
     const lines = result.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
     expect(lines[0]).toBe("petstore: unknown flag --prot for 'petstore serve'");
-    expect(lines[1]).toMatch(/^Usage: petstore serve \[--port 8080\]/);
+    // The binary is not on PATH here: the hint names it by its path, which a shell runs.
+    expect(lines[1]!.startsWith(`Usage: ${BINARY} serve [--port 8080]`)).toBe(true);
   });
 
   it("exits 2 on a bad value from a flag or an environment variable", async () => {
@@ -110,7 +111,7 @@ describe("the petstore binary's command line", () => {
     expect([memory.code, memory.stdout, memory.stderr.split("\n")[0]]).toEqual([
       2,
       "",
-      "petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
+      `petstore: --db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see '${BINARY} serve --help')`,
     ]);
     // Nothing but the one database (and its WAL files): no file named after :memory:.
     expect(readdirSync(dir).filter((name) => !name.startsWith("petstore.db"))).toEqual([]);
@@ -301,24 +302,42 @@ describe("the petstore binary on its own", () => {
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });
 
+  /** The --dev banner's "Make another key:" command, once the server printed it. */
+  async function anotherKeyLine(server: Server): Promise<string> {
+    await waitFor(() => server.stdout.some((line) => line.startsWith("Make another key:")));
+    return server.stdout.find((line) => line.startsWith("Make another key: "))!.slice("Make another key: ".length);
+  }
+
   it("with --dev on a database without keys, prints a key, its limits and ban, and how to make another that works", async () => {
     const db = tempDatabaseUrl("dev.db");
     const server = await startServer([...binaryServe(db), "--dev"]);
-    await waitFor(() => server.stdout.some((line) => line.startsWith("Make another key:")));
+    const another = await anotherKeyLine(server);
     const banner = server.stdout.slice(server.stdout.findIndex((line) => line.startsWith("Development mode")));
     expect(banner).toContain(
       "It allows 60 requests a minute and 1000 a day; past 30 refusals (429) within a minute it is banned for 10 minutes.",
     );
-    const another = banner.find((line) => line.startsWith("Make another key: "))!.slice("Make another key: ".length);
-    expect(another).toBe(`petstore keys create --plan free --db ${db}`);
-    expect(banner).toContain(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
-    // The line as printed makes a key in the server's own database, which the server then accepts.
-    const made = await cli([...another.split(" ").slice(1), "--json"]);
+    // Not on PATH: the binary by its path, the one form a shell runs.
+    expect(another).toBe(`${BINARY} keys create --plan free --db ${db}`);
+    // The line as printed, run by a shell, makes a key in the server's own database, which the server then accepts.
+    const made = await cli(["-c", `${another} --json`], { executable: "bash" });
     expect(JSON.parse(made.stdout)).toMatchObject({ database: db.slice("file:".length), databaseCreated: false });
     const answer = await fetch(`${server.url}/v1/pets`, {
       headers: { authorization: `Bearer ${JSON.parse(made.stdout).key}` },
     });
     expect(answer.status).toBe(200);
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("with --dev, names itself petstore when PATH finds it by that name", async () => {
+    const db = tempDatabaseUrl("dev-on-path.db");
+    const bin = tempDir();
+    const installed = join(bin, "petstore");
+    copyFileSync(BINARY, installed);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+    const server = await startServer([installed, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db, "--dev"], {
+      env,
+    });
+    expect(await anotherKeyLine(server)).toBe(`petstore keys create --plan free --db ${db}`);
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   });
 

@@ -1,23 +1,12 @@
 import { copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../_support/chromium.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "./_binary.js";
 import { cleanUp, type Server, startServer, tempDir } from "./_processes.js";
 
-/** Debian's chromium; CI (.ci/run) installs it, so a missing browser fails the suite. */
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
 /** Where the rendered page is saved, to look at when the suite fails. */
 const SCREENSHOT = join(tmpdir(), "petstore-docs.png");
 /** The bound on every wait in the browser. */
@@ -35,7 +24,7 @@ beforeAll(async () => {
     cwd: dir,
     env: { PATH: tempDir(), HOME: dir, TMPDIR: dir },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  browser = await launchChromium();
 }, 150_000);
 
 afterAll(async () => {

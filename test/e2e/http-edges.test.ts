@@ -3,6 +3,7 @@ import { ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
 import { binaryServe, cleanUp, createKey, type Server, startServer, tempDatabaseUrl, waitFor } from "./_processes.js";
 import { parseResponse, rawExchange, rawRequest } from "./_raw-http.js";
+import { expectApi413, expectRuntimeAnswer, RUNTIME_ANSWERS } from "./_runtime-answers.js";
 
 /**
  * The edges of HTTP against the compiled binary, over raw loopback sockets: requests a
@@ -164,5 +165,33 @@ describe("pipelined HTTP/1.1 requests (several in one write)", () => {
     const exchange = await rawExchange(port, Buffer.concat([get, get]), { after: "wait", deadlineMs: 5_000 });
     expect(exchange.received, LIMITATION).toBe("");
     expect(exchange.closedBy).toBe("server");
+  });
+});
+
+/**
+ * What the runtime's HTTP parser refuses before the server sees it (docs/http-contract.md,
+ * "Answers the runtime makes itself"): Bun gives no hook there (its `error` handler hears only
+ * what the server's fetch throws), so these answers carry none of the contract's headers.
+ */
+describe("answers Bun makes itself", () => {
+  it.each(RUNTIME_ANSWERS)("answers $what as the contract's document says", async ({ request, bun }) => {
+    await expectRuntimeAnswer(port, "bun", request, bun);
+  });
+
+  it("writes no access-log line for them: the server never saw the request", async () => {
+    const refused = rawRequest("GET", "/v1/pets", { "X-Request-Id": "refused-by-bun", "X-Note": "a\0b" });
+    await expectRuntimeAnswer(port, "bun", refused, { status: 400 });
+    // A request the server did see, sent after it, is logged: the refused one would be by then.
+    await api("/v1/pets", { headers: { "X-Request-Id": "after-refused" } });
+    await logLine("after-refused");
+    expect(server.stdout.filter((line) => line.includes("refused-by-bun"))).toEqual([]);
+  });
+
+  it("refuses HTTP/2 without TLS (a client starting with its preface) with its own 400, where Deno speaks it", async () => {
+    await expectRuntimeAnswer(port, "bun", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1"), { status: 400 });
+  });
+
+  it("leaves every 413 to the API: a declared body past Bun's own 128 MiB limit gets the API's Error body and headers", async () => {
+    await expectApi413(port, key);
   });
 });

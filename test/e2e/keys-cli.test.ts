@@ -1,10 +1,20 @@
+import { hostname, userInfo } from "node:os";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { libfaketime } from "../_support/libfaketime.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, createKey, startServer, tempDatabaseUrl, waitFor } from "./_processes.js";
+import {
+  binaryServe,
+  cleanUp,
+  cli,
+  createKey,
+  startServer,
+  stopProcess,
+  tempDatabaseUrl,
+  waitFor,
+} from "./_processes.js";
 
 /**
  * Issue 29 §3, CLI parity, from outside: the compiled `petstore` changes a key in the
@@ -190,5 +200,45 @@ describe("a key rolled by the CLI", () => {
     expect((await client(later.url, rolled.key)("/v1/pets?limit=1")).status).toBe(200);
     // Meanwhile, on the server at the real time, the old secret still works.
     expect((await client(server.url, oldKey)("/v1/pets?limit=1")).status).toBe(200);
+  });
+});
+
+describe("a key past its expiry", () => {
+  /** The message of one request with `key` to a server started at `FAKETIME` (libfaketime's offset from now). */
+  async function answerAt(db: string, key: string, offset: string): Promise<[number, string]> {
+    const server = await startServer(binaryServe(db), {
+      env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: offset },
+    });
+    try {
+      const response = await client(server.url, key)("/v1/pets?limit=1");
+      return [response.status, ((await response.json()) as { message: string }).message];
+    } finally {
+      await stopProcess(server.child, "SIGTERM");
+    }
+  }
+
+  it("keeps saying it expired, a minute and a day after, and a revoked one that it was revoked", async () => {
+    const db = tempDatabaseUrl();
+    const expiresAt = new Date(Date.now() + 30_000).toISOString();
+    const { key } = await createKey(db, ["--plan", "free", "--expires", expiresAt]);
+    const { key: revoked, id } = await createKey(db, ["--plan", "free"]);
+    await petstore(["keys", "revoke", id, "--db", db]);
+    for (const offset of ["+90s", "+1d"])
+      expect(await answerAt(db, key, offset), offset).toEqual([401, "The API key has expired"]);
+    expect(await answerAt(db, revoked, "+0s")).toEqual([401, "The API key has been revoked"]);
+  });
+});
+
+describe("the CLI on a fresh machine", () => {
+  it("makes the database for the first admin token, saying where, and records the process's user when USER is unset", async () => {
+    const db = tempDatabaseUrl();
+    const { USER: _user, LOGNAME: _logname, ...env } = process.env;
+    const made = await cli(["admin-tokens", "create", "--db", db], { env });
+    expect(made.code).toBe(0);
+    expect(made.stdout.split("\n")[1]).toMatch(
+      /^Stored in a new database, \/\S+\/petstore\.db: there was none at that path\./,
+    );
+    const [entry] = await petstore(["audit", "--db", db, "--json"]);
+    expect(entry.actor.who).toBe(`cli:${userInfo().username}@${hostname()}`);
   });
 });

@@ -306,6 +306,8 @@ describe("petstore serve --limiter redis://", () => {
       await admin.config("SET", "requirepass", "");
     }
     await until200(api);
+    // Health says what is so now: no afterglow of the refusals once requests succeed again.
+    expect(await health()).toEqual({ status: "ok" });
     expect(server.stderr.join("\n")).not.toContain("Stream isn't writeable");
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);

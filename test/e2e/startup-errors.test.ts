@@ -115,10 +115,11 @@ describe("the binary's start-up errors", () => {
   describe("on a database this user may not write", () => {
     let binary: string;
     // TMPDIR /tmp, where nobody may unpack the native driver whatever this run's TMPDIR is.
-    const asNobody = (args: string[]) =>
+    const asNobody = (args: string[], cwd?: string, env: NodeJS.ProcessEnv = {}) =>
       cli(["--reuid=65534", "--regid=65534", "--clear-groups", binary, ...args], {
         executable: "setpriv",
-        env: { ...process.env, TMPDIR: "/tmp" },
+        env: { ...process.env, TMPDIR: "/tmp", ...env },
+        ...(cwd && { cwd }),
       });
     let path: string;
     beforeAll(async () => {
@@ -132,7 +133,8 @@ describe("the binary's start-up errors", () => {
     });
 
     it("names the owner and the two fixes, for serve, keys create and keys revoke", async () => {
-      const problem = `the database file ${path} belongs to root, and this process runs as nobody, who may not write it: run petstore as root (sudo -u root petstore ...), or give the files to nobody (sudo chown nobody ${path}*)`;
+      // The binary is not on PATH: the command to run again is its path.
+      const problem = `the database file ${path} belongs to root, and this process runs as nobody, who may not write it: run petstore as root (sudo -u root ${binary} ...), or give the files to nobody (sudo chown nobody ${path}*)`;
       const serve = await asNobody(["serve", "--host", "127.0.0.1", "--port", "0", "--db", `file:${path}`]);
       expect(serve.code).toBe(1);
       expect(errorLines(serve.stderr).filter((line) => !line.startsWith("{"))).toEqual([
@@ -156,6 +158,38 @@ describe("the binary's start-up errors", () => {
       expect([create.code, errorLines(create.stderr)]).toEqual([
         1,
         [`petstore: the database file ${own} is not writable (mode 444) by its owner nobody: chmod u+w ${own}`],
+      ]);
+    }, 30_000);
+
+    const elsewhere = "file:/var/lib/petstore/petstore.db (sudo install -d -o nobody /var/lib/petstore makes it)";
+
+    it("run from / without --db, says the default is petstore.db in the current directory and to name a place, never to chown /", async () => {
+      const serve = await asNobody(["serve", "--host", "127.0.0.1", "--port", "0"], "/");
+      expect([serve.code, errorLines(serve.stderr)]).toEqual([
+        1,
+        [
+          `petstore: cannot open database /petstore.db: its directory / belongs to root, and this process runs as nobody, who may not write it. Without --db the database is petstore.db in the current directory, /, which is not nobody's to write: run petstore where nobody may write, or name a place, e.g. --db ${elsewhere}`,
+        ],
+      ]);
+    }, 30_000);
+
+    it("for a --db in a system directory, says to give --db another file, never to chown it or to run as root", async () => {
+      const create = await asNobody(["keys", "create", "--plan", "free", "--db", "file:/usr/petstore.db"]);
+      expect([create.code, errorLines(create.stderr)]).toEqual([
+        1,
+        [
+          `petstore: cannot open database /usr/petstore.db: its directory /usr belongs to root, and this process runs as nobody, who may not write it, and /usr is not nobody's to write: give --db a file in a directory nobody may write, e.g. --db ${elsewhere}`,
+        ],
+      ]);
+    }, 30_000);
+
+    it("says so in PETSTORE_DB's own form when the variable named the database", async () => {
+      const etc = await asNobody(["serve", "--host", "127.0.0.1", "--port", "0"], "/", {
+        PETSTORE_DB: "file:/etc/petstore.db",
+      });
+      expect(etc.code).toBe(1);
+      expect(errorLines(etc.stderr)).toEqual([
+        `petstore: cannot open database /etc/petstore.db: its directory /etc belongs to root, and this process runs as nobody, who may not write it, and /etc is not nobody's to write: give PETSTORE_DB a file in a directory nobody may write, e.g. PETSTORE_DB=${elsewhere}`,
       ]);
     }, 30_000);
   });

@@ -3,12 +3,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { libfaketime } from "../_support/libfaketime.js";
 import { usePostgresDatabases } from "../_support/postgres-database.js";
 import { POSTGRES_BIN } from "../_support/postgres-server.js";
 import { ensureBinary, ROOT } from "./_binary.js";
 import { client } from "./_http.js";
-import { binaryServe, cleanUp, cli, startServer, tempDatabaseUrl, waitFor } from "./_processes.js";
+import { binaryServe, cleanUp, cli, startServer, stopProcess, tempDatabaseUrl, waitFor } from "./_processes.js";
 
 /**
  * Issue 29: "the existing keys keep working after the upgrade". The databases are the ones the
@@ -28,7 +27,10 @@ const NEW_MIGRATIONS = [
   "the life of a key: expiry, rolls, last use, audit trail",
   "deployment settings",
   "admin tokens",
+  "usage history",
 ];
+/** PostgreSQL has TRUNCATE, which its row triggers do not see: one more migration refuses it on the trail. */
+const NEW_POSTGRES_MIGRATIONS = [...NEW_MIGRATIONS, "the audit trail never truncated"];
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -91,6 +93,7 @@ describe.each([
     engine: "libSQL",
     keys: OLD_KEYS.libsql,
     versionsBefore: [1, 2, 3, 4, 5],
+    newMigrations: NEW_MIGRATIONS,
     async load() {
       const db = tempDatabaseUrl();
       execFileSync("sqlite3", [db.slice("file:".length)], {
@@ -103,6 +106,7 @@ describe.each([
     engine: "PostgreSQL",
     keys: OLD_KEYS.postgres,
     versionsBefore: [1, 2],
+    newMigrations: NEW_POSTGRES_MIGRATIONS,
     async load() {
       const db = await databases.create("upgrade");
       execFileSync(
@@ -122,124 +126,129 @@ describe.each([
       return db;
     },
   },
-])("keys made before issue 29, on a $engine database today's binary upgrades", ({ keys, versionsBefore, load }) => {
-  it("keep their limits and revocation, and take show, list, update, roll and their last use", async () => {
-    const startedAt = Date.now();
-    const db = await load();
-    const before = await migrations(db);
-    expect(before.map((row) => row.version)).toEqual(versionsBefore);
+])(
+  "keys made before issue 29, on a $engine database today's binary upgrades",
+  ({ keys, versionsBefore, newMigrations, load }) => {
+    it("keep their limits and revocation, and take show, list, update, roll, their last use and usage", async () => {
+      const startedAt = Date.now();
+      const db = await load();
+      const before = await migrations(db);
+      expect(before.map((row) => row.version)).toEqual(versionsBefore);
 
-    // The server migrates at start: the old keys are served by the new statements.
-    const server = await startServer(binaryServe(db));
-    const after = await migrations(db);
-    expect(after.slice(0, before.length)).toEqual(before);
-    const last = versionsBefore.at(-1)!;
-    expect(after.slice(before.length)).toEqual(
-      NEW_MIGRATIONS.map((name, index) => ({ version: last + 1 + index, name })),
-    );
-    expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
-
-    const free = await client(server.url, keys.free.key)("/v1/pets?limit=1");
-    expect([free.status, free.headers.get("x-ratelimit-limit")]).toEqual([200, "60"]);
-    const enterprise = await client(server.url, keys.enterprise.key)("/v1/pets?limit=1");
-    expect([
-      enterprise.status,
-      enterprise.headers.get("x-ratelimit-limit"),
-      enterprise.headers.get("ratelimit-policy"),
-    ]).toEqual([200, "5000", '"minute";q=5000;w=60, "day";q=250000;w=86400']);
-    const revoked = await client(server.url, keys.revoked.key)("/v1/pets?limit=1");
-    expect([revoked.status, ((await revoked.json()) as { code: string }).code]).toEqual([401, "unauthorized"]);
-
-    // The CLI shows them with the new fields empty: no expiry, no roll; a use is written up to a minute late.
-    const lastUse = (view: { lastUsedAt: string | null }) =>
-      view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
-    const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as {
-      id: string;
-      lastUsedAt: string | null;
-    }[];
-    expect(listed.map((view) => view.id)).toEqual([keys.free.id, keys.enterprise.id, keys.revoked.id]);
-    expect(listed.every(lastUse)).toBe(true);
-    const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
-    const unchanged = { expiresAt: null, rolling: null };
-    const shownFree = await shown(keys.free);
-    expect(shownFree).toMatchObject({
-      ...unchanged,
-      plan: "free",
-      perMinute: 60,
-      perDay: 1_000,
-      label: "free before issue 29",
-      revokedAt: null,
-    });
-    expect(lastUse(shownFree)).toBe(true);
-    // Made by the old release, not at the upgrade.
-    expect(Date.parse(shownFree.createdAt)).toBeLessThan(startedAt);
-    expect(await shown(keys.enterprise)).toMatchObject({
-      ...unchanged,
-      plan: "enterprise",
-      perMinute: 5_000,
-      perDay: 250_000,
-      revokedAt: null,
-    });
-    const shownRevoked = await shown(keys.revoked);
-    expect(shownRevoked).toMatchObject({ ...unchanged, plan: "pro", lastUsedAt: null, revokedAt: expect.any(String) });
-    expect(Date.parse(shownRevoked.revokedAt)).toBeLessThan(startedAt);
-
-    // Update: the running server applies the enterprise key's new minute limit; its own day limit stays.
-    await petstore(["keys", "update", keys.enterprise.id, "--per-minute", "7000", "--db", db]);
-    expect(await shown(keys.enterprise)).toMatchObject({ perMinute: 7_000, perDay: 250_000 });
-    const updated = await answerOnceCacheExpired(
-      () => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"),
-      (response) => response.headers.get("x-ratelimit-limit") === "7000",
-    );
-    expect(updated.status).toBe(200);
-
-    // Roll: the old secret answers with Sunset until the overlap ends, the new one without.
-    const rolled = await petstore(["keys", "roll", keys.free.id, "--overlap", "1h", "--db", db, "--json"]);
-    expect(rolled).toMatchObject({
-      id: keys.free.id,
-      plan: "free",
-      rolling: { since: expect.any(String), until: expect.any(String) },
-    });
-    const old = await answerOnceCacheExpired(
-      () => client(server.url, keys.free.key)("/v1/pets?limit=1"),
-      (response) => response.headers.has("sunset"),
-    );
-    expect([old.status, old.headers.get("sunset")]).toEqual([200, new Date(rolled.rolling.until).toUTCString()]);
-    const fresh = await client(server.url, rolled.key)("/v1/pets?limit=1");
-    expect([fresh.status, fresh.headers.get("x-ratelimit-limit"), fresh.headers.has("sunset")]).toEqual([
-      200,
-      "60",
-      false,
-    ]);
-
-    // A revoked key stays revoked for the new commands too.
-    const refused = await cli(["keys", "update", keys.revoked.id, "--per-minute", "7000", "--db", db]);
-    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${keys.revoked.id} was revoked at`)]);
-
-    // The audit trail begins at the upgrade: the old release recorded no creation.
-    const trail = async (key: OldKey) =>
-      ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map(
-        (entry) => entry.action,
+      // The server migrates at start: the old keys are served by the new statements.
+      const server = await startServer(binaryServe(db));
+      const after = await migrations(db);
+      expect(after.slice(0, before.length)).toEqual(before);
+      const last = versionsBefore.at(-1)!;
+      expect(after.slice(before.length)).toEqual(
+        newMigrations.map((name, index) => ({ version: last + 1 + index, name })),
       );
-    expect([await trail(keys.free), await trail(keys.enterprise), await trail(keys.revoked)]).toEqual([
-      ["roll"],
-      ["update"],
-      [],
-    ]);
+      expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
 
-    // Last use: a server writes its keys' uses a minute after the first; this one's clock runs
-    // 30 times as fast (libfaketime), so its minute passes in 2 s. The revoked key's 401 is no use.
-    const fast = await startServer(binaryServe(db), {
-      env: { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: "+0 x30" },
-    });
-    expect((await client(fast.url, keys.enterprise.key)("/v1/pets?limit=1")).status).toBe(200);
-    expect((await client(fast.url, keys.revoked.key)("/v1/pets?limit=1")).status).toBe(401);
-    let used: { lastUsedAt: string | null } = { lastUsedAt: null };
-    await waitFor(async () => (used = await shown(keys.enterprise)).lastUsedAt !== null, 10_000, {
-      every: 250,
-      what: "the enterprise key's last use written",
-    });
-    expect(Date.parse(used.lastUsedAt!)).toBeGreaterThanOrEqual(startedAt);
-    expect((await shown(keys.revoked)).lastUsedAt).toBeNull();
-  }, 60_000);
-});
+      const free = await client(server.url, keys.free.key)("/v1/pets?limit=1");
+      expect([free.status, free.headers.get("x-ratelimit-limit")]).toEqual([200, "60"]);
+      const enterprise = await client(server.url, keys.enterprise.key)("/v1/pets?limit=1");
+      expect([
+        enterprise.status,
+        enterprise.headers.get("x-ratelimit-limit"),
+        enterprise.headers.get("ratelimit-policy"),
+      ]).toEqual([200, "5000", '"minute";q=5000;w=60, "day";q=250000;w=86400']);
+      const revoked = await client(server.url, keys.revoked.key)("/v1/pets?limit=1");
+      expect([revoked.status, ((await revoked.json()) as { code: string }).code]).toEqual([401, "unauthorized"]);
+
+      // The CLI shows them with the new fields empty: no expiry, no roll; a use is written within 10 s.
+      const lastUse = (view: { lastUsedAt: string | null }) =>
+        view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
+      const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as {
+        id: string;
+        lastUsedAt: string | null;
+      }[];
+      expect(listed.map((view) => view.id)).toEqual([keys.free.id, keys.enterprise.id, keys.revoked.id]);
+      expect(listed.every(lastUse)).toBe(true);
+      const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
+      const unchanged = { expiresAt: null, rolling: null };
+      const shownFree = await shown(keys.free);
+      expect(shownFree).toMatchObject({
+        ...unchanged,
+        plan: "free",
+        perMinute: 60,
+        perDay: 1_000,
+        label: "free before issue 29",
+        revokedAt: null,
+      });
+      expect(lastUse(shownFree)).toBe(true);
+      // Made by the old release, not at the upgrade.
+      expect(Date.parse(shownFree.createdAt)).toBeLessThan(startedAt);
+      expect(await shown(keys.enterprise)).toMatchObject({
+        ...unchanged,
+        plan: "enterprise",
+        perMinute: 5_000,
+        perDay: 250_000,
+        revokedAt: null,
+      });
+      const shownRevoked = await shown(keys.revoked);
+      expect(shownRevoked).toMatchObject({
+        ...unchanged,
+        plan: "pro",
+        lastUsedAt: null,
+        revokedAt: expect.any(String),
+      });
+      expect(Date.parse(shownRevoked.revokedAt)).toBeLessThan(startedAt);
+
+      // Update: the running server applies the enterprise key's new minute limit; its own day limit stays.
+      await petstore(["keys", "update", keys.enterprise.id, "--per-minute", "7000", "--db", db]);
+      expect(await shown(keys.enterprise)).toMatchObject({ perMinute: 7_000, perDay: 250_000 });
+      const updated = await answerOnceCacheExpired(
+        () => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"),
+        (response) => response.headers.get("x-ratelimit-limit") === "7000",
+      );
+      expect(updated.status).toBe(200);
+
+      // Roll: the old secret answers with Sunset until the overlap ends, the new one without.
+      const rolled = await petstore(["keys", "roll", keys.free.id, "--overlap", "1h", "--db", db, "--json"]);
+      expect(rolled).toMatchObject({
+        id: keys.free.id,
+        plan: "free",
+        rolling: { since: expect.any(String), until: expect.any(String) },
+      });
+      const old = await answerOnceCacheExpired(
+        () => client(server.url, keys.free.key)("/v1/pets?limit=1"),
+        (response) => response.headers.has("sunset"),
+      );
+      expect([old.status, old.headers.get("sunset")]).toEqual([200, new Date(rolled.rolling.until).toUTCString()]);
+      const fresh = await client(server.url, rolled.key)("/v1/pets?limit=1");
+      expect([fresh.status, fresh.headers.get("x-ratelimit-limit"), fresh.headers.has("sunset")]).toEqual([
+        200,
+        "60",
+        false,
+      ]);
+
+      // A revoked key stays revoked for the new commands too.
+      const refused = await cli(["keys", "update", keys.revoked.id, "--per-minute", "7000", "--db", db]);
+      expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${keys.revoked.id} was revoked at`)]);
+
+      // The audit trail begins at the upgrade: the old release recorded no creation.
+      const trail = async (key: OldKey) =>
+        ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map(
+          (entry) => entry.action,
+        );
+      expect([await trail(keys.free), await trail(keys.enterprise), await trail(keys.revoked)]).toEqual([
+        ["roll"],
+        ["update"],
+        [],
+      ]);
+
+      // Last use and usage: a server writes its counts with its keys' last uses at least every
+      // 10 s, and when it stops. The revoked key's 401s count as its own, and are no use.
+      const another = await startServer(binaryServe(db));
+      expect((await client(another.url, keys.enterprise.key)("/v1/pets?limit=1")).status).toBe(200);
+      expect((await client(another.url, keys.revoked.key)("/v1/pets?limit=1")).status).toBe(401);
+      await Promise.all([server, another].map((each) => stopProcess(each.child, "SIGTERM")));
+      const used = await shown(keys.enterprise);
+      expect(Date.parse(used.lastUsedAt!)).toBeGreaterThanOrEqual(startedAt);
+      expect((await shown(keys.revoked)).lastUsedAt).toBeNull();
+      const usage = await petstore(["keys", "usage", keys.revoked.id, "--since", "1h", "--db", db, "--json"]);
+      expect(usage.totals).toEqual({ admitted: 0, rateLimited: 0, banned: 0, unauthorized: 2 });
+    }, 60_000);
+  },
+);

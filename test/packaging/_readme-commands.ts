@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 
@@ -30,6 +31,20 @@ export function pathWithoutBunOrDeno(path = process.env.PATH ?? ""): string {
 
 /** npm as a user's would run, with no audit or fund chatter, answering from the cache first. */
 export const npmQuietly = { npm_config_audit: "false", npm_config_fund: "false", npm_config_prefer_offline: "true" };
+
+/**
+ * A new, empty directory outside the repository, and the environment of a newcomer's shell there,
+ * as the examples' READMEs assume it: `PETSTORE_CHECKOUT` naming the checkout `checkout` (where a
+ * README's commands take its files and the tarballs from, after `npm run pack`), npm quiet, and
+ * no `bun` or `deno` on PATH. The caller removes the directory.
+ */
+export function emptyDirectory(prefix: string, checkout: string): { dir: string; env: NodeJS.ProcessEnv } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    dir,
+    env: { ...process.env, ...npmQuietly, PETSTORE_CHECKOUT: checkout, PATH: pathWithoutBunOrDeno(), NO_COLOR: "1" },
+  };
+}
 
 /** Runs one command line with bash in `cwd`; rejects with its output when it fails. */
 export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
@@ -80,7 +95,7 @@ export function startLine(
 }
 
 /** The process ids of `pid`'s descendants, from /proc (wrangler dev's workerd among them). */
-export function descendants(pid: number): number[] {
+function descendants(pid: number): number[] {
   const parents = new Map<number, number>();
   for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {

@@ -6,13 +6,14 @@
  * three module resolutions.
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../_support/free-port.js";
 import {
+  emptyDirectory,
   killWithDescendants,
   npmQuietly,
   pathWithoutBunOrDeno,
@@ -204,12 +205,13 @@ describe.each([
 });
 
 /**
- * Each example's README, followed word by word: its `sh` block run line by line in a fresh
- * project outside the repository holding the example's files and the two tarballs, as the
- * README says, on a PATH without `bun` or `deno` (a newcomer's machine: the READMEs install
- * them with npm). Only what a README leaves to the reader is filled in: a free port (`PORT=0`,
- * or the port Deno's `--allow-net` names), and for the clients the address and key of a
- * running Pet Store. A server's printed `curl` line is then tried.
+ * Each example's README, followed word by word: its `sh` block run line by line in an empty
+ * directory outside the repository, as a newcomer's shell with `PETSTORE_CHECKOUT` naming this
+ * checkout, whose `npm run pack` wrote the tarballs: the README's own commands copy the example's
+ * files and the tarballs in (so a file it does not name is missing, and the example fails), on a
+ * PATH without `bun` or `deno` (the READMEs install them with npm). Only what a README leaves to
+ * the reader is filled in: a free port (`PORT`, which alone moves a server), and for the clients
+ * the address and key of a running Pet Store. A server's printed `curl` line is then tried.
  */
 describe("each example, run as its README says", () => {
   const EXAMPLES = join(ROOT, "examples");
@@ -221,14 +223,12 @@ describe("each example, run as its README says", () => {
     for (const dir of projects) rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 
-  /** A fresh project with the example's files and the tarballs; the environment its commands run in. */
+  /** An empty directory for `example`, and the environment its README's commands run in. */
   function projectFor(example: string): { dir: string; env: NodeJS.ProcessEnv } {
-    const dir = mkdtempSync(join(tmpdir(), `petstore-example-${example}-`));
-    projects.push(dir);
-    cpSync(join(EXAMPLES, example), dir, { recursive: true, filter: (path) => !path.endsWith("README.md") });
-    for (const name of ["core", "adapters"])
-      copyFileSync(join(TARBALLS, `petstore-${name}-1.0.0.tgz`), join(dir, `petstore-${name}-1.0.0.tgz`));
-    return { dir, env: { ...process.env, ...npmQuietly, PATH: pathWithoutBunOrDeno(), PORT: "0", NO_COLOR: "1" } };
+    const project = emptyDirectory(`petstore-example-${example}-`, ROOT);
+    projects.push(project.dir);
+    expect(readdirSync(project.dir)).toEqual([]);
+    return { dir: project.dir, env: { ...project.env, PORT: "0" } };
   }
 
   it("runs them where no bun or deno is on PATH", async () => {
@@ -243,17 +243,13 @@ describe("each example, run as its README says", () => {
     block = 0,
   ): Promise<{ url: string; key: string; dir: string; env: NodeJS.ProcessEnv }> {
     const { dir, env } = projectFor(example);
-    // Deno's --allow-net names the port: the one the server is told to take (PORT).
-    const port = String(await freePort());
-    const lines = readmeCommands(join(EXAMPLES, example, "README.md"), block).map((line) =>
-      line.replace(/--allow-net=127\.0\.0\.1:\d+/, `--allow-net=127.0.0.1:${port}`),
-    );
-    const serverEnv = lines.at(-1)!.includes("--allow-net=") ? { ...env, PORT: port } : env;
+    const lines = readmeCommands(join(EXAMPLES, example, "README.md"), block);
     for (const line of lines.slice(0, -1)) await runLine(line, dir, env);
+    // A port of its own (Deno's --allow-net names the host only, so PORT alone moves the server).
     const { child, match } = await startLine(
       lines.at(-1)!,
       dir,
-      serverEnv,
+      { ...env, PORT: String(await freePort()) },
       /curl -H "Authorization: Bearer (psk_\w+)" (http:\/\/\S+)/,
     );
     children.push(child);
@@ -276,8 +272,8 @@ describe("each example, run as its README says", () => {
     const readme = join(EXAMPLES, "worker-module", "README.md");
     // The third sh block, "libSQL instead of D1": local.ts under Bun.
     const { dir, env } = await runServerExample("worker-module", 2);
-    // The first block deploys to a Cloudflare account: only its installs run here.
-    for (const line of readmeCommands(readme).filter((command) => command.startsWith("npm install")))
+    // The first block deploys to a Cloudflare account: only its copies and installs run here.
+    for (const line of readmeCommands(readme).filter((command) => /^(cp|npm install) /.test(command)))
       await runLine(line, dir, env);
     const [dev, firstCurl, issueKey, execute, secondCurl, ...rest] = readmeCommands(readme, 1);
     expect([issueKey, execute, rest]).toEqual([

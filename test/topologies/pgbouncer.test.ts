@@ -16,7 +16,7 @@ import {
 } from "@petstore/core/testing";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATA_TABLES, type PgBouncer, type PoolMode, startPgBouncer } from "../_support/pgbouncer.js";
+import { emptyDataTables, type PgBouncer, type PoolMode, startPgBouncer } from "../_support/pgbouncer.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
@@ -87,7 +87,7 @@ for (const mode of ["transaction", "session"] as const) {
     const fixture =
       <T extends object>(adapters: (source: PostgresSource, clock: (() => number) | undefined) => T) =>
       async (clock?: () => number) => {
-        await direct.unsafe(`TRUNCATE ${DATA_TABLES} RESTART IDENTITY`);
+        await emptyDataTables(direct);
         const sql = postgres(bouncers.get(mode)!.url(database), clientOptions);
         return { ...adapters({ sql }, clock), close: () => sql.end({ timeout: 5 }) };
       };
@@ -107,7 +107,7 @@ for (const mode of ["transaction", "session"] as const) {
     );
     adminTokensContract(
       `postgres through pgbouncer (${mode})`,
-      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+      fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
     );
   });
 }

@@ -1,4 +1,4 @@
-import { StorageUnavailableError } from "@petstore/core";
+import { errorChain, StorageUnavailableError } from "@petstore/core";
 
 /**
  * An engine's `storageError`: `error` as the adapters throw it, a `StorageUnavailableError`
@@ -10,7 +10,7 @@ import { StorageUnavailableError } from "@petstore/core";
 export function storageErrors(reasonOf: (cause: Error) => string | undefined): (error: unknown) => unknown {
   return (error) => {
     if (error instanceof StorageUnavailableError) return error;
-    for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    for (const cause of errorChain(error)) {
       const reason = cause instanceof StorageUnavailableError ? cause.message : reasonOf(cause);
       if (reason !== undefined) return new StorageUnavailableError(reason, { cause: error });
     }

@@ -27,4 +27,9 @@ export class BoundedMap<K, V> {
     this.#entries.set(key, value);
     return this;
   }
+
+  /** Forgets every entry whose value `matches`: a walk over them all, for what is rare (a key changed by an operator). */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, value] of this.#entries) if (matches(value)) this.#entries.delete(key);
+  }
 }

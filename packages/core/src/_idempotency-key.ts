@@ -1,4 +1,5 @@
 import { sha256Hex } from "./_sha256.js";
+import { ApiError } from "./errors.js";
 
 /** An Idempotency-Key: 1 to 255 printable ASCII characters but the comma (a repeated header arrives joined by commas). */
 export const IDEMPOTENCY_KEY = /^[\x20-\x2b\x2d-\x7e]{1,255}$/;
@@ -17,4 +18,14 @@ function canonicalJson(value: unknown): string {
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value);
+}
+
+/** The answer to an Idempotency-Key whose first request still runs (409), or that came with another body (422). */
+export function idempotencyRefusal(found: "in_progress" | "mismatch"): ApiError {
+  return found === "in_progress"
+    ? new ApiError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed; retry later",
+      )
+    : new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
 }

@@ -5,14 +5,16 @@ import { arrive } from "./pipeline/arrival.js";
 import { authorize } from "./pipeline/authorize.js";
 import { type Bucket, chooseBucketStage } from "./pipeline/choose-bucket.js";
 import { chooseHandler } from "./pipeline/choose-handler.js";
-import type { ClientInfo } from "./pipeline/client-address.js";
+import type { ClientInfo } from "./http/client-address.js";
 import { type Failure, failStage } from "./pipeline/fail.js";
-import { answerBeside, isUnder } from "./pipeline/beside.js";
+import { answerBeside, isUnder } from "./http/beside.js";
 import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
-import { headResponse } from "./pipeline/head-response.js";
+import { headResponse } from "./http/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
+import { lapse } from "./pipeline/lapse.js";
 import { limitStage } from "./pipeline/limit.js";
+import { recordUsageStage } from "./pipeline/record-usage.js";
 import { refuse } from "./pipeline/refuse.js";
 import { reportStage } from "./pipeline/report.js";
 import { runStage } from "./pipeline/run.js";
@@ -29,6 +31,18 @@ export interface Petstore {
    * @example const response = await petstore.request("http://test/v1/pets", { headers: { Authorization: `Bearer ${key}` } });
    */
   request: (url: string | URL, init?: RequestInit, info?: ClientInfo) => Promise<Response>;
+  /**
+   * Adds the keys' usage counts and last uses this instance holds to `keys` now, instead of
+   * within the next 10 s: a host calls it when it stops, before it closes storage, so that a
+   * clean stop loses no count. Rejects when the store fails (the counts are kept for a retry).
+   */
+  flush: () => Promise<void>;
+  /**
+   * Drops what this instance's key cache holds of a key, so that a change to it (an upgrade, a
+   * roll, a revocation) applies to its next request here at once rather than within
+   * `keyCacheMs`: pass it to `createAdmin`'s `onKeyChange` (or `keyLife`'s `onChange`).
+   */
+  forgetKey: (keyId: string) => void;
 }
 
 /**
@@ -48,6 +62,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
+  const recordUsage = recordUsageStage(settings);
   const report = reportStage(settings);
 
   const fetch = async (request: Request, info?: ClientInfo) => {
@@ -67,7 +82,8 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit
-        const caller = authorize(identity, match, decision); // 5. 401 without a valid key, unless the route is public
+        identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
+        const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
       }
@@ -75,10 +91,16 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
       response = failure.response;
     }
-    keyUse(response, identity, decision); // an old secret told so; the key's latest use, written in batches
+    keyUse(response, identity, decision); // an old secret told so
+    recordUsage(identity, decision, failure, arrival); // the key's usage by outcome and its last use, written in batches
     if (request.method === "HEAD") response = await headResponse(response); // without its body, with its length
     report(response, { request, info, arrival, match, identity, bucket, decision, failure }); // onResponse
     return response;
   };
-  return { fetch, request: (url, init, info) => fetch(new Request(url, init), info) };
+  return {
+    fetch,
+    request: (url, init, info) => fetch(new Request(url, init), info),
+    flush: () => settings.usage?.flush() ?? Promise.resolve(),
+    forgetKey: identify.forget,
+  };
 }

@@ -1,5 +1,5 @@
 import type { PetPages } from "./pet-page-cache.js";
-import type { AnswerHeaders } from "./pipeline/answer-headers.js";
+import type { AnswerHeaders } from "./http/answer-headers.js";
 import type { ApiKeyRecord, IdempotencyStore, PetStore } from "./ports.js";
 
 /** RFC 9745 / RFC 8594 dates of the deprecated `getPet` route, in Unix ms. */

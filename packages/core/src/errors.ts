@@ -5,6 +5,7 @@ export const ERROR_STATUS = {
   invalid_parameter: 400,
   invalid_body: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
@@ -91,4 +92,16 @@ export function toErrorResponse(error: ApiError, headers?: Record<string, string
     status: error.status,
     headers: { ...headers, ...error.headers, "Content-Type": "application/json" },
   });
+}
+
+/**
+ * An error and its causes, outermost first, five deep at most: drivers wrap what really
+ * failed (a socket's code, a certificate refused) in errors of their own, so a question about
+ * why asks each of them.
+ * @example const code = errorChain(error).find((cause) => "code" in cause);
+ */
+export function errorChain(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let cause = error; cause instanceof Error && chain.length < 5; cause = cause.cause) chain.push(cause);
+  return chain;
 }

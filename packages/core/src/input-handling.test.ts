@@ -2,7 +2,7 @@ import { memoryAdapters } from "@petstore/adapters/memory";
 import fc from "fast-check";
 import * as v from "valibot";
 import { beforeAll, describe, expect, it } from "vitest";
-import { issueApiKey } from "./api-keys.js";
+import { issueApiKey } from "./keys/issue-api-key.js";
 import { createPetstore, type Petstore } from "./app.js";
 import { ERROR_STATUS } from "./errors.js";
 import { MAX_BODY_BYTES } from "./_json-body.js";

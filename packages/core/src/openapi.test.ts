@@ -1,7 +1,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeAll, describe, expect, it } from "vitest";
-import { issueApiKey } from "./api-keys.js";
+import { issueApiKey } from "./keys/issue-api-key.js";
 import { createPetstore } from "./app.js";
 import type { PetstoreOptions } from "./options.js";
 import { GET_PET_SUNSET_AT } from "./context.js";
@@ -206,7 +206,7 @@ const storeFails = { status: 500, options: () => ({ store: failingStore(() => ne
 const storeUnavailable = { status: 503, options: () => ({ store: failingStore(() => new StorageUnavailableError()) }) };
 /** One request a minute, so the second one is refused. */
 const overLimit = { status: 429, options: () => ({ plans: { free: { perMinute: 1, perDay: 10 } } }) };
-const stillRunning: Partial<IdempotencyStore> = { claim: async () => ({ state: "in_progress" }) };
+const stillRunning: Pick<IdempotencyStore, "claim"> = { claim: async () => ({ state: "in_progress" }) };
 
 /** Every status each operation can answer, each with a request that produces it. */
 const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scenario[] }> = {
@@ -231,7 +231,13 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 401, request: () => post(undefined, validPet) },
       {
         status: 409,
-        options: ({ idempotency }) => ({ idempotency: { ...idempotency, ...stillRunning } }),
+        options: ({ idempotency }) => ({
+          idempotency: {
+            ...stillRunning,
+            release: (claim) => idempotency.release(claim),
+            complete: (claim) => idempotency.complete(claim),
+          },
+        }),
         request: (key) => post(key, validPet, { "Idempotency-Key": "k1" }),
       },
       {

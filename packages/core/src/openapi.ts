@@ -44,13 +44,14 @@ const DEPRECATION_HEADERS = {
 
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
-  401: "API key missing, malformed, unknown or revoked (`unauthorized`)",
+  401: "No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended",
   404: "Not found (`not_found`)",
+  405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
   409: "The first request with this Idempotency-Key is still running (`idempotency_key_in_use`)",
   408: "The request body did not arrive within the body deadline (`request_timeout`); the connection is closed",
   410: "Removed on its sunset date (`gone`)",
   413: `Body larger than ${MAX_BODY_BYTES} bytes (\`payload_too_large\`)`,
-  415: "Content-Type is not JSON (`unsupported_media_type`)",
+  415: "Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`)",
   422: "Idempotency-Key already used with a different body (`idempotency_key_reused`)",
   429: "Over a rate limit (`rate_limited`) or temporarily banned (`temporarily_banned`)",
   500: "Unexpected failure (`internal_error`)",
@@ -119,7 +120,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
     info: {
       title: "Pet Store",
       version: "1.0.0",
-      description: `Pet store inventory API. Every response carries the rate-limit headers.\n\nError codes:\n${errorCatalogue}`,
+      description: `Pet store inventory API. Every response carries the rate-limit headers. A method a path does not take is answered \`405 method_not_allowed\` with \`Allow\` listing those it takes (\`components.responses.MethodNotAllowed\`); \`HEAD\` is taken wherever \`GET\` is. Unknown query parameters are ignored.\n\nError codes:\n${errorCatalogue}`,
     },
     servers: [{ url: basePath || "/" }],
     security: [{ bearer: [] }],
@@ -227,6 +228,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
       },
     },
     components: {
+      responses: { MethodNotAllowed: errorResponse(405, { Allow: header("The methods the path takes") }) },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "An API key: `psk_` + 38 base62 characters" },
       },

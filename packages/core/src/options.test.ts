@@ -4,7 +4,7 @@ import { createPetstore } from "./app.js";
 import { type PetstoreOptions, resolveOptions } from "./options.js";
 import type { ApiKeyRecord } from "./ports.js";
 
-const ports = { store: {}, keys: {}, limiter: {}, idempotency: {} } as unknown as PetstoreOptions;
+const ports: PetstoreOptions = memoryAdapters();
 const enterprise: ApiKeyRecord = {
   id: "key_e",
   hash: "0".repeat(64),
@@ -64,6 +64,35 @@ describe("resolveOptions", () => {
 
   it("throws on a malformed trustProxy range, so bad configuration fails at start", () => {
     expect(() => resolveOptions({ ...ports, trustProxy: ["10.0.0.0/33"] })).toThrow(TypeError);
+  });
+});
+
+describe("createPetstore's adapters", () => {
+  const FIX =
+    "memoryAdapters() gives all four, as do libsqlAdapters(db), postgresAdapters({ sql }) and d1Adapters(env.DB)";
+  const { store, keys, limiter, idempotency } = memoryAdapters();
+
+  it("names the ports missing beside those given, and where all four come from", () => {
+    expect(() => createPetstore({ store } as unknown as PetstoreOptions)).toThrow(
+      new TypeError(`createPetstore needs keys, limiter and idempotency beside store: ${FIX}`),
+    );
+    expect(() => createPetstore({ store, keys, limiter } as unknown as PetstoreOptions)).toThrow(
+      new TypeError(`createPetstore needs idempotency beside store, keys and limiter: ${FIX}`),
+    );
+  });
+
+  it("says it needs its options when given none", () => {
+    expect(() => (createPetstore as (options?: unknown) => unknown)()).toThrow(
+      new TypeError(`createPetstore needs an options object with store, keys, limiter and idempotency: ${FIX}`),
+    );
+  });
+
+  it("names a port that lacks what the pipeline calls", () => {
+    expect(() =>
+      createPetstore({ store, keys: { ...keys, findByHash: undefined }, limiter, idempotency } as never),
+    ).toThrow(
+      new TypeError(`createPetstore's keys lacks findByHash: it is not the port createPetstore needs (${FIX})`),
+    );
   });
 });
 

@@ -1,8 +1,10 @@
+import { checkOptions } from "./_options-check.js";
 import { type PetPages, petPages } from "./pet-page-cache.js";
 import type { ErrorCode } from "./errors.js";
-import type { Beside } from "./pipeline/beside.js";
+import type { Beside } from "./http/beside.js";
 import { type DeprecationDates, GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./context.js";
-import { trustedProxies } from "./ip-addresses.js";
+import { trustedProxies } from "./http/ip-addresses.js";
+import { type UsageRecorder, usageRecorder } from "./usage/usage-recorder.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
 import type {
   Adapters,
@@ -66,6 +68,12 @@ export interface PetstoreOptions extends Adapters {
    * other path outside the base path is a `404`. Without it, every path goes through the API's stages.
    */
   beside?: Beside;
+  /**
+   * Count each key's requests by outcome (admitted, rate limited, banned, unauthorized) and
+   * add them to `keys` with the keys' last uses, at least every 10 s (`Petstore.flush` adds
+   * them now). Default true; false records neither, for a host that keeps its own.
+   */
+  recordUsage?: boolean;
   /** Called with every unexpected error (the client only sees `internal_error`). */
   onError?: (error: unknown, requestId: string) => void;
   /** Called once per answer, before it is returned: for access logs and metrics. */
@@ -123,6 +131,8 @@ export interface Settings {
   bodyTimeoutMs: number;
   deprecation: DeprecationDates;
   beside: Beside | undefined;
+  /** The keys' usage counts waiting for the store; undefined when not recorded. */
+  usage: UsageRecorder | undefined;
   onError: (error: unknown, requestId: string) => void;
   onResponse: ((event: ResponseEvent) => void) | undefined;
 }
@@ -170,8 +180,24 @@ function positiveMs(ms: number, name: string): number {
   return ms;
 }
 
-/** Every default of `createPetstore`, in one place; throws on a malformed `trustProxy` range. */
+/** Where a `createPetstore` gets its four ports, said when one is missing. */
+const ADAPTERS_FIX =
+  "memoryAdapters() gives all four, as do libsqlAdapters(db), postgresAdapters({ sql }) and d1Adapters(env.DB)";
+
+/** Every default of `createPetstore`, in one place; throws a `TypeError` on a missing port or a malformed option. */
 export function resolveOptions(options: PetstoreOptions): Settings {
+  checkOptions(
+    "createPetstore",
+    options,
+    {
+      store: ["listPets", "getPet", "createPet", "createClaimedPet", "listOrders", "createOrder"],
+      keys: ["findByHash", "addUsage"],
+      limiter: ["hit"],
+      idempotency: ["claim", "release"],
+    },
+    ADAPTERS_FIX,
+  );
+  const monotonicClock = options.monotonicClock ?? (() => performance.now());
   return {
     store: options.store,
     // Pages of pets kept while the store says no pet changed (when it can say so).
@@ -183,7 +209,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     limitsOf: limitsResolver({ ...DEFAULT_PLANS, ...options.plans }),
     ban: { ...DEFAULT_BAN, ...options.ban },
     clock: options.clock ?? Date.now,
-    monotonicClock: options.monotonicClock ?? (() => performance.now()),
+    monotonicClock,
     isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
     ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
     keyCacheMs: options.keyCacheMs ?? 5_000,
@@ -191,6 +217,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
     beside: options.beside,
+    usage: options.recordUsage === false ? undefined : usageRecorder(options.keys, monotonicClock),
     onError: options.onError ?? logError,
     onResponse: options.onResponse,
   };

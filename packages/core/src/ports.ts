@@ -77,12 +77,16 @@ export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
 /** What a create under a claim did: stored the pet, or nothing, the claim being no longer this request's. */
 export type ClaimedCreate = { state: "created"; pet: Pet } | { state: "claim_lost" };
 
-/** What an idempotency claim found. */
+/**
+ * What an idempotency claim found: `completed` by a pet's create (with its id), `done` by an
+ * operation that stores no pet (see `IdempotencyStore.complete`).
+ */
 export type ClaimResult =
   | { state: "claimed" }
   | { state: "in_progress" }
   | { state: "mismatch" }
-  | { state: "completed"; petId: number };
+  | { state: "completed"; petId: number }
+  | { state: "done" };
 
 /**
  * Idempotency records, scoped by API key. `claim` is atomic: of two concurrent claims of one
@@ -94,6 +98,13 @@ export type ClaimResult =
 export interface IdempotencyStore {
   claim(claim: IdempotencyClaim): Promise<ClaimResult>;
   release(claim: IdempotencyClaim): Promise<void>;
+  /**
+   * Completes this request's claim when its operation stores no pet (an operator's change to
+   * a key, see `keyLife`), once the operation succeeded: a later claim with its fingerprint
+   * answers `done`, with another `mismatch`, until the TTL. Only the claim's unfinished record
+   * with its fingerprint is completed (not one another request took over after the lease).
+   */
+  complete(claim: IdempotencyClaim): Promise<void>;
 }
 
 /** One fixed window of a rate limit, aligned to the Unix epoch (so to UTC minutes and days). */
@@ -201,13 +212,25 @@ export interface ApiKeyRecord {
   label?: string;
   createdAt: number;
   revokedAt?: number;
-  /** From this instant on the key is refused, as if revoked. */
+  /** From this instant on the key is refused (`The API key has expired`). */
   expiresAt?: number;
   /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
   rolled?: { previousHash: string; at: number; until: number };
-  /** The latest request the key was seen on, recorded in batches (see `ApiKeys.recordUse`), so a little late. */
+  /**
+   * The latest request the key was identified on (admitted or refused by its limits), by the
+   * limiter's clock: written with its usage counts (see `KeyUsage.addUsage`), so a little late.
+   */
   lastUsedAt?: number;
 }
+
+/** A key to store: its `createdAt` is the store's instant of the insert unless given (a key copied from elsewhere). */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt"> & { createdAt?: number };
+
+/**
+ * What an insert did: stored the key (the record as stored, its `createdAt` set), or nothing,
+ * a key having its id or its secret already (a retry of an insert that happened).
+ */
+export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" };
 
 /** Who made a change, as the audit trail keeps it. */
 export interface Actor {
@@ -215,11 +238,16 @@ export interface Actor {
   who: string;
   /** Where the change came from: the client's address, when it came over a network. */
   from?: string;
-  /**
-   * The request's `Idempotency-Key` and the fingerprint of what it asked, kept with the
-   * change in the trail (`details.idempotency`), so that a retry of it is recognised.
-   */
-  idempotency?: { key: string; fingerprint: string };
+}
+
+/**
+ * A change as the audit trail keeps it beside the change: who made it, and what it set
+ * (`details`, as core's key life writes them: every field set or changed, instants as
+ * ISO 8601, never key material). The store writes both as given.
+ */
+export interface AuditNote {
+  actor: Actor;
+  details?: Record<string, unknown>;
 }
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
@@ -258,37 +286,111 @@ export interface AuditEntry {
 }
 
 /**
- * API key storage. Keys are made by `issueApiKey`, which hashes them before they get here.
- * Every change with an `actor` is recorded in the audit trail in the same atomic write as the
- * change itself, so the trail never misses a change that happened nor holds one that did not.
- * Instants (a roll's, an expiry's, the trail's) are the store's clock.
+ * API key storage. Keys are made by core's key life (`issueApiKey`, `keyLife`), which hashes
+ * them, checks them and writes what the audit trail says before they get here. Every change
+ * with a note is recorded in the audit trail in the same atomic write as the change itself, so
+ * the trail never misses a change that happened nor holds one that did not. Instants (a key's
+ * creation, a revocation, a roll's, the trail's) are the store's clock. Each key's usage history
+ * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
-export interface ApiKeys {
-  insert(record: ApiKeyRecord, actor?: Actor): Promise<void>;
+export interface ApiKeys extends KeyUsage {
+  /** Stores a key unless one has its id or its hash (current or previous): then `duplicate`, and nothing is written. */
+  insert(record: NewApiKeyRecord, note?: AuditNote): Promise<KeyInsert>;
   /**
-   * The key whose secret has this hash: its current one, or its previous one until the last
-   * roll's overlap ends. A revoked key is returned (core refuses it); an expired one, and a
-   * previous secret past its overlap, are not, by the store's clock.
+   * The key whose secret has this hash: its current one, or its previous one (the secret
+   * before the last roll) whether or not the roll's overlap still runs. Revoked and expired
+   * keys are returned too: core refuses them, and says why.
    */
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   get(id: string): Promise<ApiKeyRecord | undefined>;
   /** Keys in the order they were made; a page of at most `limit` after the key `afterId`, or all. */
   list(page?: { limit: number; afterId?: string }): Promise<ApiKeyRecord[]>;
-  update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
+  update(id: string, changes: KeyChanges, note: AuditNote): Promise<KeyChange>;
   /**
    * A new secret (`hash`) for the same record; the current one becomes the previous one,
    * accepted for `overlapMs` from now (0: refused at once). Refused while an earlier roll's
    * overlap runs (`rolling`) and on a revoked key.
    */
-  roll(id: string, hash: string, overlapMs: number, actor: Actor): Promise<KeyChange>;
+  roll(id: string, hash: string, overlapMs: number, note: AuditNote): Promise<KeyChange>;
   /** Revoking twice keeps the first time (and answers `revoked`). */
-  revoke(id: string, actor?: Actor): Promise<KeyChange>;
-  /** The latest use of each key (Unix ms): one write for many requests. Never moves `lastUsedAt` back. */
-  recordUse(uses: ReadonlyMap<string, number>): Promise<void>;
-  /** Records a change made elsewhere (a ban lifted in the limiter) in the trail. */
-  audit(action: AuditAction, keyId: string, actor: Actor, details?: Record<string, unknown>): Promise<void>;
+  revoke(id: string, note?: AuditNote): Promise<KeyChange>;
+  /** Records a change made elsewhere (a ban lifted in the limiter, an admin token made) in the trail. */
+  audit(action: AuditAction, keyId: string, note: AuditNote): Promise<void>;
   /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
   auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
+}
+
+/** A key's requests by how they were answered, over some span of time. */
+export interface UsageCounts {
+  /** Admitted by its limits (whatever the operation then answered: a 404 or a 400 too). */
+  admitted: number;
+  /** Refused `429 rate_limited`. */
+  rateLimited: number;
+  /** Refused `429 temporarily_banned`. */
+  banned: number;
+  /** Refused `401`: a revoked or expired key, or a secret of it replaced by a roll whose overlap ended. */
+  unauthorized: number;
+}
+
+/** What one server counted of one key within one minute, by the limiter's clock. */
+export interface UsageTally extends UsageCounts {
+  keyId: string;
+  /** The minute's start, Unix ms (a multiple of 60,000). */
+  minute: number;
+  /** The latest of its requests the key was identified on (admitted or refused by its limits), if any. */
+  lastUsedAt?: number;
+}
+
+/** How finely usage is kept: by minute, and by UTC day. */
+export type UsageResolution = "minute" | "day";
+
+/** One span's counts of one key: `at` is the start of its minute or UTC day. */
+export interface UsageRow extends UsageCounts {
+  at: number;
+}
+
+/** One key's counts over a span, for the keys that used the most. */
+export interface KeyUsageTotal extends UsageCounts {
+  keyId: string;
+}
+
+/**
+ * How long a store keeps usage rows, by the start of their span and the store's clock: 49 hours
+ * of minutes and 401 UTC days, an hour and a day more than the reads promise (48 h, 400 days),
+ * so that a read from the edge, rounded down to its hour or day, finds every row it covers.
+ */
+export const USAGE_KEPT_MS: Readonly<Record<UsageResolution, number>> = {
+  minute: 49 * 3_600_000,
+  day: 401 * 86_400_000,
+};
+
+/**
+ * Each key's usage history, by outcome, in its key store: by minute and by UTC day. Servers
+ * count in memory and add their counts together, so a request costs no write; adding is a sum,
+ * so servers adding at once lose nothing.
+ */
+export interface KeyUsage {
+  /**
+   * Adds the counts of each tally to its key's minute and to the minute's UTC day (tallies of
+   * one key and minute may repeat: they add up), moves each key's `lastUsedAt` to its tallies'
+   * latest `lastUsedAt` unless it is later already, and sweeps rows older than `USAGE_KEPT_MS`
+   * by the store's clock. One atomic write.
+   */
+  addUsage(tallies: readonly UsageTally[]): Promise<void>;
+  /** One key's rows at `resolution` whose span starts in `[from, to)`, oldest first; a span without requests has none. */
+  usage(query: { keyId: string; resolution: UsageResolution; from: number; to: number }): Promise<UsageRow[]>;
+  /**
+   * The keys with the most requests (all four counts) or refusals (all but `admitted`) in the
+   * rows at `resolution` whose span starts in `[from, to)`, most first (a tie by id), at most
+   * `limit`, each with its totals; keys with none of what is ranked are left out.
+   */
+  topUsage(query: {
+    resolution: UsageResolution;
+    from: number;
+    to: number;
+    by: "requests" | "refusals";
+    limit: number;
+  }): Promise<KeyUsageTotal[]>;
 }
 
 /** An admin token as stored: its SHA-256 only. Times by the store's clock. */
@@ -307,7 +409,8 @@ export interface AdminTokenRecord {
  * listener (`createAdmin` itself takes any authentication). Made by `issueAdminToken`.
  */
 export interface AdminTokens {
-  insert(record: AdminTokenRecord): Promise<void>;
+  /** Stores a token; its `createdAt` is the store's instant. Answers the record as stored. */
+  insert(record: Omit<AdminTokenRecord, "createdAt">): Promise<AdminTokenRecord>;
   get(id: string): Promise<AdminTokenRecord | undefined>;
   /** In the order they were made. */
   list(): Promise<AdminTokenRecord[]>;

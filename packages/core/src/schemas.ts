@@ -23,7 +23,7 @@ export const IdSchema = v.pipe(
 const NAME_MAX = 100;
 
 /** Name of a pet: trimmed, 1..100 characters (code points), no control characters, well-formed Unicode. */
-export const PetNameSchema = v.pipe(
+const PetNameSchema = v.pipe(
   v.string("must be a string"),
   v.trim(),
   v.minLength(1, "must not be empty or only whitespace"),
@@ -51,7 +51,7 @@ export const PetSchema = v.object({
 
 export const OrderStatusSchema = v.picklist(ORDER_STATUSES, "must be one of placed, approved, delivered");
 
-export const QuantitySchema = v.pipe(
+const QuantitySchema = v.pipe(
   v.number("must be an integer"),
   v.integer("must be an integer"),
   v.minValue(1, "must be at least 1"),
@@ -85,7 +85,7 @@ export const LimitSchema = v.pipe(
 );
 export const DEFAULT_LIMIT = 20;
 
-export const ErrorDetailSchema = v.object({ path: v.string(), message: v.string() });
+const ErrorDetailSchema = v.object({ path: v.string(), message: v.string() });
 
 export const ErrorBodySchema = v.object({
   code: v.string(),

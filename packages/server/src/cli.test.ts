@@ -1,21 +1,21 @@
 import type { WindowPair } from "@petstore/core";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { Decision } from "@petstore/core";
 import type { Env } from "./commands/_command.js";
-import { openStorage } from "./open-storage.js";
+import { openStorage } from "./storage/open-storage.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-cli-"));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: Env = {}) {
+async function cli(argv: string[], env: Env = {}, program = "petstore") {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line) });
+  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line), program });
   return { code, out: out.join("\n"), err };
 }
 
@@ -36,6 +36,7 @@ describe("petstore command line", () => {
       "keys create",
       "keys list",
       "keys show",
+      "keys usage",
       "keys update",
       "keys roll",
       "keys revoke",
@@ -107,6 +108,17 @@ describe("petstore command line", () => {
       "petstore: --metrics-listen's port must be a whole number from 0 to 65535, not '99999'",
       "Usage: petstore serve ",
     ],
+    [
+      ["serve", "--admin-listen", "0.0.0.0:9465"],
+      "petstore: --admin-listen 0.0.0.0:9465 is reachable from other machines: listen on 127.0.0.1 and reach it through a tunnel (ssh -L), or give --admin-listen-public too",
+      "Usage: petstore serve ",
+    ],
+    [["serve", "--admin-host", "ops.example"], "petstore: --admin-host needs --admin-listen", "Usage: petstore serve "],
+    [
+      ["serve", "--admin-listen", "9465", "--admin-host", "ops.example,bad/name"],
+      "petstore: --admin-host must be host names separated by commas, not 'bad/name'",
+      "Usage: petstore serve ",
+    ],
     [["backup", "--out"], "petstore: --out needs a value", "Usage: petstore backup "],
     [
       ["backup", "--out", "x.db", "--compress"],
@@ -130,7 +142,7 @@ describe("petstore command line", () => {
     ],
     [
       ["keys", "create", "--plan", "enterprise", "--per-minute", "5"],
-      "petstore: --plan enterprise needs --per-minute and --per-day",
+      "petstore: --per-day is required for an enterprise key (its limits are its own, not a plan's)",
       "Usage: petstore keys create ",
     ],
     [
@@ -224,8 +236,8 @@ describe("petstore command line", () => {
     ],
     [
       ["keys"],
-      "petstore: 'petstore keys' needs a command: create, list, show, update, roll, revoke, unban",
-      "Usage: petstore keys <create|list|show|update|roll|revoke|unban>",
+      "petstore: 'petstore keys' needs a command: create, list, show, usage, update, roll, revoke, unban",
+      "Usage: petstore keys <create|list|show|usage|update|roll|revoke|unban>",
     ],
     [
       ["admin-tokens", "rotate"],
@@ -255,6 +267,49 @@ describe("petstore command line", () => {
       PETSTORE_DB: "nonsense",
     });
     expect(bad.code).toBe(0);
+  });
+
+  const MUST = "must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not";
+  const OTHER_TOOLS = "that is another tool's URL of a SQLite file, and petstore's is file:PATH:";
+  it.each([
+    [
+      "sqlite:petstore.db",
+      `--db ${MUST} 'sqlite:petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, --db file:petstore.db`,
+    ],
+    [
+      "sqlite://petstore.db",
+      `--db ${MUST} 'sqlite://petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, --db file:petstore.db`,
+    ],
+    [
+      "sqlite3:data/petstore.db",
+      `--db ${MUST} 'sqlite3:data/petstore.db'; ${OTHER_TOOLS} for data/petstore.db in the current directory, --db file:data/petstore.db`,
+    ],
+    [
+      "sqlite:///srv/petstore.db",
+      `--db ${MUST} 'sqlite:///srv/petstore.db'; ${OTHER_TOOLS} for /srv/petstore.db, --db file:/srv/petstore.db (SQLAlchemy reads sqlite:/// as relative: for srv/petstore.db in the current directory, --db file:srv/petstore.db)`,
+    ],
+    ["sqlite::memory:", `--db ${MUST} 'sqlite::memory:'; for a database in memory, --db :memory:`],
+    [
+      "file://petstore.db",
+      "--db file://petstore.db names petstore.db as a host, and a file: URL takes none: for petstore.db in the current directory, --db file:petstore.db; for /petstore.db, --db file:/petstore.db (or file:///petstore.db)",
+    ],
+    [
+      "file://data/petstore.db",
+      "--db file://data/petstore.db names data as a host, and a file: URL takes none: for data/petstore.db in the current directory, --db file:data/petstore.db; for /data/petstore.db, --db file:/data/petstore.db (or file:///data/petstore.db)",
+    ],
+  ])("says what --db %s means and what to type instead (exit 2)", async (value, message) => {
+    for (const command of [["serve"], ["keys", "list"]]) {
+      const { code, err } = await cli([...command, "--db", value]);
+      expect([code, err[0]]).toEqual([2, `petstore: ${message}`]);
+    }
+  });
+
+  it("gives the same hint for PETSTORE_DB in the variable's own form", async () => {
+    const { code, err } = await cli(["keys", "list"], { PETSTORE_DB: "sqlite://petstore.db" });
+    expect([code, err[0]]).toEqual([
+      2,
+      `petstore: PETSTORE_DB ${MUST} 'sqlite://petstore.db'; ${OTHER_TOOLS} for petstore.db in the current directory, PETSTORE_DB=file:petstore.db`,
+    ]);
   });
 
   it("creates keys, lists them without key material, and revokes them", async () => {
@@ -368,6 +423,32 @@ describe("petstore command line", () => {
     expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"]);
   });
 
+  describe("run from a checkout, where no petstore is on PATH (npm run petstore -- ...)", () => {
+    const npm = "npm run petstore --";
+
+    it("names the commands it points to as npm runs them", async () => {
+      const empty = join(dir, "npm.db");
+      expect((await cli(["keys", "create", "--plan", "free", "--db", `file:${empty}`])).code).toBe(0);
+      const { err } = await cli(["keys", "revoke", "key_nobody", "--db", `file:${empty}`], {}, npm);
+      expect(err).toEqual(["petstore: no API key has the id 'key_nobody' (see 'npm run petstore -- keys list')"]);
+      const missing = join(dir, "npm-missing.db");
+      expect((await cli(["audit", "--db", `file:${missing}`], {}, npm)).err).toEqual([
+        `petstore: no database at ${missing} (is the path right? 'npm run petstore -- serve', 'npm run petstore -- keys create' or 'npm run petstore -- admin-tokens create' makes one)`,
+      ]);
+    });
+
+    it("gives the usage hint as npm runs it", async () => {
+      const { code, err } = await cli(["keys", "create", "--plan", "gold"], {}, npm);
+      expect(code).toBe(2);
+      expect(err[1]).toMatch(
+        /^Usage: npm run petstore -- keys create --plan free\|pro.* \(see 'npm run petstore -- keys create --help'\)$/,
+      );
+      expect((await cli(["keys"], {}, npm)).err[1]).toBe(
+        "Usage: npm run petstore -- keys <create|list|show|usage|update|roll|revoke|unban>  (see 'npm run petstore -- keys --help')",
+      );
+    });
+  });
+
   it("refuses to list or revoke keys of a database that does not exist, creating none", async () => {
     const typo = join(dir, "petstroe.db");
     for (const argv of [
@@ -379,7 +460,7 @@ describe("petstore command line", () => {
         code: 1,
         out: "",
         err: [
-          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+          `petstore: no database at ${typo} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
         ],
       });
     }
@@ -442,7 +523,7 @@ describe("the life of a key on the command line", () => {
       "Label        shop",
       `Created      ${created.createdAt.replace(/\.\d{3}Z$/, "Z")}`,
       "Expires      2099-01-30T23:00:00Z",
-      "Last used    never (uses are recorded up to a minute late)",
+      "Last used    never (the servers write uses within 10 s)",
       "Rolling      no",
       expect.stringMatching(/^This minute {2}0 of 7 \(until \S+Z\)$/),
       expect.stringMatching(/^Today {8}0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),
@@ -478,7 +559,7 @@ describe("the life of a key on the command line", () => {
       code: 1,
       out: "",
       err: [
-        `petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`,
+        `petstore: --per-minute is required for an enterprise key (its limits are its own, not a plan's) (${id} is unchanged)`,
       ],
     });
 
@@ -675,11 +756,13 @@ describe("the life of a key on the command line", () => {
       token: expect.stringMatching(/^psa_\w{44}$/),
       label: "ops laptop",
       createdAt: expect.stringMatching(ISO),
+      database: join(dir, "tokens.db"),
+      databaseCreated: false,
     });
     expect(made.token.slice(4, 16)).toBe(made.id.slice(4));
     const readable = await cli(["admin-tokens", "create", "--db", db], env);
     expect(readable.out).toMatch(
-      /^Created admin token tok_\w{12}\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/,
+      /^Created admin token tok_\w{12}\.\nStored in the database \S+tokens\.db\.\n\n {4}psa_\w{44}\n\nThis is the only time the token is shown/,
     );
     const listed = await json(["admin-tokens", "list"], db);
     expect(listed).toEqual([
@@ -716,7 +799,25 @@ describe("the life of a key on the command line", () => {
     ]);
   });
 
-  it("refuses every command but keys create on a database file that does not exist, creating none", async () => {
+  it("makes the database for a first admin token on a fresh machine, saying where", async () => {
+    const fresh = join(dir, "fresh-vm", "petstore.db");
+    mkdirSync(join(dir, "fresh-vm"));
+    const made = await cli(["admin-tokens", "create", "--label", "first", "--db", `file:${fresh}`], env);
+    expect(made.code).toBe(0);
+    expect(made.out.split("\n")[1]).toBe(
+      `Stored in a new database, ${fresh}: there was none at that path. The admin listener of a server on another database refuses this token: give its database with --db (or PETSTORE_DB).`,
+    );
+    expect((await json(["admin-tokens", "list"], `file:${fresh}`)) as unknown[]).toHaveLength(1);
+  });
+
+  it("records the user of the process as who made a change when USER and LOGNAME are unset", async () => {
+    const db = `file:${join(dir, "no-user.db")}`;
+    expect((await cli(["keys", "create", "--plan", "free", "--db", db], {})).code).toBe(0);
+    const [entry] = JSON.parse((await cli(["audit", "--db", db, "--json"], {})).out) as { actor: { who: string } }[];
+    expect(entry!.actor.who).toBe(`cli:${userInfo().username}@${hostname()}`);
+  });
+
+  it("refuses every command but keys create and admin-tokens create on a database file that does not exist, creating none", async () => {
     const typo = join(dir, "no-such.db");
     const commands = [
       ["keys", "list"],
@@ -726,7 +827,6 @@ describe("the life of a key on the command line", () => {
       ["keys", "revoke", "key_x"],
       ["keys", "unban", "key_x"],
       ["audit"],
-      ["admin-tokens", "create"],
       ["admin-tokens", "list"],
       ["admin-tokens", "revoke", "tok_x"],
     ];
@@ -735,7 +835,7 @@ describe("the life of a key on the command line", () => {
         code: 1,
         out: "",
         err: [
-          `petstore: no database at ${typo} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+          `petstore: no database at ${typo} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
         ],
       });
     }

@@ -1,4 +1,4 @@
-import type { Command, Env, Io } from "./commands/_command.js";
+import type { Command, Env, Io, Lines } from "./commands/_command.js";
 import { adminTokensCreateCommand } from "./commands/admin-tokens-create.js";
 import { adminTokensListCommand } from "./commands/admin-tokens-list.js";
 import { adminTokensRevokeCommand } from "./commands/admin-tokens-revoke.js";
@@ -11,17 +11,20 @@ import { keysRollCommand } from "./commands/keys-roll.js";
 import { keysShowCommand } from "./commands/keys-show.js";
 import { keysUnbanCommand } from "./commands/keys-unban.js";
 import { keysUpdateCommand } from "./commands/keys-update.js";
+import { keysUsageCommand } from "./commands/keys-usage.js";
 import { restoreCommand } from "./commands/restore.js";
 import { serveCommand } from "./commands/serve-command.js";
-import { parseArgs } from "./parse-args.js";
-import { UsageError } from "./usage-error.js";
-import { VERSION, versionLine } from "./version.js";
+import { parseArgs } from "./cli/parse-args.js";
+import { UsageError } from "./cli/usage-error.js";
+import { VERSION, versionLine } from "./cli/version.js";
+import { programName } from "./messages/program-name.js";
 
 const COMMANDS: readonly Command[] = [
   serveCommand,
   keysCreateCommand,
   keysListCommand,
   keysShowCommand,
+  keysUsageCommand,
   keysUpdateCommand,
   keysRollCommand,
   keysRevokeCommand,
@@ -62,12 +65,20 @@ function usageFailure(io: Io, message: string, hint: string): number {
   return 2;
 }
 
+/** A synopsis (`petstore keys list ...`) as the user runs it here. */
+function asRun(usage: string, io: Io): string {
+  return usage.replace(/^petstore /, `${io.program} `);
+}
+
 /**
  * The whole command line: argv and the environment become a command's configuration, the
  * command runs, and the result is the exit code (2 for a usage mistake, 1 for a failure).
- * @example process.exitCode = await runCli(process.argv.slice(2), process.env, io);
+ * Commands a line asks the user to run are named as the user runs petstore (`programName`,
+ * unless `lines` already says how).
+ * @example process.exitCode = await runCli(process.argv.slice(2), process.env, lines);
  */
-export async function runCli(argv: readonly string[], env: Env, io: Io): Promise<number> {
+export async function runCli(argv: readonly string[], env: Env, lines: Lines | Io): Promise<number> {
+  const io: Io = "program" in lines ? lines : { out: lines.out, err: lines.err, program: programName(env) };
   const [first] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     io.out(HELP);
@@ -84,7 +95,7 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
       return usageFailure(
         io,
         `'petstore ${first}' needs a command: ${words.join(", ")}`,
-        `Usage: petstore ${first} <${words.join("|")}>  (see 'petstore ${first} --help')`,
+        `Usage: ${io.program} ${first} <${words.join("|")}>  (see '${io.program} ${first} --help')`,
       );
     io.out(
       `Usage:\n${group.map((c) => `  ${c.usage}`).join("\n")}\n\nSee 'petstore ${first} <${words.join("|")}> --help'.`,
@@ -99,7 +110,7 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
     return usageFailure(
       io,
       what,
-      `Usage: petstore ${COMMANDS.map((c) => c.spec.name).join(" | ")}  (see 'petstore --help')`,
+      `Usage: ${io.program} ${COMMANDS.map((c) => c.spec.name).join(" | ")}  (see '${io.program} --help')`,
     );
   }
   const { command, rest } = found;
@@ -112,7 +123,11 @@ export async function runCli(argv: readonly string[], env: Env, io: Io): Promise
     return await command.run(args, env, io);
   } catch (error) {
     if (error instanceof UsageError) {
-      return usageFailure(io, error.message, `Usage: ${command.usage}  (see 'petstore ${command.spec.name} --help')`);
+      return usageFailure(
+        io,
+        error.message,
+        `Usage: ${asRun(command.usage, io)}  (see '${io.program} ${command.spec.name} --help')`,
+      );
     }
     io.err(`petstore: ${error instanceof Error ? error.message : String(error)}`);
     return 1;

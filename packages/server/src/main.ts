@@ -5,6 +5,7 @@
  * under Bun or Deno.
  */
 import process from "node:process";
+import { firstLine } from "./messages/first-line.js";
 
 /**
  * The command line, loaded here rather than imported: loading it loads SQLite's native driver,
@@ -15,8 +16,8 @@ async function loadCli(): Promise<typeof import("./cli.js")> {
   try {
     return await import("./cli.js");
   } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
-    // node:os only here: loading it cost every start (issue 23 §5).
+    const message = firstLine(error);
+    // node:os only here: loading it cost every start.
     const { tmpdir } = await import("node:os");
     process.stderr.write(
       `petstore: cannot load SQLite's driver (${message}); the binary unpacks it into TMPDIR (${tmpdir()}), which must exist, be writable and allow executing files\n`,
@@ -37,8 +38,8 @@ interface Output {
 /**
  * Stdout or stderr: under Bun (the binary) its file sink, because `process.stdout` and
  * `process.stderr`, Node streams, load Bun's stream modules when first touched, which cost a
- * start about 7 ms before it could answer (issue 23 §5 for stdout; issue 32 for stderr, which
- * a start on a database without an active key writes its warning to); under Deno, the Node stream.
+ * start about 7 ms before it could answer (stderr too: a start on a database without an
+ * active key writes its warning there); under Deno, the Node stream.
  */
 function output(name: "stdout" | "stderr"): Output {
   const sink = (globalThis as { Bun?: typeof Bun }).Bun?.[name].writer();

@@ -11,7 +11,7 @@ function toRecord(row: Row): AdminTokenRecord {
   return record;
 }
 
-/** Admin tokens in a SQL database (table `admin_tokens`), shared by every server on it; revocations by the database's clock. */
+/** Admin tokens in a SQL database (table `admin_tokens`), shared by every server on it; creations and revocations by the database's clock. */
 export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => number): AdminTokens {
   const { arg } = sql;
   async function get(id: string): Promise<AdminTokenRecord | undefined> {
@@ -25,12 +25,14 @@ export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => nu
   return {
     async insert(record) {
       try {
-        await db.write([
+        const [inserted] = await db.write([
           {
-            sql: `INSERT INTO admin_tokens (${COLUMNS}) VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "bigint")}, ${arg(5, "bigint")})`,
-            args: [record.id, record.hash, record.label ?? null, record.createdAt, record.revokedAt ?? null],
+            sql: `INSERT INTO admin_tokens (${COLUMNS}) VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, coalesce(${arg(4, "bigint")}, ${sql.now}), ${arg(5, "bigint")}) RETURNING ${COLUMNS}`,
+            args: [record.id, record.hash, record.label ?? null, clock ? clock() : null, record.revokedAt ?? null],
+            oneRow: true,
           },
         ]);
+        return toRecord(inserted!.rows[0]!);
       } catch (error) {
         if (sql.isDuplicate(error)) throw new Error(`Duplicate admin token ${record.id}`, { cause: error });
         throw error;

@@ -19,7 +19,12 @@ export interface IdempotencyStatements {
   find(claim: IdempotencyClaim): Statement;
   /** Deletes the claim's record only while it is unfinished and has the claim's fingerprint. */
   release(claim: IdempotencyClaim): Statement;
+  /** Marks the claim's record done without a pet (`pet_id` 0), only while it is unfinished and has the claim's fingerprint. */
+  complete(claim: IdempotencyClaim): Statement;
 }
+
+/** `pet_id` of a record finished by an operation that stores no pet: pets' ids start at 1. */
+export const DONE_WITHOUT_PET = 0;
 
 /**
  * Idempotency records in a SQL database, shared by every process on it: of concurrent claims
@@ -47,7 +52,8 @@ export function sqlIdempotency(
       if (!record) continue;
       if (record.fingerprint !== claim.fingerprint) return { state: "mismatch" };
       if (record.pet_id === null) return { state: "in_progress" };
-      return { state: "completed", petId: Number(record.pet_id) };
+      const petId = Number(record.pet_id);
+      return petId === DONE_WITHOUT_PET ? { state: "done" } : { state: "completed", petId };
     }
   }
 
@@ -57,6 +63,9 @@ export function sqlIdempotency(
       // Only this request's unfinished claim: a completed record must keep answering replays,
       // and a claim another request took over after the lease is not ours to drop.
       await db.write([statements.release(claim)]);
+    },
+    async complete(claim) {
+      await db.write([statements.complete(claim)]);
     },
   };
 }

@@ -1,5 +1,15 @@
-import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange, PlanName } from "@petstore/core";
+import type {
+  Actor,
+  ApiKeyRecord,
+  ApiKeys,
+  AuditAction,
+  AuditEntry,
+  AuditNote,
+  KeyChange,
+  PlanName,
+} from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+import { sqlUsage } from "./usage.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
 export interface KeysDialect {
@@ -15,6 +25,11 @@ export interface KeysDialect {
   order: string;
   /** The driver's error for a duplicate id or hash. */
   isDuplicate(error: unknown): boolean;
+  /**
+   * The usage tallies bound at argument `n` (a JSON array of `[key_id, at, admitted,
+   * rate_limited, banned, unauthorized, last_used_at]`) as a table of those columns, named `tallies`.
+   */
+  tallies(n: number): string;
 }
 
 const COLUMNS =
@@ -72,9 +87,9 @@ const CHANGEABLE = [
  * API key records and their audit trail in a SQL database, shared by every process on it.
  * Each change is one conditional `UPDATE ... RETURNING` (so it cannot act on a key revoked or
  * rolled a moment before) and its audit row is inserted in the same transaction, only when the
- * update changed a row. Instants (a roll's, an expiry's, the trail's) are the database's clock,
- * or `clock`'s in tests. Core caches verified keys for at most 5 s, so a change reaches every
- * process within that.
+ * update changed a row. Instants (a key's creation, a roll's, a revocation's, the trail's) are
+ * the database's clock, or `clock`'s in tests. Core caches verified keys for at most 5 s, so a
+ * change reaches every process within that.
  */
 export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): ApiKeys {
   const { arg } = sql;
@@ -87,20 +102,19 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
    * transaction) changed a row: in SQLite `changes()`; Postgres inserts from the update's
    * `RETURNING` instead (see `changeAndAudit`).
    */
-  const auditValues = (
-    action: AuditAction,
-    keyId: string,
-    actor: Actor,
-    details: Record<string, unknown> | undefined,
-  ): Value[] => {
-    const kept = actor.idempotency ? { ...details, idempotency: actor.idempotency } : details;
-    return [instant(), action, keyId, actor.who, orNull(actor.from), kept === undefined ? null : JSON.stringify(kept)];
-  };
+  const auditValues = (action: AuditAction, keyId: string, { actor, details }: AuditNote): Value[] => [
+    instant(),
+    action,
+    keyId,
+    actor.who,
+    orNull(actor.from),
+    details === undefined ? null : JSON.stringify(details),
+  ];
   const AUDIT_INSERT = `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) VALUES (${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")})`;
 
   /**
-   * Runs `update` (an `UPDATE api_keys ... RETURNING` of at most one row) and, when it changed
-   * the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
+   * Runs `update` (an `INSERT` or `UPDATE` of api_keys `... RETURNING` at most one row) and,
+   * when it changed the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
    * update's result). SQLite: two statements in one transaction, the second guarded by `changes()`.
    */
   async function changeAndAudit(
@@ -147,7 +161,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   }
 
   return {
-    async insert(record, actor) {
+    async insert(record, note) {
       const values: Value[] = [
         record.id,
         record.hash,
@@ -155,32 +169,35 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         orNull(record.perMinute),
         orNull(record.perDay),
         orNull(record.label),
-        record.createdAt,
+        orNull(record.createdAt) ?? instant(),
         orNull(record.revokedAt),
         orNull(record.expiresAt),
       ];
       const types = ["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"] as const;
-      const insert: Statement = {
-        sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at) VALUES (${types.map((type, i) => arg(i + 1, type)).join(", ")})`,
-        args: values,
-      };
-      const audit: Statement[] = actor
-        ? [{ sql: AUDIT_INSERT, args: auditValues("create", record.id, actor, { plan: record.plan }) }]
-        : [];
+      const placeholders = types.map((type, i) => (i === 6 ? nowAt(i + 1) : arg(i + 1, type)));
       try {
-        await db.write([insert, ...audit]);
+        const stored = await changeAndAudit(
+          {
+            // A secret that is another key's previous one is a duplicate too: the unique index knows current hashes only.
+            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at)
+              SELECT ${placeholders.join(", ")}
+              WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE previous_hash = ${arg(2, "text")})
+              RETURNING ${COLUMNS}`,
+            args: values,
+          },
+          note && auditValues("create", record.id, note),
+        );
+        return stored ? { state: "inserted", record: stored } : { state: "duplicate" };
       } catch (error) {
-        if (sql.isDuplicate(error)) throw new Error(`Duplicate API key ${record.id}`, { cause: error });
+        if (sql.isDuplicate(error)) return { state: "duplicate" };
         throw error;
       }
     },
     async findByHash(hash) {
-      // The previous secret only during its overlap, and no expired key: by the store's clock.
+      // Revoked, expired and rolled-out secrets too: core refuses them, and says why.
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS} FROM api_keys
-          WHERE (hash = ${arg(1, "text")} OR (previous_hash = ${arg(1, "text")} AND rolled_until > ${nowAt(2)}))
-            AND (expires_at IS NULL OR expires_at > ${nowAt(2)})`,
-        args: [hash, instant()],
+        sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = ${arg(1, "text")} OR previous_hash = ${arg(1, "text")} LIMIT 1`,
+        args: [hash],
         oneRow: true,
       });
       return rows[0] && toRecord(rows[0]);
@@ -198,7 +215,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       });
       return rows.map(toRecord);
     },
-    async update(id, changes, actor) {
+    async update(id, changes, note) {
       const set: string[] = [];
       const args: Value[] = [id];
       for (const [field, column, type] of CHANGEABLE) {
@@ -214,11 +231,11 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
           args,
         },
-        auditValues("update", id, actor, { ...changes }),
+        auditValues("update", id, note),
       );
       return record ? { state: "changed", record } : refusal(id);
     },
-    async roll(id, hash, overlapMs, actor) {
+    async roll(id, hash, overlapMs, note) {
       const record = await changeAndAudit(
         {
           // The right-hand sides read the row as it was: the current hash becomes the previous one.
@@ -227,33 +244,23 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
             RETURNING ${COLUMNS}`,
           args: [id, hash, overlapMs, instant()],
         },
-        auditValues("roll", id, actor, { overlapMs }),
+        auditValues("roll", id, note),
       );
       return record ? { state: "changed", record } : refusal(id);
     },
-    async revoke(id, actor) {
+    async revoke(id, note) {
       const record = await changeAndAudit(
         {
           sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
           args: [id, instant()],
         },
-        actor && auditValues("revoke", id, actor, undefined),
+        note && auditValues("revoke", id, note),
       );
       return record ? { state: "changed", record } : refusal(id);
     },
-    async recordUse(uses) {
-      if (uses.size === 0) return;
-      await db.write(
-        [...uses].map(([id, at]) => ({
-          sql: `UPDATE api_keys SET last_used_at = ${sql.greatest}(coalesce(last_used_at, 0), ${arg(1, "bigint")}) WHERE id = ${arg(2, "text")}`,
-          args: [at, id],
-        })),
-        // A use is a hint for an operator: it need not survive a power cut (see WriteOptions).
-        { survives: "process-crash" },
-      );
-    },
-    async audit(action, keyId, actor, details) {
-      await db.write([{ sql: AUDIT_INSERT, args: auditValues(action, keyId, actor, details) }]);
+    ...sqlUsage(db, sql, clock),
+    async audit(action, keyId, note) {
+      await db.write([{ sql: AUDIT_INSERT, args: auditValues(action, keyId, note) }]);
     },
     async auditTrail({ limit, beforeId, keyId }) {
       const where: string[] = [];

@@ -14,7 +14,7 @@ const SWEEP_EVERY = 1_000;
 const SWEEP_BATCH = 1_000;
 
 /** What one statement decides: `hits` hits on one bucket, all at one instant. */
-export interface HitArgs {
+interface HitArgs {
   bucket: string;
   /** The instant to decide at; null: the store's clock, read by the statement (see store-clock.ts). */
   now: number | null;
@@ -114,7 +114,7 @@ export interface LimiterStatements {
 }
 
 /** What `LimiterStatements.peek` reads: the bucket at an instant, in two windows of these lengths (ms). */
-export interface PeekArgs {
+interface PeekArgs {
   bucket: string;
   now: number | null;
   length0: number;

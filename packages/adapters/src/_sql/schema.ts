@@ -41,6 +41,8 @@ export const SQL_COLUMNS = {
   ],
   idempotency_keys: ["scope", "key", "fingerprint", "claimed_at", "pet_id"],
   health_probe: ["id", "checked_at"],
+  key_usage_minutes: ["key_id", "at", "admitted", "rate_limited", "banned", "unauthorized"],
+  key_usage_days: ["key_id", "at", "admitted", "rate_limited", "banned", "unauthorized"],
 } as const satisfies RequiredColumns;
 
 /**

@@ -18,11 +18,11 @@ export interface D1Database {
   prepare(query: string): D1PreparedStatement;
   batch(statements: D1PreparedStatement[]): Promise<D1Result[]>;
 }
-export interface D1PreparedStatement {
+interface D1PreparedStatement {
   bind(...values: Value[]): D1PreparedStatement;
   all(): Promise<D1Result>;
 }
-export interface D1Result {
+interface D1Result {
   results: unknown[];
   meta: { changes: number };
 }
@@ -43,7 +43,9 @@ function d1Error(error: unknown): unknown {
   const message = error instanceof Error ? error.message : String(error);
   if (UNAVAILABLE.test(message)) return new StorageUnavailableError(`D1 is unavailable (${message})`, { cause: error });
   const code = /SQLITE_[A-Z_]+/.exec(message)?.[0];
-  return code === undefined ? error : storageError(Object.assign(new Error(message, { cause: error }), { code }));
+  return code === undefined
+    ? error
+    : storageError(Object.assign(new Error(message, { cause: error }), { code }), "migrateD1");
 }
 
 /**
@@ -73,6 +75,8 @@ const toResult = (result: D1Result): Result => ({ rows: result.results as Row[],
  * pets would pass that). A write is durable when D1 answers.
  */
 export function d1Engine(db: D1Database): SqlEngine {
+  if (typeof db?.prepare !== "function" || typeof db.batch !== "function")
+    throw new TypeError("The D1 adapters need the D1 binding of your Worker, e.g. d1Adapters(env.DB)");
   async function guard<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();

@@ -29,6 +29,10 @@ export function durableObjectLimiter(
   namespace: DurableObjectNamespace,
   options: StoreClockOptions = {},
 ): Required<RateLimiter> {
+  if (typeof namespace?.get !== "function" || typeof namespace.idFromName !== "function")
+    throw new TypeError(
+      "durableObjectLimiter needs the Durable Object namespace bound to PetstoreRateLimiter, e.g. durableObjectLimiter(env.LIMITER)",
+    );
   const { clock } = options;
   /** One request to the bucket's object: `what` (hit, peek, unban) with the input as JSON. */
   async function ask<T>(what: string, input: Partial<HitInput> & { bucket: string }): Promise<T> {

@@ -32,7 +32,15 @@ export function libsqlConnection(engine: SqlEngine, close: () => void): LibsqlCo
 
 /** The engine of a source. */
 export function engineOf(source: LibsqlSource): SqlEngine {
-  if ("client" in source) return clientEngine(source.client);
+  if (typeof source !== "object" || source === null)
+    throw new TypeError(
+      'The libSQL adapters need a database: what connectLibsql returned, or { client } of @libsql/client, e.g. libsqlAdapters(await connectLibsql({ url: "file:petstore.db" }))',
+    );
+  if ("client" in source) {
+    if (typeof source.client?.execute !== "function")
+      throw new TypeError("The libSQL adapters' { client } must be a client of @libsql/client (createClient({ url }))");
+    return clientEngine(source.client);
+  }
   const engine = engines.get(source);
   if (engine === undefined)
     throw new TypeError("Not a connection of connectLibsql: pass { client } or what connectLibsql returned");

@@ -50,7 +50,7 @@ export function sqliteCode(error: unknown): string {
 }
 
 /** The adapters' failure for a libSQL error (see `storageErrors`). */
-export const storageError = storageErrors((cause) => {
+const unavailable = storageErrors((cause) => {
   // `connectLibsql`'s deadline on a remote answer ran out mid-response.
   if (cause.name === "TimeoutError") return "the libSQL server did not answer in time";
   const code = (cause as { code?: unknown }).code;
@@ -61,3 +61,20 @@ export const storageError = storageErrors((cause) => {
   if (NETWORK_CODES.has(code)) return `the libSQL server is unreachable (${code})`;
   return undefined;
 });
+
+/**
+ * The adapters' failure for a libSQL error: storage that cannot be used now is a
+ * `StorageUnavailableError` (see `storageErrors`); a database without the adapters' tables
+ * says the fix (`migrate`: `migrateLibsql`, or `migrateD1` on D1) rather than SQLite's `no such
+ * table`, keeping its code. The adapters do not migrate on open: they are factories a request
+ * path makes at once, and migrating is a write one process makes at start (as `petstore serve`
+ * does), not every isolate on every open.
+ */
+export function storageError(error: unknown, migrate = "migrateLibsql"): unknown {
+  const table = error instanceof Error ? /no such table: (\w+)/.exec(error.message)?.[1] : undefined;
+  if (table === undefined) return unavailable(error);
+  return Object.assign(
+    new Error(`the database has no table ${table}: run ${migrate} on it before the adapters use it`, { cause: error }),
+    { code: sqliteCode(error) },
+  );
+}

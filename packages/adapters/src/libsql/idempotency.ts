@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "@petstore/core";
-import { type IdempotencyStatements, sqlIdempotency } from "../_sql/idempotency.js";
+import { DONE_WITHOUT_PET, type IdempotencyStatements, sqlIdempotency } from "../_sql/idempotency.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -32,6 +32,10 @@ const STATEMENTS: IdempotencyStatements = {
   release: ({ scope, key, fingerprint }) => ({
     sql: "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND fingerprint = ? AND pet_id IS NULL",
     args: [scope, key, fingerprint],
+  }),
+  complete: ({ scope, key, fingerprint }) => ({
+    sql: "UPDATE idempotency_keys SET pet_id = ? WHERE scope = ? AND key = ? AND fingerprint = ? AND pet_id IS NULL",
+    args: [DONE_WITHOUT_PET, scope, key, fingerprint],
   }),
 };
 

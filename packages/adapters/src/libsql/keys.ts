@@ -1,6 +1,7 @@
 import type { AdminTokens, ApiKeys } from "@petstore/core";
 import { sqlAdminTokens } from "../_sql/admin-tokens.js";
 import { type KeysDialect, sqlKeys } from "../_sql/keys.js";
+import { TALLY_COLUMNS } from "../_sql/usage.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -14,7 +15,7 @@ export function libsqlKeys(source: LibsqlSource, options: StoreClockOptions = {}
 }
 
 /** SQLite's way with the key stores' statements (also D1's). */
-export const SQLITE_DIALECT: KeysDialect = {
+const SQLITE_DIALECT: KeysDialect = {
   name: "sqlite",
   arg: (n) => `?${n}`,
   now: SQLITE_NOW,
@@ -22,6 +23,10 @@ export const SQLITE_DIALECT: KeysDialect = {
   // rowid order is insertion order, as with the memory adapter.
   order: "rowid",
   isDuplicate: (error) => String((error as { code?: unknown }).code).startsWith("SQLITE_CONSTRAINT"),
+  tallies: (n) =>
+    `(SELECT ${TALLY_COLUMNS.map((column, i) => `json_extract(value, '$[${i}]') AS ${column}`).join(
+      ", ",
+    )} FROM json_each(?${n})) AS tallies`,
 };
 
 /** Admin tokens in a libSQL database (run `migrateLibsql` first), shared by every server on it. */

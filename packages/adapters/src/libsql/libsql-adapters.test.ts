@@ -1,8 +1,9 @@
 import type { Client } from "@libsql/client";
-import { createPetstore, issueApiKey, type Petstore } from "@petstore/core";
+import { createPetstore, generateApiKey, issueApiKey, type Petstore } from "@petstore/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { plainClient, tempDatabase } from "../../../../test/_support/libsql-database.js";
 import { libsqlAdapters } from "./index.js";
+import { connectLibsql } from "./local/connect-libsql.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 
@@ -89,5 +90,25 @@ describe("libsqlAdapters", () => {
     expect((await postPet(petstore, key, { "Idempotency-Key": "order-3" })).status).toBe(201);
     expect(calls() - beforeIdempotent).toBe(3);
     plain.close();
+  });
+});
+
+describe("libsqlAdapters on a database never migrated", () => {
+  it("answers a request 500 and tells onError to run migrateLibsql, not SQLite's 'no such table'", async () => {
+    const database = await connectLibsql({ url: ":memory:" });
+    const errors: unknown[] = [];
+    const petstore = createPetstore({ ...libsqlAdapters(database), onError: (error) => errors.push(error) });
+    try {
+      const response = await petstore.fetch(
+        new Request("http://petstore.test/v1/pets", { headers: { Authorization: `Bearer ${generateApiKey()}` } }),
+        { clientAddress: "203.0.113.7" },
+      );
+      expect(response.status).toBe(500);
+      expect(String(errors[0])).toMatch(
+        /^Error: the database has no table (api_keys|rate_limits): run migrateLibsql on it before the adapters use it$/,
+      );
+    } finally {
+      database.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import {
   adminTokensContract,
   apiKeysContract,
   idempotencyContract,
+  keyUsageContract,
   petStoreContract,
   rateLimiterContract,
 } from "@petstore/core/testing";
@@ -49,12 +50,11 @@ for (const [kind, open] of Object.entries(databases)) {
     `libsql ${kind}`,
     fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })),
   );
-  apiKeysContract(
-    `libsql ${kind}`,
-    fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })),
-  );
+  const keysFixture = fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) }));
+  apiKeysContract(`libsql ${kind}`, keysFixture);
+  keyUsageContract(`libsql ${kind}`, keysFixture);
   adminTokensContract(
     `libsql ${kind}`,
-    fixture((db) => ({ tokens: libsqlAdminTokens(db) })),
+    fixture((db, clock) => ({ tokens: libsqlAdminTokens(db, { clock }) })),
   );
 }

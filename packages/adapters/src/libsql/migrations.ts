@@ -146,6 +146,26 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL, label TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER) WITHOUT ROWID",
     ],
   },
+  {
+    version: 9,
+    name: "usage history",
+    statements: [
+      // Each key's requests by outcome, by minute and by UTC day (see _sql/usage.ts); swept by time.
+      // The two tables are alike: one row per key and minute, one per key and UTC day.
+      ...["key_usage_minutes", "key_usage_days"].flatMap((table) => [
+        `CREATE TABLE ${table} (
+          key_id TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          admitted INTEGER NOT NULL,
+          rate_limited INTEGER NOT NULL,
+          banned INTEGER NOT NULL,
+          unauthorized INTEGER NOT NULL,
+          PRIMARY KEY (key_id, at)
+        ) WITHOUT ROWID`,
+        `CREATE INDEX ${table}_by_time ON ${table} (at)`,
+      ]),
+    ],
+  },
 ];
 
 /**

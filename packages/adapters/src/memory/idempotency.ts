@@ -9,14 +9,15 @@ import {
 interface Entry {
   fingerprint: string;
   claimedAt: number;
-  petId?: number;
+  /** Finished: by a pet's create (its id), or by an operation that stores none (`done`). */
+  finished?: { petId: number } | "done";
 }
 
 const SWEEP_EVERY = 1024;
 
 /**
  * The records of `memoryIdempotency`, and what `memoryStore` completes them through (`holds`,
- * `complete`): its type, private fields and all, is what `memoryStore` takes, so no other
+ * `completeWithPet`): its type, private fields and all, is what `memoryStore` takes, so no other
  * idempotency store can be handed to it.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
@@ -39,8 +40,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       return { state: "claimed" };
     }
     if (entry.fingerprint !== claim.fingerprint) return { state: "mismatch" };
-    if (entry.petId === undefined) return { state: "in_progress" };
-    return { state: "completed", petId: entry.petId };
+    if (entry.finished === undefined) return { state: "in_progress" };
+    return entry.finished === "done" ? { state: "done" } : { state: "completed", petId: entry.finished.petId };
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
@@ -52,19 +53,26 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** The claim is still this request's: unfinished, with its body (not taken over after the lease). */
   holds(claim: IdempotencyClaim): boolean {
     const entry = this.#entries.get(idOf(claim));
-    return entry !== undefined && entry.petId === undefined && entry.fingerprint === claim.fingerprint;
+    return entry !== undefined && entry.finished === undefined && entry.fingerprint === claim.fingerprint;
   }
 
-  complete(claim: IdempotencyClaim, petId: number): void {
+  async complete(claim: IdempotencyClaim): Promise<void> {
+    if (this.holds(claim)) this.#entries.get(idOf(claim))!.finished = "done";
+  }
+
+  /** Completes the claim with the pet a create under it stored: `memoryStore` calls it in the create. */
+  completeWithPet(claim: IdempotencyClaim, petId: number): void {
     const entry = this.#entries.get(idOf(claim));
-    if (entry) entry.petId = petId;
+    if (entry) entry.finished = { petId };
   }
 }
 
 const idOf = (claim: IdempotencyClaim) => `${claim.scope}\u0000${claim.key}`;
 
 const isLive = (entry: Entry, now: number) =>
-  entry.petId !== undefined ? now - entry.claimedAt < IDEMPOTENCY_TTL_MS : now - entry.claimedAt < IDEMPOTENCY_LEASE_MS;
+  entry.finished !== undefined
+    ? now - entry.claimedAt < IDEMPOTENCY_TTL_MS
+    : now - entry.claimedAt < IDEMPOTENCY_LEASE_MS;
 
 export interface MemoryIdempotencyOptions {
   /** Unix ms: the clock records age by (this process's). Default `Date.now`; tests move their own. */

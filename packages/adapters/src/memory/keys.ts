@@ -1,9 +1,19 @@
-import type { Actor, ApiKeyRecord, ApiKeys, AuditAction, AuditEntry, KeyChange } from "@petstore/core";
+import type {
+  ApiKeyRecord,
+  ApiKeys,
+  AuditAction,
+  AuditEntry,
+  AuditNote,
+  KeyChange,
+  KeyInsert,
+  NewApiKeyRecord,
+} from "@petstore/core";
+import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
   /** Keys there from the start. */
   keys?: ApiKeyRecord[];
-  /** Unix ms: the clock of rolls, expiries and the audit trail (this process's). Default `Date.now`. */
+  /** Unix ms: the clock of creations, rolls, revocations, the audit trail and usage sweeps (this process's). Default `Date.now`. */
   clock?: (() => number) | undefined;
 }
 
@@ -11,33 +21,33 @@ export interface MemoryKeysOptions {
 const copyOf = (record: ApiKeyRecord): ApiKeyRecord =>
   record.rolled ? { ...record, rolled: { ...record.rolled } } : { ...record };
 
-/** API key records and their audit trail in memory, looked up by hash. */
+/** API key records, their audit trail and their usage history in memory, looked up by hash. */
 export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
   const clock = options.clock ?? Date.now;
   const byId = new Map<string, ApiKeyRecord>();
   const trail: AuditEntry[] = [];
 
-  function audit(action: AuditAction, keyId: string, actor: Actor | undefined, details?: Record<string, unknown>) {
-    if (actor === undefined) return;
-    const { idempotency, ...who } = actor;
-    const kept = idempotency ? { ...details, idempotency } : details;
+  function audit(action: AuditAction, keyId: string, note: AuditNote | undefined) {
+    if (note === undefined) return;
     trail.push({
       id: trail.length + 1,
       at: clock(),
       action,
       keyId,
-      actor: who,
-      ...(kept && { details: structuredClone(kept) }),
+      actor: { ...note.actor },
+      ...(note.details && { details: structuredClone(note.details) }),
     });
   }
 
-  function insert(record: ApiKeyRecord, actor?: Actor) {
+  function insert(record: NewApiKeyRecord, note?: AuditNote): KeyInsert {
     for (const each of byId.values()) {
       if (each.id === record.id || each.hash === record.hash || each.rolled?.previousHash === record.hash)
-        throw new Error(`Duplicate API key ${record.id}`);
+        return { state: "duplicate" };
     }
-    byId.set(record.id, copyOf(record));
-    audit("create", record.id, actor, { plan: record.plan });
+    const stored = copyOf({ ...record, createdAt: record.createdAt ?? clock() });
+    byId.set(record.id, stored);
+    audit("create", record.id, note);
+    return { state: "inserted", record: copyOf(stored) };
   }
   for (const record of options.keys ?? []) insert(record);
 
@@ -50,12 +60,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
   }
 
   return {
-    insert: async (record, actor) => insert(record, actor),
+    insert: async (record, note) => insert(record, note),
     async findByHash(hash) {
-      const now = clock();
       for (const record of byId.values()) {
-        const current = record.hash === hash || (record.rolled?.previousHash === hash && record.rolled.until > now);
-        if (current) return record.expiresAt !== undefined && record.expiresAt <= now ? undefined : copyOf(record);
+        if (record.hash === hash || record.rolled?.previousHash === hash) return copyOf(record);
       }
       return undefined;
     },
@@ -69,7 +77,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       const start = page.afterId === undefined ? 0 : all.findIndex((record) => record.id === page.afterId) + 1;
       return all.slice(start, start + page.limit).map(copyOf);
     },
-    async update(id, changes, actor) {
+    async update(id, changes, note) {
       const record = changeable(id);
       if ("state" in record) return record;
       if (changes.plan !== undefined) record.plan = changes.plan;
@@ -78,33 +86,31 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
         if (value === null) delete record[field];
         else if (value !== undefined) Object.assign(record, { [field]: value });
       }
-      audit("update", id, actor, { ...changes });
+      audit("update", id, note);
       return { state: "changed", record: copyOf(record) };
     },
-    async roll(id, hash, overlapMs, actor) {
+    async roll(id, hash, overlapMs, note) {
       const record = changeable(id);
       if ("state" in record) return record;
       const now = clock();
       if (record.rolled && record.rolled.until > now) return { state: "rolling", record: copyOf(record) };
       record.rolled = { previousHash: record.hash, at: now, until: now + overlapMs };
       record.hash = hash;
-      audit("roll", id, actor, { overlapMs });
+      audit("roll", id, note);
       return { state: "changed", record: copyOf(record) };
     },
-    async revoke(id, actor) {
+    async revoke(id, note) {
       const record = changeable(id);
       if ("state" in record) return record;
       record.revokedAt = clock();
-      audit("revoke", id, actor);
+      audit("revoke", id, note);
       return { state: "changed", record: copyOf(record) };
     },
-    async recordUse(uses) {
-      for (const [id, at] of uses) {
-        const record = byId.get(id);
-        if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
-      }
-    },
-    audit: async (action, keyId, actor, details) => audit(action, keyId, actor, details),
+    ...memoryUsage(clock, (id, at) => {
+      const record = byId.get(id);
+      if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
+    }),
+    audit: async (action, keyId, note) => audit(action, keyId, note),
     async auditTrail({ limit, beforeId, keyId }) {
       const entries = trail.filter(
         (entry) => (beforeId === undefined || entry.id < beforeId) && (keyId === undefined || entry.keyId === keyId),

@@ -2,6 +2,7 @@ import {
   adminTokensContract,
   apiKeysContract,
   idempotencyContract,
+  keyUsageContract,
   petStoreContract,
   rateLimiterContract,
 } from "@petstore/core/testing";
@@ -16,4 +17,5 @@ petStoreContract("memory", storeFixture);
 idempotencyContract("memory", storeFixture);
 rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
 apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
-adminTokensContract("memory", async () => ({ tokens: memoryAdminTokens() }));
+keyUsageContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
+adminTokensContract("memory", async (clock) => ({ tokens: memoryAdminTokens({ clock }) }));

@@ -1,5 +1,5 @@
 import type { NewOrder, NewPet, Order, PageQuery, Pet, PetStore } from "@petstore/core";
-import type { MemoryIdempotencyStore } from "./idempotency.js";
+import { MemoryIdempotencyStore } from "./idempotency.js";
 
 export interface MemoryStoreOptions {
   /** Rows to start with; they get ids 1, 2, 3... in order. */
@@ -33,6 +33,10 @@ function page<T extends { id: number; status?: string | undefined }>(rows: T[], 
  */
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   const claims = options.idempotency;
+  if (claims !== undefined && !(claims instanceof MemoryIdempotencyStore))
+    throw new TypeError(
+      "memoryStore completes the claims of a memoryIdempotency() only: memoryAdapters() wires the two",
+    );
   const pets: Pet[] = [];
   const orders: Order[] = [];
   /** Moves with every change to pets: core keeps pages of pets while it stays put. */
@@ -74,7 +78,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
       if (!claims.holds(claim)) return { state: "claim_lost" };
       const pet = insertPet(input);
       // Same synchronous step as the insert: nothing can observe one without the other.
-      claims.complete(claim, pet.id);
+      claims.completeWithPet(claim, pet.id);
       return { state: "created", pet };
     },
     listOrders: async (query) => page(orders, query),

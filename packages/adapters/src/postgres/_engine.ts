@@ -73,7 +73,7 @@ async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<
  * timeout. A commit is durable when
  * the server answers (`synchronous_commit` is the server's).
  */
-export function postgresEngine(source: PostgresSource): SqlEngine {
+function postgresEngine(source: PostgresSource): SqlEngine {
   const { sql } = source;
   const timeoutMs = source.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxQueued = source.maxQueued ?? DEFAULT_MAX_QUEUED;
@@ -167,6 +167,10 @@ const engines = new WeakMap<PostgresSource, SqlEngine>();
 
 /** The engine of a source (one per source object). */
 export function engineOf(source: PostgresSource): SqlEngine {
+  if (typeof source?.sql?.unsafe !== "function" || typeof source.sql.begin !== "function")
+    throw new TypeError(
+      "The Postgres adapters need { sql }: a postgres.js sql or Bun.sql, e.g. postgresAdapters({ sql: postgres(process.env.DATABASE_URL) })",
+    );
   let engine = engines.get(source);
   if (engine === undefined) {
     engine = postgresEngine(source);

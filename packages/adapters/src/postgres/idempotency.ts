@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "@petstore/core";
-import { type IdempotencyStatements, sqlIdempotency } from "../_sql/idempotency.js";
+import { DONE_WITHOUT_PET, type IdempotencyStatements, sqlIdempotency } from "../_sql/idempotency.js";
 import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
@@ -34,6 +34,10 @@ const STATEMENTS: IdempotencyStatements = {
   release: ({ scope, key, fingerprint }) => ({
     sql: "DELETE FROM idempotency_keys WHERE scope = $1::text AND key = $2::text AND fingerprint = $3::text AND pet_id IS NULL",
     args: [scope, key, fingerprint],
+  }),
+  complete: ({ scope, key, fingerprint }) => ({
+    sql: "UPDATE idempotency_keys SET pet_id = $4::bigint WHERE scope = $1::text AND key = $2::text AND fingerprint = $3::text AND pet_id IS NULL",
+    args: [scope, key, fingerprint, DONE_WITHOUT_PET],
   }),
 };
 

@@ -1,6 +1,7 @@
 import type { AdminTokens, ApiKeys } from "@petstore/core";
 import { sqlAdminTokens } from "../_sql/admin-tokens.js";
 import { type KeysDialect, sqlKeys } from "../_sql/keys.js";
+import { TALLY_COLUMNS } from "../_sql/usage.js";
 import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
@@ -26,6 +27,8 @@ const POSTGRES_DIALECT: KeysDialect = {
   order: "position",
   // unique_violation
   isDuplicate: (error) => sqlState(error) === "23505",
+  tallies: (n) =>
+    `(SELECT ${TALLY_COLUMNS.map((column, i) => (i === 0 ? `t->>0 AS ${column}` : `(t->>${i})::bigint AS ${column}`)).join(", ")} FROM json_array_elements($${n}::text::json) AS t) AS tallies`,
 };
 
 /** Admin tokens in Postgres (run `migratePostgres` first), shared by every server on it. */

@@ -120,6 +120,35 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TABLE admin_tokens (id text PRIMARY KEY, hash text NOT NULL, label text, created_at bigint NOT NULL, revoked_at bigint)",
     ],
   },
+  {
+    version: 6,
+    name: "usage history",
+    statements: [
+      // Each key's requests by outcome, by minute and by UTC day (see _sql/usage.ts); swept by
+      // time. Ids in byte order ("C"), as SQLite orders them: the top keys' ties break alike.
+      // The two tables are alike: one row per key and minute, one per key and UTC day.
+      ...["key_usage_minutes", "key_usage_days"].flatMap((table) => [
+        `CREATE TABLE ${table} (
+          key_id text COLLATE "C" NOT NULL,
+          at bigint NOT NULL,
+          admitted bigint NOT NULL,
+          rate_limited bigint NOT NULL,
+          banned bigint NOT NULL,
+          unauthorized bigint NOT NULL,
+          PRIMARY KEY (key_id, at)
+        )`,
+        `CREATE INDEX ${table}_by_time ON ${table} (at)`,
+      ]),
+    ],
+  },
+  {
+    version: 7,
+    name: "the audit trail never truncated",
+    statements: [
+      // TRUNCATE fires no row trigger: a statement-level one refuses it as UPDATE and DELETE are.
+      "CREATE TRIGGER key_audit_never_truncated BEFORE TRUNCATE ON key_audit FOR EACH STATEMENT EXECUTE PROCEDURE key_audit_never_edited()",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

@@ -8,7 +8,7 @@ import { checkPostgres, migratePostgres, postgresAdapters, postgresIdempotency, 
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 
-// Under each default isolation an operator may give the database (issue 27 §3.1).
+// Under each default isolation an operator may give the database.
 describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
   "Postgres adapters on many clients at once (each its own pool, as processes have), default isolation %s",
   (isolation) => {
@@ -107,11 +107,11 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
       const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
       try {
         await source.sql.unsafe(
-          "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, schema_migrations",
+          "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, key_usage_minutes, key_usage_days, schema_migrations",
         );
         await Promise.all([source, ...others].map((each) => migratePostgres(each)));
         const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
         await checkPostgres(source);
       } finally {
         await Promise.all(others.map((other) => other.sql.end()));
@@ -120,6 +120,23 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
     });
   },
 );
+
+describe("the audit trail in Postgres", () => {
+  const database = usePostgresDatabase({ isolation: "read committed" });
+
+  it("refuses to edit, delete or truncate it, whoever tries", async () => {
+    const { source, close } = await database.fresh();
+    try {
+      const { keys } = postgresAdapters(source);
+      await keys.audit("unban", "key_a", { actor: { who: "test" } });
+      for (const statement of ["UPDATE key_audit SET actor = 'x'", "DELETE FROM key_audit", "TRUNCATE key_audit"])
+        await expect(source.sql.unsafe(statement), statement).rejects.toThrow("the audit trail is never edited");
+      expect(await keys.auditTrail({ limit: 10 })).toHaveLength(1);
+    } finally {
+      await close();
+    }
+  });
+});
 
 describe("Postgres adapters when the server fails", () => {
   let server: PostgresServer;

@@ -2,6 +2,7 @@ import {
   adminTokensContract,
   apiKeysContract,
   idempotencyContract,
+  keyUsageContract,
   petStoreContract,
   rateLimiterContract,
 } from "@petstore/core/testing";
@@ -17,7 +18,7 @@ import {
 } from "./index.js";
 
 // A real PostgreSQL server (started by the run's globalSetup); a fresh migrated schema per test.
-// Under each default isolation an operator may give the database (issue 27 §3.1: under
+// Under each default isolation an operator may give the database (under
 // serializable, 272 of 300 burst requests were answered 503).
 describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
   "on a database whose default isolation is %s",
@@ -43,13 +44,12 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
       fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
       { runs: 30 },
     );
-    apiKeysContract(
-      "postgres",
-      fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })),
-    );
+    const keysFixture = fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) }));
+    apiKeysContract("postgres", keysFixture);
+    keyUsageContract("postgres", keysFixture);
     adminTokensContract(
       "postgres",
-      fixture((source) => ({ tokens: postgresAdminTokens(source) })),
+      fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
     );
   },
 );

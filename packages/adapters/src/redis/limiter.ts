@@ -87,7 +87,7 @@ end`;
  * ends. Replies: allowed, banned before this hit, banned until, the instant, whether this hit
  * began the ban, then each window's start and count.
  */
-export const HIT_SCRIPT = `${SCRIPT_NOW}
+const HIT_SCRIPT = `${SCRIPT_NOW}
 local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
 local n = (#ARGV - 3) / 2
@@ -202,6 +202,10 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
  */
 export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
+  if (typeof options?.send !== "function")
+    throw new TypeError(
+      "redisLimiter needs send, a function that sends one command to Redis, e.g. redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) })",
+    );
   const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onOutcome, clock } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
     throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);

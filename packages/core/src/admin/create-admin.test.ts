@@ -2,27 +2,33 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { createPetstore } from "../app.js";
-import type { Actor } from "../ports.js";
-import { createAdmin } from "./create-admin.js";
+import type { Actor, IdempotencyClaim } from "../ports.js";
+import { type AdminOptions, createAdmin } from "./create-admin.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const ADMIN: Actor = { who: "admin:tok_test", from: "192.0.2.50" };
 const TOKEN = "Bearer admin-test-token";
 
-/** The API and its admin API on one set of memory adapters, on a clock the test moves. */
-function setUp() {
+/**
+ * The API and its admin API on one set of memory adapters, on a clock the test moves; the
+ * admin tells the API of each change to a key (its key cache keeps keys 5 s).
+ */
+function setUp(options: Partial<AdminOptions> = {}) {
   const clock = { now: T0 };
   const adapters = memoryAdapters({ clock: () => clock.now });
-  const petstore = createPetstore({ ...adapters, keyCacheMs: 0 });
+  const petstore = createPetstore({ ...adapters, keyCacheMs: 5_000 });
   const admin = createAdmin({
     keys: adapters.keys,
     limiter: adapters.limiter,
+    idempotency: adapters.idempotency,
+    onKeyChange: petstore.forgetKey,
     clock: () => clock.now,
     // The host's own authentication: here one fixed token.
     authenticate: (request, info) =>
       request.headers.get("authorization") === TOKEN
         ? { who: ADMIN.who, ...(info?.clientAddress && { from: info.clientAddress }) }
         : undefined,
+    ...options,
   });
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     admin.fetch(
@@ -273,8 +279,254 @@ describe("createAdmin", () => {
       "/keys/{id}/roll",
       "/keys/{id}/revoke",
       "/keys/{id}/unban",
+      "/keys/{id}/usage",
+      "/usage/top",
       "/audit",
       "/openapi.json",
     ]);
+  });
+
+  it("refuses a change to an enterprise plan without limits of the key's own, as a create", async () => {
+    const { call, create, adapters } = setUp();
+    const { id } = await create();
+    const response = await call("PATCH", `/keys/${id}`, { plan: "enterprise" });
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({
+      code: "invalid_body",
+      details: [
+        { path: "perMinute", message: "is required for an enterprise key (its limits are its own, not a plan's)" },
+        { path: "perDay", message: "is required for an enterprise key (its limits are its own, not a plan's)" },
+      ],
+    });
+    expect((await adapters.keys.get(id))!.plan).toBe("free");
+    const agreed = await call("PATCH", `/keys/${id}`, { plan: "enterprise", perMinute: 5_000, perDay: 90_000 });
+    expect(await json(agreed)).toMatchObject({ plan: "enterprise", perMinute: 5_000, perDay: 90_000 });
+    // Its own limits are kept: a later change of label alone needs none again.
+    expect((await call("PATCH", `/keys/${id}`, { label: "big" })).status).toBe(200);
+    expect((await call("PATCH", `/keys/${id}`, { perMinute: null })).status).toBe(400);
+  });
+
+  it("answers a roll with no overlap asked twice with the same Idempotency-Key once, then 422 for another body", async () => {
+    const { call, create, adapters } = setUp();
+    const { id } = await create();
+    const roll = (overlapSeconds: number) =>
+      call("POST", `/keys/${id}/roll`, { overlapSeconds }, { "Idempotency-Key": "leak-7" });
+    const first = await json<{ key: string }>(await roll(0));
+    expect(first.key).toMatch(/^psk_/);
+    const again = await roll(0);
+    expect([again.status, again.headers.get("idempotent-replayed"), (await json(again)).key]).toEqual([
+      200,
+      "true",
+      null,
+    ]);
+    const other = await roll(5);
+    expect([other.status, (await json(other)).code]).toEqual([422, "idempotency_key_reused"]);
+    const trail = await adapters.keys.auditTrail({ limit: 10, keyId: id });
+    expect(trail.map((entry) => entry.action)).toEqual(["roll", "create"]);
+  });
+
+  it("answers a create retried after a crash between the key and its record with the key the first attempt made", async () => {
+    const clock = { now: T0 };
+    const adapters = memoryAdapters({ clock: () => clock.now });
+    // The process ends after the key is stored, before its Idempotency-Key is marked done.
+    const idempotency = {
+      claim: (claim: IdempotencyClaim) => adapters.idempotency.claim(claim),
+      release: (claim: IdempotencyClaim) => adapters.idempotency.release(claim),
+      complete: async () => {
+        throw new Error("the process ended");
+      },
+    };
+    const admin = createAdmin({
+      keys: adapters.keys,
+      limiter: adapters.limiter,
+      idempotency,
+      authenticate: () => ADMIN,
+    });
+    const post = () =>
+      admin.fetch(
+        new Request("http://admin.test/admin/v1/keys", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "Idempotency-Key": "signup-9" },
+          body: JSON.stringify({ plan: "pro" }),
+        }),
+      );
+    const first = await json<{ id: string; key: string }>(await post());
+    expect(first.key).toMatch(/^psk_/);
+    // Its claim is held until its lease ends; then the retry finds the key by its id.
+    expect((await post()).status).toBe(409);
+    clock.now += 61_000;
+    const retried = await post();
+    expect([retried.status, retried.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    expect(await json(retried)).toMatchObject({ id: first.id, key: null, plan: "pro" });
+    expect(await adapters.keys.list()).toHaveLength(1);
+  });
+
+  it("applies a change to the API of this process at once, though its key cache keeps keys 5 s", async () => {
+    const { call, api, create, clock } = setUp();
+    const { id, key } = await create();
+    expect((await api(key)).headers.get("x-ratelimit-limit")).toBe("60");
+    await call("PATCH", `/keys/${id}`, { plan: "pro" });
+    expect((await api(key)).headers.get("x-ratelimit-limit")).toBe("300");
+    const { key: fresh } = await json<{ key: string }>(await call("POST", `/keys/${id}/roll`, { overlapSeconds: 8 }));
+    const old = await api(key);
+    expect([old.status, old.headers.get("sunset")]).toEqual([200, new Date(T0 + 8_000).toUTCString()]);
+    await call("POST", `/keys/${id}/revoke`);
+    clock.now += 1;
+    for (const secret of [key, fresh])
+      expect(await json(await api(secret))).toMatchObject({ status: 401, message: "The API key has been revoked" });
+  });
+
+  it("refuses the old secret at once after a roll with no overlap", async () => {
+    const { call, api, create } = setUp();
+    const { id, key } = await create();
+    expect((await api(key)).status).toBe(200);
+    await call("POST", `/keys/${id}/roll`, { overlapSeconds: 0 });
+    expect(await json(await api(key))).toMatchObject({
+      status: 401,
+      message: "This secret of the API key was replaced when the key was rolled: use the new one",
+    });
+  });
+
+  it("audits a create with everything it set and an update's expiry as ISO 8601", async () => {
+    const { call, adapters } = setUp();
+    const { id } = await json<{ id: string }>(
+      await call("POST", "/keys", {
+        plan: "free",
+        perMinute: 1_000_000_000,
+        label: "big",
+        expiresAt: "2031-01-01T00:00:00Z",
+      }),
+    );
+    await call("PATCH", `/keys/${id}`, { expiresAt: "2032-01-01T00:00:00+01:00", perDay: null });
+    const [update, created] = await adapters.keys.auditTrail({ limit: 2, keyId: id });
+    expect(created!.details).toEqual({
+      plan: "free",
+      perMinute: 1_000_000_000,
+      label: "big",
+      expiresAt: "2031-01-01T00:00:00.000Z",
+    });
+    expect(update!.details).toEqual({ expiresAt: "2031-12-31T23:00:00.000Z", perDay: null });
+  });
+
+  it("refuses a label an operator's screen would show wrong, as the CLI does", async () => {
+    const { admin, call, adapters } = setUp();
+    for (const [label, message] of [
+      ["", "must not be empty"],
+      ["\u202Egnp.exe", "must not contain bidirectional control characters (U+202A to U+202E, U+2066 to U+2069)"],
+      ["\uFFFE", "must not contain Unicode noncharacters"],
+    ]) {
+      const response = await call("POST", "/keys", { plan: "free", label: JSON.parse(`"${label}"`) });
+      expect(await json(response), label).toMatchObject({ status: 400, details: [{ path: "label", message }] });
+    }
+    // A lone surrogate, as JSON can carry it: refused, not stored as U+FFFD.
+    const lone = await admin.fetch(
+      new Request("http://admin.test/admin/v1/keys", {
+        method: "POST",
+        headers: { Authorization: TOKEN, "Content-Type": "application/json" },
+        body: '{"plan":"free","label":"x\\ud800"}',
+      }),
+    );
+    expect(await json(lone)).toMatchObject({
+      status: 400,
+      details: [{ path: "label", message: "must be valid UTF-16 (no lone surrogate)" }],
+    });
+    expect(await adapters.keys.list()).toEqual([]);
+  });
+
+  it("refuses before authentication a request another site's page sent, and a host name it does not answer", async () => {
+    const { admin: open } = setUp();
+    const { admin: pinned } = setUp({ allowHost: (host) => host === "127.0.0.1" });
+    const refused = async (fetched: Promise<Response>) => {
+      const response = await fetched;
+      expect(response.status).toBe(403);
+      expect(response.headers.get("x-request-id")).not.toBeNull();
+      return (await json(response)).message;
+    };
+    const from = (headers: Record<string, string>, url = "http://127.0.0.1:9465/admin/v1/keys") =>
+      new Request(url, { headers });
+    expect(await refused(open.fetch(from({ "Sec-Fetch-Site": "cross-site" })))).toBe(
+      "A request from another site's page is refused by the admin API",
+    );
+    await refused(open.fetch(from({ "Sec-Fetch-Site": "same-site" })));
+    await refused(open.fetch(from({ Origin: "http://127.0.0.1:8080" })));
+    await refused(open.fetch(from({ Origin: "null" })));
+    expect(await refused(pinned.fetch(from({}, "http://evil.example:9465/admin/v1/openapi.json")))).toBe(
+      "The admin API does not answer the host name evil.example",
+    );
+    // Its own page, a typed address, a client without a browser: on to authentication.
+    for (const headers of [
+      { "Sec-Fetch-Site": "same-origin", Origin: "http://127.0.0.1:9465" },
+      { "Sec-Fetch-Site": "none" },
+      {},
+    ])
+      expect((await pinned.fetch(from(headers))).status).toBe(401);
+  });
+
+  it("says at construction what it lacks", () => {
+    const { keys, limiter } = memoryAdapters();
+    expect(() => createAdmin({ keys, limiter } as unknown as AdminOptions)).toThrow(
+      new TypeError(
+        "createAdmin needs authenticate beside keys and limiter: createAdmin({ keys: adapters.keys, limiter: adapters.limiter, authenticate: (request) => yourOperator(request) })",
+      ),
+    );
+    expect(() => createAdmin({ keys, limiter, authenticate: "token" } as unknown as AdminOptions)).toThrow(
+      new TypeError("createAdmin's authenticate must be a function, not string"),
+    );
+  });
+
+  it("names a body it cannot take in people's words, never a type's name", async () => {
+    const { call, create } = setUp();
+    const { id } = await create();
+    for (const [method, path, body, words] of [
+      ["POST", "/keys", { plan: "free", color: "red" }, "new key"],
+      ["PATCH", `/keys/${id}`, { color: "red" }, "change to a key"],
+      ["POST", `/keys/${id}/roll`, { color: "red" }, "roll"],
+    ] as const) {
+      const answer = await json<{ message: string; details: { path: string; message: string }[] }>(
+        await call(method, path, body),
+      );
+      expect(answer.message).toBe(`The request body is not a valid ${words}`);
+      expect(answer.details).toContainEqual({ path: "color", message: `is not a field of a ${words}` });
+    }
+  });
+
+  it("refuses a body in another charset than UTF-8 with 415, and a member given twice with 400 naming it", async () => {
+    const { admin, call, create } = setUp();
+    const { id } = await create();
+    const utf16 = await call(
+      "PATCH",
+      `/keys/${id}`,
+      { label: "x" },
+      { "Content-Type": "application/json; charset=utf-16" },
+    );
+    expect([utf16.status, (await json(utf16)).code]).toEqual([415, "unsupported_media_type"]);
+    const twice = await admin.fetch(
+      new Request(`http://admin.test/admin/v1/keys/${id}`, {
+        method: "PATCH",
+        headers: { Authorization: TOKEN, "Content-Type": "application/json" },
+        body: '{"plan":"free","plan":"enterprise"}',
+      }),
+    );
+    expect(twice.status).toBe(400);
+    expect(await json(twice)).toMatchObject({
+      code: "invalid_body",
+      details: [{ path: "plan", message: "is given more than once" }],
+    });
+  });
+
+  it("documents a create's Location and Idempotent-Replayed, a roll's Idempotent-Replayed, and the 405 of every path", async () => {
+    const { admin: handler } = setUp();
+    const document = await json<{
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      components: { responses: Record<string, { headers: Record<string, unknown> }> };
+    }>(await handler.fetch(new Request("http://admin.test/admin/v1/openapi.json")));
+    expect(Object.keys(document.paths["/keys"]!.post!.responses["201"]!.headers!)).toEqual([
+      "Location",
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.paths["/keys/{id}/roll"]!.post!.responses["200"]!.headers!)).toEqual([
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.components.responses.MethodNotAllowed!.headers)).toEqual(["Allow"]);
   });
 });

@@ -1,14 +1,17 @@
+import { checkOptions } from "../_options-check.js";
 import { ApiError, toApiError, toErrorResponse } from "../errors.js";
+import { keyLife } from "../keys/key-life.js";
 import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
-import type { Actor, ApiKeys, PlanName, RateLimiter } from "../ports.js";
-import { standardHeaders } from "../pipeline/answer-headers.js";
-import { answerBeside, type Beside, isUnder } from "../pipeline/beside.js";
-import type { ClientInfo } from "../pipeline/client-address.js";
-import { headResponse } from "../pipeline/head-response.js";
-import { pathnameOf } from "../pipeline/pathname.js";
-import { requestIdOf } from "../pipeline/request-id.js";
+import type { Actor, ApiKeys, IdempotencyStore, PlanName, RateLimiter } from "../ports.js";
+import { standardHeaders } from "../http/answer-headers.js";
+import { answerBeside, type Beside, isUnder } from "../http/beside.js";
+import type { ClientInfo } from "../http/client-address.js";
+import { headResponse } from "../http/head-response.js";
+import { pathnameOf } from "../http/pathname.js";
+import { requestIdOf } from "../http/request-id.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
+import { usageOperations } from "./usage-operations.js";
 
 export interface AdminOptions {
   keys: ApiKeys;
@@ -20,11 +23,27 @@ export interface AdminOptions {
    * for an address that failed too often, say).
    */
   authenticate(request: Request, info: ClientInfo | undefined): Actor | undefined | Promise<Actor | undefined>;
+  /**
+   * Where the Idempotency-Keys of creates and rolls are claimed (the API's `idempotency`):
+   * a retry is then answered as the first attempt was. Without it such a header is refused (`400`).
+   */
+  idempotency?: IdempotencyStore;
+  /**
+   * Told the id of every key changed (updated, rolled, revoked): pass the API's
+   * `petstore.forgetKey`, so that the change applies to the API in this process at once.
+   */
+  onKeyChange?: (keyId: string) => void;
+  /**
+   * Whether the `Host` a request names (without its port) is one this admin API answers;
+   * another is refused with `403` before authentication, so that a page of another name made
+   * to resolve to this address (DNS rebinding) reaches nothing. Default: any.
+   */
+  allowHost?: (host: string) => boolean;
   /** Where the admin API is mounted. Default `/admin/v1`. */
   basePath?: string;
   /** The plans' numbers, as given to `createPetstore`. */
   plans?: Partial<Record<PlanName, PlanLimits>>;
-  /** Unix ms: "in the past" for an expiry is judged by it. Default `Date.now`. */
+  /** Unix ms: "in the past" for a new expiry is judged by it. Default `Date.now`. */
   clock?: () => number;
   /** Longest a request body may take to arrive. Default 30 s. */
   bodyTimeoutMs?: number;
@@ -41,6 +60,35 @@ export interface Admin {
 
 type Operation = (call: Call, deps: AdminDeps) => Promise<Outcome>;
 
+/** Fetch Metadata (`Sec-Fetch-Site`) a request of the listener's own page, or of no page at all (typed in, a bookmark), carries. */
+const OWN_SITE = new Set(["same-origin", "none"]);
+
+/**
+ * Refuses, before authentication, what a web page elsewhere makes a browser send: a request a
+ * browser says came from another origin (`Sec-Fetch-Site` other than `same-origin`, or an
+ * `Origin` naming another host), so that no page can call the admin API with the operator's
+ * browser, nor count failures against the operator's address; and a `Host` the host does not
+ * answer (`allowHost`: DNS rebinding). A `403` with the Error body.
+ */
+function refuseForeign(request: Request, allowHost: ((host: string) => boolean) | undefined): void {
+  const site = request.headers.get("sec-fetch-site");
+  const origin = request.headers.get("origin");
+  const { host, hostname } = new URL(request.url);
+  if ((site !== null && !OWN_SITE.has(site)) || (origin !== null && hostOf(origin) !== host))
+    throw new ApiError("forbidden", "A request from another site's page is refused by the admin API");
+  if (allowHost && !allowHost(hostname))
+    throw new ApiError("forbidden", `The admin API does not answer the host name ${hostname}`);
+}
+
+/** The `host[:port]` of an `Origin`, or undefined for `null` and anything that is no URL. */
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Each path (after the base path) and the operation of each method on it. */
 const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document"> }[] = [
   { pattern: /^\/keys$/, methods: { GET: operations.listKeys, POST: operations.createKey } },
@@ -48,6 +96,8 @@ const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document">
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/roll$/, methods: { POST: operations.rollKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: operations.revokeKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/unban$/, methods: { POST: operations.unbanKey } },
+  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.keyUsage } },
+  { pattern: /^\/usage\/top$/, methods: { GET: usageOperations.topUsage } },
   { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
   { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
 ];
@@ -66,15 +116,34 @@ const allowOf = (methods: Record<string, unknown>) =>
  * app.all("/admin/v1/*", (c) => admin.fetch(c.req.raw, { clientAddress: ip(c) }));
  */
 export function createAdmin(options: AdminOptions): Admin {
+  checkOptions(
+    "createAdmin",
+    options,
+    {
+      keys: ["get", "list", "insert", "update", "roll", "revoke", "audit", "auditTrail"],
+      limiter: ["hit"],
+      authenticate: "function",
+    },
+    "createAdmin({ keys: adapters.keys, limiter: adapters.limiter, authenticate: (request) => yourOperator(request) })",
+  );
   const basePath = (options.basePath ?? "/admin/v1").replace(/\/+$/, "");
+  const clock = options.clock ?? Date.now;
   const deps: AdminDeps = {
+    life: keyLife({
+      keys: options.keys,
+      limiter: options.limiter,
+      clock,
+      ...(options.idempotency && { idempotency: options.idempotency }),
+      ...(options.onKeyChange && { onChange: options.onKeyChange }),
+    }),
     keys: options.keys,
     limiter: options.limiter,
     plans: { ...DEFAULT_PLANS, ...options.plans },
-    clock: options.clock ?? Date.now,
+    clock,
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+    idempotent: options.idempotency !== undefined,
   };
-  const { beside } = options;
+  const { beside, allowHost } = options;
   const onError =
     options.onError ??
     ((error: unknown, requestId: string) =>
@@ -107,7 +176,9 @@ export function createAdmin(options: AdminOptions): Admin {
       });
     const id = route.pattern.exec(inside!)![1] ?? "";
     const outcome = await operation({ request, url: new URL(request.url), actor, id, basePath }, deps);
-    return new Response(JSON.stringify(outcome.body), {
+    // A text body (CSV) goes as it is, under the Content-Type its operation set.
+    const body = typeof outcome.body === "string" ? outcome.body : JSON.stringify(outcome.body);
+    return new Response(body, {
       status: outcome.status,
       headers: { ...headers, ...outcome.headers },
     });
@@ -120,6 +191,7 @@ export function createAdmin(options: AdminOptions): Admin {
       const headers = { ...standardHeaders(requestId), "Content-Type": "application/json" };
       let response: Response;
       try {
+        refuseForeign(request, allowHost);
         response =
           beside && !isUnder(basePath, pathname)
             ? await answerBeside(beside, request, requestId, pathname)

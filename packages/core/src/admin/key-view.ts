@@ -1,3 +1,4 @@
+import { keyBucket } from "../keys/bucket.js";
 import { DEFAULT_PLANS, limitsResolver, type PlanLimits } from "../plans.js";
 import type { ApiKeyRecord, PlanName, RateLimiter } from "../ports.js";
 import type { KeyView } from "./schemas.js";
@@ -25,7 +26,7 @@ export const iso = (ms: number | undefined) => (ms === undefined ? null : new Da
 export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}): Promise<KeyView> {
   const { windows } = limitsResolver({ ...DEFAULT_PLANS, ...source.plans })(record);
   const state = source.limiter?.peek
-    ? await source.limiter.peek({ bucket: `key:${record.id}`, windows, ban: { threshold: 0, seconds: 0 } })
+    ? await source.limiter.peek({ bucket: keyBucket(record.id), windows, ban: { threshold: 0, seconds: 0 } })
     : undefined;
   const usage = state && {
     minute: {

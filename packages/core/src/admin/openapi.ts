@@ -9,6 +9,8 @@ import {
   NewKeySchema,
   RollSchema,
 } from "./schemas.js";
+import { KeyUsageViewSchema, TopKeysViewSchema } from "./usage-view.js";
+import { USAGE_STEPS, USAGE_WINDOWS } from "../usage/usage-history.js";
 
 type Json = Record<string, unknown>;
 
@@ -21,11 +23,14 @@ const json = (body: Json) => ({ "application/json": { schema: body } });
 
 const ERRORS: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
-  401: "No valid admin credential (`unauthorized`)",
+  401: "No admin credential (`An admin credential is required`), or one refused (`The admin token was refused`): `unauthorized`",
+  403: "Refused before authentication (`forbidden`): a request another site's page sent, or a host name this listener does not answer",
   404: "No such key (`not_found`)",
   409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`)",
   413: "Body larger than 16 KiB (`payload_too_large`)",
-  415: "Content-Type is not JSON (`unsupported_media_type`)",
+  405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
+  408: "The body did not arrive within the body deadline (`request_timeout`); the connection is closed",
+  415: "Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`)",
   422: "Idempotency-Key already used with a different body (`idempotency_key_reused`)",
   429: "Too many failed credentials from this address (`rate_limited`, `temporarily_banned`)",
   500: "Unexpected failure (`internal_error`)",
@@ -34,10 +39,16 @@ const ERRORS: Record<number, string> = {
 
 function responses(success: Record<string, Json>, errors: number[]): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, 401, 429, 500, 503])
+  for (const status of [...errors, 401, 403, 429, 500, 503])
     all[String(status)] = { description: ERRORS[status], content: json(ref("Error")) };
   return all;
 }
+
+/** A 400 whose cases are named: `invalid_parameter`, its `details` naming the parameter. */
+const invalidParameter = (cases: string) => ({
+  description: `${cases} (\`invalid_parameter\`, \`details\` naming the parameter)`,
+  content: json(ref("Error")),
+});
 
 const keyId = {
   name: "id",
@@ -68,6 +79,12 @@ const linkHeader = {
   Link: { description: 'RFC 8288 `rel="next"`: the next page, when there is one', schema: { type: "string" } },
 };
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
+const replayedHeader = {
+  "Idempotent-Replayed": {
+    description: "`true` when this answers a retry with an earlier request's Idempotency-Key and body",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
 
 /**
  * The OpenAPI 3.1 document of the admin API `createAdmin` serves under `basePath`, generated
@@ -80,7 +97,7 @@ export function adminOpenApi(basePath: string): Json {
       title: "Pet Store admin API",
       version: "1.0.0",
       description:
-        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, and the audit trail. Never cached; every change audited.",
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, and the audit trail. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -116,8 +133,17 @@ export function adminOpenApi(basePath: string): Json {
           parameters: [idempotencyKey],
           requestBody: body("NewKey"),
           responses: responses(
-            { 201: { description: "The key, and its secret (null on a replay)", content: json(ref("KeyWithSecret")) } },
-            [400, 413, 415, 422],
+            {
+              201: {
+                description: "The key, and its secret (null on a replay)",
+                headers: {
+                  Location: { description: "The key's path", schema: { type: "string" } },
+                  ...replayedHeader,
+                },
+                content: json(ref("KeyWithSecret")),
+              },
+            },
+            [400, 408, 413, 415, 422],
           ),
         },
       },
@@ -134,7 +160,7 @@ export function adminOpenApi(basePath: string): Json {
           requestBody: body("KeyChanges"),
           responses: responses(
             { 200: { description: "The key after the change", content: json(ref("Key")) } },
-            [400, 404, 409, 413, 415],
+            [400, 404, 408, 409, 413, 415],
           ),
         },
       },
@@ -149,10 +175,11 @@ export function adminOpenApi(basePath: string): Json {
             {
               200: {
                 description: "The key and its new secret (null on a replay)",
+                headers: replayedHeader,
                 content: json(ref("KeyWithSecret")),
               },
             },
-            [400, 404, 409, 413, 415, 422],
+            [400, 404, 408, 409, 413, 415, 422],
           ),
         },
       },
@@ -180,6 +207,81 @@ export function adminOpenApi(basePath: string): Json {
               },
             },
             [404],
+          ),
+        },
+      },
+      "/keys/{id}/usage": {
+        get: {
+          operationId: "getKeyUsage",
+          summary:
+            "The key's requests by outcome (admitted, rate limited, banned, unauthorized), bucket by bucket: by minute or hour over the last 48 hours, by UTC day over the last 400 days. Written by the servers at least every 10 s",
+          parameters: [
+            keyId,
+            {
+              name: "from",
+              in: "query",
+              required: false,
+              description:
+                "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
+              schema: { type: "string", format: "date-time" },
+            },
+            {
+              name: "to",
+              in: "query",
+              required: false,
+              description: "ISO 8601 with its offset; default (and at the latest) now",
+              schema: { type: "string", format: "date-time" },
+            },
+            {
+              name: "step",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: [...USAGE_STEPS], default: "hour" },
+            },
+          ],
+          responses: responses(
+            {
+              200: {
+                description:
+                  "Every bucket of the span, oldest first (`Accept: text/csv`: `at,admitted,rate_limited,banned,unauthorized`, a line per bucket)",
+                content: {
+                  ...json(ref("KeyUsage")),
+                  "text/csv": { schema: { type: "string" } },
+                },
+              },
+              400: invalidParameter(
+                "`from` after `to`, `from` older than kept for the step (48 hours by minute or hour, 400 days by day), a `step` other than minute, hour or day, or an instant that is not ISO 8601 with its offset",
+              ),
+            },
+            [404],
+          ),
+        },
+      },
+      "/usage/top": {
+        get: {
+          operationId: "getTopKeys",
+          summary:
+            "The 20 keys with the most requests (every outcome) or refusals (all but admitted) over the last hour or day (by minute, the current one included) or the last 30 UTC days (today included)",
+          parameters: [
+            {
+              name: "window",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: [...USAGE_WINDOWS], default: "24h" },
+            },
+            {
+              name: "by",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: ["requests", "refusals"], default: "requests" },
+            },
+          ],
+          responses: responses(
+            {
+              200: { description: "The keys, most first (a tie by id)", content: json(ref("TopKeys")) },
+              400: invalidParameter("A `window` other than 1h, 24h or 30d, or a `by` other than requests or refusals"),
+            },
+            [],
           ),
         },
       },
@@ -218,6 +320,13 @@ export function adminOpenApi(basePath: string): Json {
       },
     },
     components: {
+      responses: {
+        MethodNotAllowed: {
+          description: ERRORS[405],
+          headers: { Allow: { description: "The methods the path takes", schema: { type: "string" } } },
+          content: json(ref("Error")),
+        },
+      },
       securitySchemes: {
         adminToken: {
           type: "http",
@@ -232,6 +341,8 @@ export function adminOpenApi(basePath: string): Json {
         KeyChanges: schema(KeyChangesSchema),
         Roll: schema(RollSchema),
         AuditEntry: schema(AuditEntrySchema),
+        KeyUsage: schema(KeyUsageViewSchema),
+        TopKeys: schema(TopKeysViewSchema),
         Error: schema(ErrorBodySchema),
       },
     },

@@ -1,22 +1,28 @@
 import * as v from "valibot";
-import { bodyFingerprint, IDEMPOTENCY_KEY } from "../_idempotency-key.js";
+import { IDEMPOTENCY_KEY, idempotencyRefusal } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
-import { sha256Hex } from "../_sha256.js";
-import { issueApiKey, rollApiKey } from "../api-keys.js";
 import { ApiError } from "../errors.js";
+import type { IdempotencyRefusal, KeyLife } from "../keys/key-life.js";
+import { KeyRuleError } from "../keys/rules.js";
 import type { PlanLimits } from "../plans.js";
-import type { Actor, ApiKeyRecord, ApiKeys, AuditEntry, KeyChange, PlanName, RateLimiter } from "../ports.js";
+import type { Actor, ApiKeyRecord, ApiKeys, KeyChange, PlanName, RateLimiter } from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
 import { iso, keyView } from "./key-view.js";
 import { KeyChangesSchema, NewKeySchema, RollSchema } from "./schemas.js";
 
-/** What an operation needs: the ports, the plans' limits, the admin's clock (for "in the past"), the body deadline. */
+/**
+ * What an operation needs: the key life it calls, the ports it reads, the plans' limits, the
+ * admin's clock (a roll's overlap still running, when the limiter cannot say), the body
+ * deadline, and whether Idempotency-Keys are kept.
+ */
 export interface AdminDeps {
+  life: KeyLife;
   keys: ApiKeys;
   limiter: RateLimiter;
   plans: Record<PlanName, PlanLimits>;
   clock(): number;
   bodyTimeoutMs: number;
+  idempotent: boolean;
 }
 
 /** An operation's answer: its status, body and extra headers (`Location`, `Link`...). */
@@ -53,7 +59,7 @@ function fromCursor(cursor: string): string {
 }
 
 /** A query parameter given at most once, or undefined; `invalid_parameter` when repeated or empty. */
-function queryParameter(url: URL, name: string): string | undefined {
+export function queryParameter(url: URL, name: string): string | undefined {
   const values = url.searchParams.getAll(name);
   if (values.length === 0) return undefined;
   if (values.length > 1 || values[0] === "")
@@ -79,39 +85,53 @@ async function readBody<S extends v.GenericSchema>(
   deps: AdminDeps,
   schema: S,
   what: string,
-): Promise<{ raw: unknown; value: v.InferOutput<S> }> {
+): Promise<v.InferOutput<S>> {
   const raw = await readJsonBody(call.request, deps.bodyTimeoutMs);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new ApiError("invalid_body", `The request body is not ${what}`, [
+    throw new ApiError("invalid_body", `The request body is not a valid ${what}`, [
       { path: "", message: "must be a JSON object" },
     ]);
   const result = v.safeParse(schema, raw);
-  if (result.success) return { raw, value: result.output };
+  if (result.success) return result.output;
   const details: ErrorDetail[] = result.issues.map((issue) => {
     const path = v.getDotPath(issue) ?? "";
     if (issue.type === "strict_object" && issue.input === undefined) return { path, message: "is required" };
-    if (issue.type === "strict_object") return { path, message: `is not a field of ${what}` };
+    if (issue.type === "strict_object") return { path, message: `is not a field of a ${what}` };
     return { path, message: issue.message };
   });
-  throw new ApiError("invalid_body", `The request body is not ${what}`, details);
+  throw new ApiError("invalid_body", `The request body is not a valid ${what}`, details);
 }
 
-const notInPast = (deps: AdminDeps, expiresAt: number | null | undefined): ErrorDetail[] =>
-  expiresAt !== undefined && expiresAt !== null && expiresAt <= deps.clock()
-    ? [{ path: "expiresAt", message: "must be in the future" }]
-    : [];
-
-/** The request's Idempotency-Key with the fingerprint of its body, or undefined without one. */
-async function idempotencyOf(call: Call, raw: unknown): Promise<{ key: string; fingerprint: string } | undefined> {
+/** The request's Idempotency-Key, or undefined without one. */
+function idempotencyKeyOf(call: Call, deps: AdminDeps): string | undefined {
   const key = call.request.headers.get("idempotency-key");
   if (key === null) return undefined;
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    const message = "must be 1 to 255 printable ASCII characters other than the comma, sent once";
+  const message = !IDEMPOTENCY_KEY.test(key)
+    ? "must be 1 to 255 printable ASCII characters other than the comma, sent once"
+    : !deps.idempotent
+      ? "is not kept by this admin API (createAdmin was given no idempotency store)"
+      : undefined;
+  if (message !== undefined)
     throw new ApiError("invalid_parameter", `Header 'Idempotency-Key' ${message}`, [
       { path: "Idempotency-Key", message },
     ]);
+  return key;
+}
+
+/** The key life's answer, a rule it refused said as the body's problems. */
+async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    if (error instanceof KeyRuleError)
+      throw new ApiError("invalid_body", `The request body is not a valid ${what}`, error.details);
+    throw error;
   }
-  return { key, fingerprint: await bodyFingerprint(raw) };
+}
+
+/** The 409 or 422 of an Idempotency-Key that cannot be answered now. */
+function refusedKey(refusal: IdempotencyRefusal): never {
+  throw idempotencyRefusal(refusal.state === "idempotency_key_in_use" ? "in_progress" : "mismatch");
 }
 
 /** The key as the admin API shows it, with its usage from the limiter when it can say. */
@@ -139,25 +159,8 @@ async function found(id: string, deps: AdminDeps): Promise<ApiKeyRecord> {
   return record;
 }
 
-/** The change with this request's Idempotency-Key in the key's trail, if any (the newest first). */
-async function earlier(
-  deps: AdminDeps,
-  keyId: string,
-  action: AuditEntry["action"],
-  key: string,
-): Promise<AuditEntry | undefined> {
-  const trail = await deps.keys.auditTrail({ keyId, limit: 100 });
-  return trail.find(
-    (entry) => entry.action === action && (entry.details?.idempotency as { key?: string } | undefined)?.key === key,
-  );
-}
-
-/** A replay of an earlier change with the same Idempotency-Key: the same answer but the secret, which is never kept. */
-function replayed(entry: AuditEntry, fingerprint: string): void {
-  if ((entry.details!.idempotency as { fingerprint: string }).fingerprint !== fingerprint) {
-    throw new ApiError("idempotency_key_reused", "This Idempotency-Key was already used with a different request body");
-  }
-}
+/** A replay's answer: the key as it is now, without the secret, which is never kept. */
+const REPLAYED = { "Idempotent-Replayed": "true" };
 
 export const operations = {
   /** `GET /keys`: a page of keys in the order they were made; `q` keeps those whose id or label holds it. */
@@ -204,43 +207,26 @@ export const operations = {
   },
 
   /**
-   * `POST /keys`: a new key, shown once. With an Idempotency-Key its id is derived from the
-   * admin and that key, so a retry finds the key the first attempt made (answered again, but
-   * without the secret, which is never kept: roll the key if that answer was lost).
+   * `POST /keys`: a new key, shown once. With an Idempotency-Key a retry is answered as the
+   * first attempt was, but without the secret, which is never kept: roll the key if that
+   * answer was lost.
    */
   async createKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const { raw, value } = await readBody(call, deps, NewKeySchema, "a NewKey");
-    const problems = [...notInPast(deps, value.expiresAt)];
-    if (value.plan === "enterprise") {
-      for (const field of ["perMinute", "perDay"] as const)
-        if (value[field] === undefined) problems.push({ path: field, message: "is required for an enterprise key" });
-    }
-    if (problems.length > 0) throw new ApiError("invalid_body", "The request body is not a valid NewKey", problems);
-    const idempotency = await idempotencyOf(call, raw);
-    const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
-    const id = idempotency && `key_${base62Of(await sha256Hex(`${call.actor.who}\u0000${idempotency.key}`), 16)}`;
-    try {
-      const { key, record } = await issueApiKey(
-        deps.keys,
+    const value = await readBody(call, deps, NewKeySchema, "new key");
+    const idempotencyKey = idempotencyKeyOf(call, deps);
+    const created = await ruled("new key", () =>
+      deps.life.create(
         { ...defined(value), plan: value.plan },
-        { actor, ...(id !== undefined && { id }) },
-      );
-      return {
-        status: 201,
-        body: { ...(await viewOf(record, deps)), key },
-        headers: { Location: `${call.basePath}/keys/${record.id}` },
-      };
-    } catch (error) {
-      if (id === undefined || !/^Duplicate API key/.test((error as Error).message)) throw error;
-      const entry = await earlier(deps, id, "create", idempotency!.key);
-      if (!entry) throw error;
-      replayed(entry, idempotency!.fingerprint);
-      return {
-        status: 201,
-        body: { ...(await viewOf(await found(id, deps), deps)), key: null },
-        headers: { Location: `${call.basePath}/keys/${id}`, "Idempotent-Replayed": "true" },
-      };
-    }
+        { actor: call.actor, ...(idempotencyKey !== undefined && { idempotencyKey }) },
+      ),
+    );
+    if (created.state !== "created" && created.state !== "replayed") refusedKey(created);
+    const location = { Location: `${call.basePath}/keys/${created.record.id}` };
+    return {
+      status: 201,
+      body: { ...(await viewOf(created.record, deps)), key: created.state === "created" ? created.key : null },
+      headers: created.state === "created" ? location : { ...location, ...REPLAYED },
+    };
   },
 
   async getKey(call: Call, deps: AdminDeps): Promise<Outcome> {
@@ -249,47 +235,45 @@ export const operations = {
 
   /** `PATCH /keys/{id}`: plan, limits, label, expiry; the secret stays. */
   async updateKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const { value } = await readBody(call, deps, KeyChangesSchema, "a KeyChanges");
-    const problems = notInPast(deps, value.expiresAt);
-    if (problems.length > 0) throw new ApiError("invalid_body", "The request body is not a valid KeyChanges", problems);
-    const record = changed(call.id, await deps.keys.update(call.id, defined(value), call.actor));
-    return { status: 200, body: await viewOf(record, deps) };
+    const value = await readBody(call, deps, KeyChangesSchema, "change to a key");
+    const change = await ruled("change to a key", () => deps.life.update(call.id, defined(value), call.actor));
+    return { status: 200, body: await viewOf(changed(call.id, change), deps) };
   },
 
   /** `POST /keys/{id}/roll`: a new secret, shown once; the old one works for the overlap. */
   async rollKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const { raw, value } = await readBody(call, deps, RollSchema, "a Roll");
-    const idempotency = await idempotencyOf(call, raw);
-    const actor = idempotency ? { ...call.actor, idempotency } : call.actor;
-    const rolled = await rollApiKey(deps.keys, call.id, value.overlapSeconds * 1000, actor);
-    if (rolled.state === "changed")
-      return { status: 200, body: { ...(await viewOf(rolled.record, deps)), key: rolled.key } };
-    // The same roll asked again: it happened, and its overlap is what stops a second one.
-    const entry =
-      rolled.state === "rolling" && idempotency ? await earlier(deps, call.id, "roll", idempotency.key) : undefined;
-    if (!entry) changed(call.id, rolled);
-    replayed(entry!, idempotency!.fingerprint);
+    const value = await readBody(call, deps, RollSchema, "roll");
+    const idempotencyKey = idempotencyKeyOf(call, deps);
+    const rolled = await deps.life.roll(call.id, value.overlapSeconds * 1000, {
+      actor: call.actor,
+      ...(idempotencyKey !== undefined && { idempotencyKey }),
+    });
+    if (rolled.state === "idempotency_key_in_use" || rolled.state === "idempotency_key_reused") refusedKey(rolled);
+    if (rolled.state === "replayed")
+      return { status: 200, body: { ...(await viewOf(rolled.record, deps)), key: null }, headers: REPLAYED };
+    const record = changed(call.id, rolled);
     return {
       status: 200,
-      body: { ...(await viewOf(await found(call.id, deps), deps)), key: null },
-      headers: { "Idempotent-Replayed": "true" },
+      body: { ...(await viewOf(record, deps)), key: rolled.state === "changed" ? rolled.key : null },
     };
   },
 
-  /** `POST /keys/{id}/revoke`: refused everywhere within 5 s; revoking again answers the key as it is. */
+  /** `POST /keys/{id}/revoke`: refused everywhere within 5 s (on this server at once); revoking again answers the key as it is. */
   async revokeKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const change = await deps.keys.revoke(call.id, call.actor);
+    const change = await deps.life.revoke(call.id, call.actor);
     if (change.state === "missing") throw new ApiError("not_found", `No API key has the id ${call.id}`);
     return { status: 200, body: await viewOf(change.record, deps) };
   },
 
   /** `POST /keys/{id}/unban`: its ban ends now; the next request is decided by its limits. */
   async unbanKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const record = await found(call.id, deps);
-    if (!deps.limiter.unban) throw new ApiError("not_found", "This rate limiter cannot lift bans");
-    const unbanned = await deps.limiter.unban(`key:${record.id}`);
-    if (unbanned) await deps.keys.audit("unban", record.id, call.actor);
-    return { status: 200, body: { ...(await viewOf(record, deps)), unbanned } };
+    const unbanned = await deps.life.unban(call.id, call.actor);
+    if (unbanned.state === "missing") throw new ApiError("not_found", `No API key has the id ${call.id}`);
+    if (unbanned.state === "unsupported") throw new ApiError("not_found", "This rate limiter cannot lift bans");
+    return {
+      status: 200,
+      body: { ...(await viewOf(unbanned.record, deps)), unbanned: unbanned.state === "unbanned" },
+    };
   },
 
   /** `GET /audit`: the trail, newest first, of one key (`keyId`) or all. */
@@ -329,12 +313,4 @@ function defined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], u
   return Object.fromEntries(Object.entries(value).filter(([, given]) => given !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };
-}
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-/** `length` base62 characters from a hex digest: an id derived, not random. */
-function base62Of(hex: string, length: number): string {
-  let out = "";
-  for (let i = 0; out.length < length; i += 2) out += BASE62[Number.parseInt(hex.slice(i, i + 2), 16) % 62];
-  return out;
 }

@@ -1,15 +1,10 @@
 import * as v from "valibot";
-import { MAX_ROLL_OVERLAP_MS } from "../api-keys.js";
+import { labelProblem, MAX_KEY_LIMIT, MAX_ROLL_OVERLAP_MS, PLAN_NAMES, planProblem } from "../keys/rules.js";
 
 /**
  * The admin API's bodies, validated with valibot at the boundary; its OpenAPI document is
  * generated from the same schemas. Instants travel as ISO 8601 strings.
  */
-
-export const PLAN_NAMES = ["free", "pro", "business", "enterprise"] as const;
-/** The largest per-minute or per-day limit a key may have (as `petstore keys create`). */
-export const MAX_KEY_LIMIT = 1_000_000_000;
-const LABEL_MAX = 100;
 
 /** ISO 8601 with a time and its offset: a date alone leaves the hour and the zone to guess. */
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2}))$/;
@@ -39,7 +34,7 @@ export function instantOf(text: string): number | undefined {
   return real ? Date.parse(text) : undefined;
 }
 
-export const PlanSchema = v.picklist(PLAN_NAMES, "must be one of free, pro, business, enterprise");
+const PlanSchema = v.picklist(PLAN_NAMES, (issue) => planProblem(issue.input)!);
 
 const KeyLimitSchema = v.pipe(
   v.number("must be an integer"),
@@ -50,12 +45,17 @@ const KeyLimitSchema = v.pipe(
 
 const LabelSchema = v.pipe(
   v.string("must be a string"),
-  v.check((label) => [...label].length <= LABEL_MAX, `must be at most ${LABEL_MAX} characters`),
-  v.regex(/^\P{Cc}*$/u, "must not contain control characters"),
+  v.check(
+    (label) => labelProblem(label) === undefined,
+    (issue) => labelProblem(issue.input)!,
+  ),
+  v.description(
+    "1 to 100 characters, without control characters, bidirectional controls (U+202A-U+202E, U+2066-U+2069), noncharacters or lone surrogates",
+  ),
 );
 
 /** An instant as ISO 8601 with its offset (`2027-01-31T00:00:00Z`), turned into Unix ms. */
-export const InstantSchema = v.pipe(
+const InstantSchema = v.pipe(
   v.string("must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z"),
   v.regex(INSTANT, "must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z"),
   v.check((text) => instantOf(text) !== undefined, "must be a date and time that exists"),

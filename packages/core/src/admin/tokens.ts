@@ -1,6 +1,7 @@
 import { sha256Hex } from "../_sha256.js";
-import { randomBase62 } from "../api-keys.js";
-import type { AdminTokenRecord, AdminTokens } from "../ports.js";
+import { randomBase62 } from "../keys/api-key.js";
+import { KeyRuleError, labelProblem } from "../keys/rules.js";
+import type { Actor, AdminTokenRecord, AdminTokens, ApiKeys } from "../ports.js";
 
 /**
  * Admin tokens: `psa_` + 12 base62 characters naming the token (its id is `tok_` and those)
@@ -12,25 +13,60 @@ const TOKEN = /^psa_([0-9A-Za-z]{12})[0-9A-Za-z]{32}$/;
 /** True when `token` has the admin token's shape. */
 export const isWellFormedAdminToken = (token: string): boolean => TOKEN.test(token);
 
+/** The id of the token `token` names (`tok_` and its first part), known without its secret; undefined when it has not the shape. */
+export function adminTokenId(token: string): string | undefined {
+  const name = TOKEN.exec(token)?.[1];
+  return name === undefined ? undefined : `tok_${name}`;
+}
+
+/** Where a change to an admin token is recorded: the keys' audit trail (under the token's id), as made by `actor`. */
+export interface AdminTokenAudit {
+  keys: Pick<ApiKeys, "audit">;
+  actor: Actor;
+}
+
 /**
- * Makes a token, stores its hash, and returns it: the only time it is ever visible.
+ * Makes a token, stores its hash, and returns it: the only time it is ever visible. Its label
+ * follows a key's rules (a `KeyRuleError` says which it breaks); its creation is audited when
+ * `audit` says where.
  * @example const { token } = await issueAdminToken(tokens, { label: "ops laptop" });
  */
 export async function issueAdminToken(
   tokens: Pick<AdminTokens, "insert">,
   input: { label?: string } = {},
-  options: { now?: number } = {},
+  audit?: AdminTokenAudit,
 ): Promise<{ token: string; record: AdminTokenRecord }> {
+  if (input.label !== undefined) {
+    const problem = labelProblem(input.label);
+    if (problem !== undefined) throw new KeyRuleError([{ path: "label", message: problem }]);
+  }
   const name = randomBase62(12);
   const token = `psa_${name}${randomBase62(32)}`;
-  const record: AdminTokenRecord = {
+  const record = await tokens.insert({
     id: `tok_${name}`,
     hash: await sha256Hex(token),
-    createdAt: options.now ?? Date.now(),
-  };
-  if (input.label !== undefined) record.label = input.label;
-  await tokens.insert(record);
+    ...(input.label !== undefined && { label: input.label }),
+  });
+  await audit?.keys.audit("create", record.id, {
+    actor: audit.actor,
+    details: { adminToken: true, ...(input.label !== undefined && { label: input.label }) },
+  });
   return { token, record };
+}
+
+/**
+ * Revokes a token: the admin API refuses it from then on. Revoking twice keeps the first time
+ * (`already_revoked`); the revocation is audited when `audit` says where.
+ */
+export async function revokeAdminToken(
+  tokens: Pick<AdminTokens, "revoke">,
+  id: string,
+  audit?: AdminTokenAudit,
+): Promise<"revoked" | "already_revoked" | "missing"> {
+  const revoked = await tokens.revoke(id);
+  if (revoked === "revoked")
+    await audit?.keys.audit("revoke", id, { actor: audit.actor, details: { adminToken: true } });
+  return revoked;
 }
 
 /** Equal strings, compared in time that depends on their length only (never on where they first differ). */
@@ -50,9 +86,9 @@ export async function verifyAdminToken(
   tokens: Pick<AdminTokens, "get">,
   token: string,
 ): Promise<AdminTokenRecord | undefined> {
-  const name = TOKEN.exec(token)?.[1];
-  if (name === undefined) return undefined;
-  const [record, hash] = await Promise.all([tokens.get(`tok_${name}`), sha256Hex(token)]);
+  const id = adminTokenId(token);
+  if (id === undefined) return undefined;
+  const [record, hash] = await Promise.all([tokens.get(id), sha256Hex(token)]);
   if (!record || record.revokedAt !== undefined) return undefined;
   return equalInConstantTime(record.hash, hash) ? record : undefined;
 }

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { responseWith } from "../pipeline/answer-headers.js";
+import { responseWith } from "../http/answer-headers.js";
 
 /**
  * A JSON response with the headers every answer carries (`ctx.headers`, `Content-Type`

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { bodyFingerprint, IDEMPOTENCY_KEY } from "../_idempotency-key.js";
+import { bodyFingerprint, IDEMPOTENCY_KEY, idempotencyRefusal } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
 import type { Context, Handler } from "../context.js";
 import { ApiError, StorageUnavailableError, UNAVAILABLE_RETRY_SECONDS } from "../errors.js";
@@ -7,8 +7,6 @@ import type { IdempotencyClaim } from "../ports.js";
 import { type ErrorDetail, NewPetSchema, type Pet } from "../schemas.js";
 import { json } from "./_respond.js";
 
-// 1..255 printable ASCII characters (space to tilde) but the comma: fetch joins a repeated
-// header's values with ", ", so two keys sent at once would otherwise pass as one key.
 const NEW_PET_FIELDS = new Set(Object.keys(NewPetSchema.entries));
 
 function invalidBody(message: string, details: ErrorDetail[]): ApiError {
@@ -68,15 +66,11 @@ async function createOnce(ctx: Context, claim: IdempotencyClaim, body: v.InferOu
   const found = await ctx.idempotency.claim(claim);
   switch (found.state) {
     case "in_progress":
-      throw new ApiError(
-        "idempotency_key_in_use",
-        "A request with this Idempotency-Key is still being processed; retry later",
-      );
     case "mismatch":
-      throw new ApiError(
-        "idempotency_key_reused",
-        "This Idempotency-Key was already used with a different request body",
-      );
+      throw idempotencyRefusal(found.state);
+    case "done":
+      // Scopes apart: a pet's claims are an API key's, those finished without a pet an operator's.
+      throw new Error("An Idempotency-Key of a pet create was finished without a pet");
     case "completed": {
       const pet = await ctx.store.getPet(found.petId);
       if (!pet) throw new Error(`Idempotency record points at missing pet ${found.petId}`);

@@ -1,5 +1,5 @@
-import { pathnameOf } from "./pathname.js";
-import { requestIdOf } from "./request-id.js";
+import { pathnameOf } from "../http/pathname.js";
+import { requestIdOf } from "../http/request-id.js";
 
 /** What is known of a request when it arrives, before any stage: read once, never changed. */
 export interface Arrival {

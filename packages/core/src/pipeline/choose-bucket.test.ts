@@ -1,6 +1,6 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { trustedProxies } from "../ip-addresses.js";
+import { trustedProxies } from "../http/ip-addresses.js";
 import { resolveOptions } from "../options.js";
 import type { ApiKeyRecord } from "../ports.js";
 import { chooseBucketStage } from "./choose-bucket.js";

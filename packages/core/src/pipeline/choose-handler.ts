@@ -10,7 +10,7 @@ export interface Routed {
 }
 
 /** The `Allow` header of a route: its methods, plus HEAD wherever GET is served. */
-export function allowedMethods(route: Route): string {
+function allowedMethods(route: Route): string {
   const methods = Object.keys(route.methods);
   if (route.methods.GET) methods.push("HEAD");
   return methods.sort().join(", ");

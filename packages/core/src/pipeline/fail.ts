@@ -1,7 +1,7 @@
 import { type ApiError, RequestAbortedError, toApiError, toErrorResponse } from "../errors.js";
 import type { Settings } from "../options.js";
 import type { Decision } from "../ports.js";
-import { answerHeaders } from "./answer-headers.js";
+import { answerHeaders } from "../http/answer-headers.js";
 import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 

@@ -1,6 +1,6 @@
 import { memoryKeys } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { issueApiKey } from "../api-keys.js";
+import { issueApiKey } from "../keys/issue-api-key.js";
 import type { ApiKeys } from "../ports.js";
 import { identifyStage } from "./identify.js";
 
@@ -32,7 +32,7 @@ describe("identifyStage", () => {
     expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(record);
   });
 
-  it("finds no caller without a header, for another scheme, a typo, an unknown or a revoked key", async () => {
+  it("finds no caller without a header, for another scheme, a typo, an unknown key, and a revoked key by its id", async () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "free" });
     const { key: revoked, record: revokedRecord } = await issueApiKey(keys, { plan: "free" });
@@ -48,8 +48,27 @@ describe("identifyStage", () => {
       caller: undefined,
       sentKey: true,
       keyCache: "miss",
+      refused: { keyId: revokedRecord.id, reason: "revoked" },
+    });
+    expect(await identify(withAuth(`Bearer ${(await issueApiKey(memoryKeys(), { plan: "free" })).key}`), T0)).toEqual({
+      caller: undefined,
+      sentKey: true,
+      keyCache: "miss",
     });
     expect(record.revokedAt).toBeUndefined();
+  });
+
+  it("finds an expired key and a rolled-out secret as callers: lapse refuses them at the limiter's instant", async () => {
+    const keys = memoryKeys({ clock: () => T0 });
+    const { key, record } = await issueApiKey(keys, { plan: "free", expiresAt: T0 + 1 }, { now: T0 });
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
+    expect((await identify(withAuth(`Bearer ${key}`), T0 + 10_000)).caller?.id).toBe(record.id);
+    const { key: old, record: rolled } = await issueApiKey(keys, { plan: "free" });
+    await keys.roll(rolled.id, "f".repeat(64), 0, { actor: { who: "test" } });
+    expect(await identify(withAuth(`Bearer ${old}`), T0 + 10_000)).toMatchObject({
+      caller: { id: rolled.id },
+      oldSecret: true,
+    });
   });
 
   it("asks storage nothing for a key whose checksum is wrong", async () => {
@@ -70,12 +89,57 @@ describe("identifyStage", () => {
     await keys.revoke(record.id);
     expect(await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).toMatchObject({ caller: record, keyCache: "hit" });
     expect(lookups.count).toBe(1);
-    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toEqual({
+    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toMatchObject({
       caller: undefined,
       sentKey: true,
       keyCache: "miss",
+      refused: { keyId: record.id, reason: "revoked" },
     });
     expect(lookups.count).toBe(2);
+  });
+
+  it("forgets a key's verified headers when told, so its next request asks storage", async () => {
+    const { keys, lookups } = counted(memoryKeys());
+    const { key, record } = await issueApiKey(keys, { plan: "free" });
+    const { key: other } = await issueApiKey(keys, { plan: "free" });
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
+    await identify(withAuth(`Bearer ${key}`), T0);
+    await identify(withAuth(`bearer ${key}`), T0);
+    await identify(withAuth(`Bearer ${other}`), T0);
+    await keys.revoke(record.id);
+    identify.forget(record.id);
+    expect((await identify(withAuth(`Bearer ${key}`), T0 + 1)).refused).toEqual({
+      keyId: record.id,
+      reason: "revoked",
+    });
+    expect((await identify(withAuth(`bearer ${key}`), T0 + 1)).refused).toEqual({
+      keyId: record.id,
+      reason: "revoked",
+    });
+    expect((await identify(withAuth(`Bearer ${other}`), T0 + 1)).keyCache).toBe("hit");
+    expect(lookups.count).toBe(5);
+  });
+
+  it("caches no record a lookup found while the key was being forgotten", async () => {
+    const keys = memoryKeys();
+    const { key, record } = await issueApiKey(keys, { plan: "free" });
+    let identify: ReturnType<typeof identifyStage>;
+    const slow = {
+      ...keys,
+      findByHash: async (hash: string) => {
+        const found = await keys.findByHash(hash);
+        // The change lands, and is told, while this lookup is out with the record before it.
+        await keys.revoke(record.id);
+        identify.forget(record.id);
+        return found;
+      },
+    };
+    identify = identifyStage({ keys: slow, keyCacheMs: 5_000 });
+    expect((await identify(withAuth(`Bearer ${key}`), T0)).caller?.id).toBe(record.id);
+    expect((await identify(withAuth(`Bearer ${key}`), T0 + 1)).refused).toEqual({
+      keyId: record.id,
+      reason: "revoked",
+    });
   });
 
   it("caches nothing when cacheMs is 0", async () => {

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import type { Decision } from "../ports.js";
-import { retryAfterSeconds } from "./answer-headers.js";
+import { retryAfterSeconds } from "../http/answer-headers.js";
 
 /**
  * Stage 4, refuse: a banned bucket gets `429 temporarily_banned`, a request over a limit

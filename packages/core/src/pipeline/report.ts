@@ -4,7 +4,7 @@ import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 import type { Failure } from "./fail.js";
 import type { RouteMatch } from "./find-route.js";
-import type { ClientInfo } from "./client-address.js";
+import type { ClientInfo } from "../http/client-address.js";
 import type { Identity } from "./identify.js";
 
 /** What the stages decided about one request, each as it returned it; undefined where a stage did not run. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Context, Handler } from "../context.js";
 import { resolveOptions } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
-import { answerHeaders, responseWith } from "./answer-headers.js";
+import { answerHeaders, responseWith } from "../http/answer-headers.js";
 import { arrive } from "./arrival.js";
 import { runStage } from "./run.js";
 

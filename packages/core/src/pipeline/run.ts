@@ -1,7 +1,7 @@
 import type { Context } from "../context.js";
 import type { Settings } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
-import { admittedHeaders, sharedHeaders } from "./answer-headers.js";
+import { admittedHeaders, sharedHeaders } from "../http/answer-headers.js";
 import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 import type { Routed } from "./choose-handler.js";

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
-import type { Actor, ApiKeyRecord, ApiKeys } from "../ports.js";
+import type { Actor, ApiKeyRecord, ApiKeys, AuditNote } from "../ports.js";
 
 /** A fresh key store with no keys. */
 export interface KeysFixture extends Closable {
@@ -13,8 +13,10 @@ export interface KeysFixture extends Closable {
  */
 export type MakeKeys = (clock: (() => number) | undefined) => Promise<KeysFixture>;
 
-const ADMIN: Actor = { who: "admin:tok_1", from: "192.0.2.1" };
-const CLI: Actor = { who: "cli:ops@vm1" };
+const ADMIN_ACTOR: Actor = { who: "admin:tok_1", from: "192.0.2.1" };
+const CLI_ACTOR: Actor = { who: "cli:ops@vm1" };
+const ADMIN: AuditNote = { actor: ADMIN_ACTOR };
+const CLI: AuditNote = { actor: CLI_ACTOR };
 const HOUR = 3_600_000;
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
@@ -29,9 +31,11 @@ const recordOf = (n: number, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
 const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
 
 /**
- * The `ApiKeys` contract: insert, find by hash, get, list and its pages, revoke (the first time
- * kept), update, roll with an overlap, expiry, the latest use, the audit trail written with
- * each change, and optional fields that stay absent when they were not set.
+ * The `ApiKeys` contract: insert (a duplicate said, not thrown), find by hash (revoked, expired
+ * and rolled-out secrets too), get, list and its pages, revoke (the first time kept), update,
+ * roll with an overlap, the audit trail written with each change as its note says, optional
+ * fields that stay absent when they were not set, and every instant by the store's clock. Its
+ * usage history has a contract of its own (`keyUsageContract`).
  * @example apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
  */
 export function apiKeysContract(name: string, make: MakeKeys): void {
@@ -44,9 +48,34 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
       return make(() => now);
     },
     (fixture) => {
-      it("finds an inserted key by its hash", async () => {
-        await fixture.keys.insert(recordOf(1));
+      it("finds an inserted key by its hash, and answers the record it stored", async () => {
+        expect(await fixture.keys.insert(recordOf(1))).toEqual({ state: "inserted", record: recordOf(1) });
         expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+      });
+
+      it("stamps a key made without createdAt with the store's instant", async () => {
+        now = T0 + 7_000;
+        const { createdAt: _, ...made } = recordOf(1);
+        expect(await fixture.keys.insert(made)).toEqual({
+          state: "inserted",
+          record: { ...made, createdAt: T0 + 7_000 },
+        });
+        expect(await fixture.keys.get("key_1")).toEqual({ ...made, createdAt: T0 + 7_000 });
+      });
+
+      it("answers duplicate to a key whose id, secret or previous secret is another's, storing and auditing nothing", async () => {
+        await fixture.keys.insert(recordOf(1), CLI);
+        await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
+        for (const record of [
+          recordOf(2, { id: "key_1" }),
+          recordOf(2, { hash: hashOf(101) }),
+          recordOf(2, { hash: hashOf(1) }),
+        ]) {
+          expect(await fixture.keys.insert(record, CLI)).toEqual({ state: "duplicate" });
+        }
+        expect(await fixture.keys.list()).toHaveLength(1);
+        expect(await fixture.keys.get("key_2")).toBeUndefined();
+        expect((await fixture.keys.auditTrail({ limit: 10 })).map((entry) => entry.action)).toEqual(["roll", "create"]);
       });
 
       it("answers undefined for a hash no key has", async () => {
@@ -171,16 +200,13 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect((await fixture.keys.get("key_1"))!.plan).toBe("free");
       });
 
-      it("refuses an expired key by the store's clock: found until the instant, not from it", async () => {
+      it("finds an expired key by its hash, expiry and all: core refuses it, saying it expired", async () => {
         await fixture.keys.insert(recordOf(1, { expiresAt: T0 + HOUR }));
-        now = T0 + HOUR - 1;
+        now = T0 + 2 * HOUR;
         expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
-        now = T0 + HOUR;
-        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
-        expect(await fixture.keys.get("key_1")).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
       });
 
-      it("rolls a key: the new secret at once, the old one until the overlap ends, then not", async () => {
+      it("rolls a key: the new secret at once, the old one found with the roll that says until when it works", async () => {
         await fixture.keys.insert(recordOf(1));
         now = T0 + 1_000;
         const rolled = await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
@@ -192,16 +218,29 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
         now = T0 + 60_999;
         expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
+        // Past the overlap too: core refuses the old secret, saying it was rolled out.
         now = T0 + 61_000;
-        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
         expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
       });
 
-      it("refuses the old secret at once after a roll with no overlap", async () => {
+      it("ends a roll's overlap at the roll's instant when it has none", async () => {
         await fixture.keys.insert(recordOf(1));
         await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN);
-        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect((await fixture.keys.findByHash(hashOf(1)))!.rolled).toEqual({
+          previousHash: hashOf(1),
+          at: T0,
+          until: T0,
+        });
         expect((await fixture.keys.findByHash(hashOf(101)))!.id).toBe("key_1");
+      });
+
+      it("forgets a secret two rolls back", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.roll("key_1", hashOf(101), 0, ADMIN);
+        await fixture.keys.roll("key_1", hashOf(102), 0, ADMIN);
+        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
+        expect((await fixture.keys.findByHash(hashOf(101)))!.rolled!.previousHash).toBe(hashOf(101));
       });
 
       it("refuses a roll during the last roll's overlap, and allows one once it ended", async () => {
@@ -219,7 +258,6 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           state: "changed",
           record: { hash: hashOf(102), rolled: { previousHash: hashOf(101) } },
         });
-        expect(await fixture.keys.findByHash(hashOf(1))).toBeUndefined();
       });
 
       it("answers missing or revoked to a roll it cannot make", async () => {
@@ -230,29 +268,18 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(await fixture.keys.findByHash(hashOf(101))).toBeUndefined();
       });
 
-      it("records the latest use of each key, never moving it back", async () => {
-        await fixture.keys.insert(recordOf(1));
-        await fixture.keys.insert(recordOf(2));
-        await fixture.keys.recordUse(
-          new Map([
-            ["key_1", T0 + 500],
-            ["key_2", T0 + 900],
-            ["key_404", T0],
-          ]),
-        );
-        await fixture.keys.recordUse(new Map([["key_1", T0 + 400]]));
-        expect((await fixture.keys.get("key_1"))!.lastUsedAt).toBe(T0 + 500);
-        expect((await fixture.keys.get("key_2"))!.lastUsedAt).toBe(T0 + 900);
-        await fixture.keys.recordUse(new Map());
-      });
-
-      it("keeps an audit trail of every change with an actor, newest first, by key and a page at a time", async () => {
-        await fixture.keys.insert(recordOf(1), CLI);
+      it("keeps an audit trail of every change with a note, newest first, by key and a page at a time", async () => {
+        const created = { plan: "free", label: "Ünïcode ✓", expiresAt: "2030-02-01T00:00:00.000Z" };
+        await fixture.keys.insert(recordOf(1), { ...CLI, details: created });
         await fixture.keys.insert(recordOf(2));
         now = T0 + 1_000;
-        await fixture.keys.update("key_1", { plan: "pro", label: null }, ADMIN);
+        await fixture.keys.update(
+          "key_1",
+          { plan: "pro", label: null },
+          { ...ADMIN, details: { plan: "pro", label: null } },
+        );
         now = T0 + 2_000;
-        await fixture.keys.roll("key_1", hashOf(101), 60_000, ADMIN);
+        await fixture.keys.roll("key_1", hashOf(101), 60_000, { ...ADMIN, details: { overlapMs: 60_000 } });
         await fixture.keys.audit("unban", "key_2", ADMIN);
         now = T0 + 3_000;
         await fixture.keys.revoke("key_1", CLI);
@@ -262,14 +289,16 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         await fixture.keys.revoke("key_2");
         const trail = await fixture.keys.auditTrail({ limit: 10 });
         expect(trail.map(({ action, keyId, at, actor }) => ({ action, keyId, at, actor }))).toEqual([
-          { action: "revoke", keyId: "key_1", at: T0 + 3_000, actor: CLI },
-          { action: "unban", keyId: "key_2", at: T0 + 2_000, actor: ADMIN },
-          { action: "roll", keyId: "key_1", at: T0 + 2_000, actor: ADMIN },
-          { action: "update", keyId: "key_1", at: T0 + 1_000, actor: ADMIN },
-          { action: "create", keyId: "key_1", at: T0, actor: CLI },
+          { action: "revoke", keyId: "key_1", at: T0 + 3_000, actor: CLI_ACTOR },
+          { action: "unban", keyId: "key_2", at: T0 + 2_000, actor: ADMIN_ACTOR },
+          { action: "roll", keyId: "key_1", at: T0 + 2_000, actor: ADMIN_ACTOR },
+          { action: "update", keyId: "key_1", at: T0 + 1_000, actor: ADMIN_ACTOR },
+          { action: "create", keyId: "key_1", at: T0, actor: CLI_ACTOR },
         ]);
+        expect(trail[4]!.details).toEqual(created);
         expect(trail[3]!.details).toEqual({ plan: "pro", label: null });
         expect(trail[2]!.details).toEqual({ overlapMs: 60_000 });
+        expect(trail[0]!.details).toBeUndefined();
         expect(new Set(trail.map((entry) => entry.id)).size).toBe(5);
         expect(trail.map((entry) => entry.id)).toEqual([...trail.map((entry) => entry.id)].sort((a, b) => b - a));
         expect(await fixture.keys.auditTrail({ limit: 2 })).toEqual(trail.slice(0, 2));
@@ -286,9 +315,11 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
     `ApiKeys contract: ${name}, on its store's own clock`,
     () => make(undefined),
     (fixture) => {
-      it("stamps a roll, its overlap and the trail with the store's clock", async () => {
-        await fixture.keys.insert(recordOf(1));
+      it("stamps a key's creation, a roll, its overlap and the trail with the store's clock", async () => {
+        const { createdAt: _, ...made } = recordOf(1);
         const before = Date.now();
+        const inserted = await fixture.keys.insert(made);
+        expect(Math.abs((inserted as { record: ApiKeyRecord }).record.createdAt - before)).toBeLessThan(5_000);
         const rolled = await fixture.keys.roll("key_1", hashOf(101), HOUR, ADMIN);
         expect(rolled.state).toBe("changed");
         const { rolled: roll } = (rolled as { record: ApiKeyRecord }).record;

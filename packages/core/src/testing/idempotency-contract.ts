@@ -16,7 +16,8 @@ const otherBody = { fingerprint: "b".repeat(64) };
 
 /**
  * The `IdempotencyStore` contract, run with the store that completes its claims: one atomic
- * `claim`, completion by `createClaimedPet(pet, claim)`, `release`, the 24 h TTL and the lease.
+ * `claim`, completion by `createClaimedPet(pet, claim)` or without a pet by `complete`,
+ * `release`, the 24 h TTL and the lease.
  * Records age by the clock `make` is given.
  * @example idempotencyContract("memory", async (clock) => memoryAdapters({ clock }));
  */
@@ -93,6 +94,29 @@ export function idempotencyContract(name: string, make: MakeStore): void {
         const pet = await createUnder(claimOf());
         await fixture.idempotency.release(claimOf());
         expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "completed", petId: pet.id });
+      });
+
+      it("answers done, until the TTL, to a claim completed without a pet, and mismatch to another body", async () => {
+        await claim(claimOf(), T0);
+        await fixture.idempotency.complete(claimOf());
+        expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "done" });
+        expect(await claim(claimOf(otherBody), T0 + 1_000)).toEqual({ state: "mismatch" });
+        expect(await claim(claimOf(), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "done" });
+        expect(await claim(claimOf(), T0 + IDEMPOTENCY_TTL_MS + 1)).toEqual({ state: "claimed" });
+      });
+
+      it("keeps a record completed without a pet when it is released", async () => {
+        await claim(claimOf(), T0);
+        await fixture.idempotency.complete(claimOf());
+        await fixture.idempotency.release(claimOf());
+        expect(await claim(claimOf(), T0 + 1_000)).toEqual({ state: "done" });
+      });
+
+      it("completes only an unfinished claim with its own body: not one another request took over after the lease", async () => {
+        await claim(claimOf(), T0);
+        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+        await fixture.idempotency.complete(claimOf());
+        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "in_progress" });
       });
 
       it("does nothing when releasing a claim that does not exist", async () => {

@@ -10,6 +10,7 @@ export type { AdminTokensFixture } from "./admin-tokens-contract.js";
 export { apiKeysContract } from "./api-keys-contract.js";
 export type { KeysFixture, MakeKeys } from "./api-keys-contract.js";
 export { idempotencyContract } from "./idempotency-contract.js";
+export { keyUsageContract } from "./key-usage-contract.js";
 export { petStoreContract } from "./pet-store-contract.js";
 export type { MakeStore, StoreFixture } from "./pet-store-contract.js";
 export { rateLimiterContract } from "./rate-limiter-contract.js";

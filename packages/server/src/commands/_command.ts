@@ -1,12 +1,18 @@
-import type { CommandSpec, ParsedArgs } from "../parse-args.js";
+import type { CommandSpec, ParsedArgs } from "../cli/parse-args.js";
 
 /** The process environment, read-only. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where a command writes: whole lines, without their newline. */
-export interface Io {
+export interface Lines {
   out(line: string): void;
   err(line: string): void;
+}
+
+/** A command's terminal: where its lines go, and what the user types there to run petstore again. */
+export interface Io extends Lines {
+  /** `petstore`, the binary's path, or `npm run petstore --` (see `programName`), for the commands a line names. */
+  program: string;
 }
 
 /** One subcommand of `petstore`: how it parses, how it is described, what it does. */

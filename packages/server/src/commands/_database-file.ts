@@ -1,9 +1,11 @@
+import { firstLine } from "../messages/first-line.js";
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type DatabaseLocation, databaseLocation } from "@petstore/adapters/libsql/connect";
+import { shownUrl } from "../messages/shown-url.js";
 import type NativeDatabase from "libsql";
-import { type DbConfig, openStorage, type Storage } from "../open-storage.js";
-import { UsageError } from "../usage-error.js";
+import { type DbConfig, openStorage, type Storage } from "../storage/open-storage.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Io } from "./_command.js";
 
 /**
@@ -30,12 +32,12 @@ export function localPath(url: string): string | undefined {
 /** Why a path cannot be used, in a few words, from a `node:fs` error. */
 export function reason(error: unknown): string {
   const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = firstLine(error);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || /database or disk is full/.test(message))
     return "the disk is full";
   if (code === "EROFS" || /readonly|read-only/i.test(message)) return "the file system is read-only";
   if (code === "EACCES" || code === "EPERM") return "permission denied";
-  return message.split("\n")[0]!;
+  return message;
 }
 
 /** fsync by path: of the finished copy, then of its directory (so the new name survives a power cut). */
@@ -78,7 +80,7 @@ export function exists(path: string): boolean {
  * `.NAME.PID-RAND.partial` or `.restoring`, as `removeAbandonedCopies` reads them.
  */
 export function copyBeside(path: string, kind: "partial" | "restoring"): string {
-  // Web Crypto rather than node:crypto, whose streams every start of the binary loaded (issue 23 §5).
+  // Web Crypto rather than node:crypto, whose streams every start of the binary loaded.
   const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) =>
     byte.toString(16).padStart(2, "0"),
   ).join("");
@@ -117,9 +119,48 @@ export async function openExistingStorage(db: DbConfig, io: Io): Promise<Storage
   const path = localPath(db.url);
   if (path !== undefined && !exists(path)) {
     io.err(
-      `petstore: no database at ${path} (is the path right? 'petstore serve' or 'petstore keys create' makes one)`,
+      `petstore: no database at ${path} (is the path right? '${io.program} serve', '${io.program} keys create' or '${io.program} admin-tokens create' makes one)`,
     );
     return undefined;
   }
   return openStorage(db);
+}
+
+/** The database a command stores a credential in, open: as it may be shown, and whether the command made it. */
+export interface CredentialDatabase {
+  storage: Storage;
+  /** A file's absolute path, or a server's URL without credentials. */
+  database: string;
+  /** There was no database at the path: this command made it. */
+  created: boolean;
+}
+
+/**
+ * Opens the database a command that makes a credential (`keys create`, `admin-tokens create`)
+ * stores it in, making a file that does not exist (a fresh machine's first key or token), runs
+ * `run` and closes it. A credential stored anywhere but the server's database is refused there
+ * with nothing to say why, so the command says where it went (`storedLine`). `:memory:` is a
+ * usage mistake (`memoryMistake`): the credential would be gone when the command ends.
+ */
+export async function withCredentialDatabase(
+  db: DbConfig,
+  memoryMistake: string,
+  run: (target: CredentialDatabase) => Promise<number>,
+): Promise<number> {
+  if (databaseLocation(db.url).kind === "memory") throw new UsageError(memoryMistake);
+  const path = localPath(db.url);
+  const [database, created] = path === undefined ? [shownUrl(db.url), false] : [path, !exists(path)];
+  const storage = await openStorage(db);
+  try {
+    return await run({ storage, database, created });
+  } finally {
+    storage.close();
+  }
+}
+
+/** Where a credential was stored; for a database made now, what a server on another one does with it (`elsewhere`). */
+export function storedLine({ database, created }: CredentialDatabase, elsewhere: string): string {
+  return created
+    ? `Stored in a new database, ${database}: there was none at that path. ${elsewhere}: give its database with --db (or PETSTORE_DB).`
+    : `Stored in the database ${database}.`;
 }

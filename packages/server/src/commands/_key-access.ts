@@ -1,15 +1,17 @@
-import { type ApiKeyRecord, type KeyView, keyView, type RateLimiter } from "@petstore/core";
-import { type OpenLimiter, openLimiter } from "../open-limiter.js";
-import { type Storage, storageFailure } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type ApiKeyRecord, type KeyLife, type KeyView, keyLife, keyView, type RateLimiter } from "@petstore/core";
+import { type OpenLimiter, openLimiter } from "../limiter/open-limiter.js";
+import { type Storage, storageFailure } from "../storage/open-storage.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Env, Io } from "./_command.js";
 import { openExistingStorage } from "./_database-file.js";
 import { dbConfig, limiterConfig } from "./_options.js";
 
-/** What a keys command works on: the database's storage and the limiter its servers count in. */
+/** What a keys command works on: the database's storage, the limiter its servers count in, and the key life over both. */
 export interface KeyAccess {
   storage: Storage;
+  /** Core's key life on this database: every change a command makes goes through it. */
+  life: KeyLife;
   /** The limiter the servers count the keys in; undefined when this command cannot reach it (see `noLimiter`). */
   limiter: RateLimiter | undefined;
   /** Why `limiter` is undefined, as one line naming the flag that gives it. */
@@ -29,7 +31,7 @@ export const DB_AND_LIMITER_HELP = `  --db URL        file:PATH (default file:pe
 
 /** The one line for an id no key has; resolves the exit code. */
 export function noSuchKey(io: Io, id: string): number {
-  io.err(`petstore: no API key has the id '${id}' (see 'petstore keys list')`);
+  io.err(`petstore: no API key has the id '${id}' (see '${io.program} keys list')`);
   return 1;
 }
 
@@ -96,6 +98,7 @@ export async function withDatabase(
     const limiter = redis?.limiter ?? (noLimiter === undefined ? storage.adapters.limiter : undefined);
     const access: KeyAccess = {
       storage,
+      life: keyLife({ keys: storage.adapters.keys, ...(limiter && { limiter }) }),
       limiter,
       noLimiter,
       view: (record) => keyView(record, limiter ? { limiter } : {}),
@@ -103,7 +106,7 @@ export async function withDatabase(
     return await run(access);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new Error(storageFailure(db.url, error), { cause: error });
+    throw new Error(storageFailure(db, error), { cause: error });
   } finally {
     redis?.close();
     storage.close();

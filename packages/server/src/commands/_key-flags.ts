@@ -1,21 +1,46 @@
-import { DEFAULT_PLANS, instantOf, MAX_ROLL_OVERLAP_MS, type PlanName } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
-import { integerSetting, MAX_LIMIT } from "./_options.js";
+import {
+  expiryProblem,
+  instantOf,
+  type KeyRuleError,
+  labelProblem,
+  MAX_KEY_LIMIT,
+  MAX_ROLL_OVERLAP_MS,
+  type PlanName,
+  planProblem,
+  USAGE_STEPS,
+  type UsageStep,
+} from "@petstore/core";
+import { UsageError } from "../cli/usage-error.js";
+import { integerSetting } from "./_options.js";
 
 /**
  * The values of the keys commands' flags (`--plan`, `--per-minute`, `--label`, `--expires`,
- * `--overlap`...), each read into what the `ApiKeys` port takes, or a `UsageError` naming
- * the flag and the value.
+ * `--overlap`...), each read into what core's key life takes, or a `UsageError` naming the
+ * flag and the value. What a key may be is core's rule (`@petstore/core`'s key life): these
+ * say its words after the flag's name.
  */
 
-const PLANS = Object.keys(DEFAULT_PLANS) as PlanName[];
-const LABEL = /^[^\p{Cc}]{1,100}$/u;
 const DURATION = /^(\d{1,7})(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+/** The flag of each field the key life names. */
+const FLAGS: Record<string, string> = {
+  plan: "--plan",
+  perMinute: "--per-minute",
+  perDay: "--per-day",
+  label: "--label",
+  expiresAt: "--expires",
+  overlapMs: "--overlap",
+};
+
+/** The rules of a key the key life found broken, as the CLI says them: each problem after its flag. */
+export function flagProblems(problems: KeyRuleError["details"]): string {
+  return problems.map(({ path, message }) => `${FLAGS[path] ?? path} ${message}`).join("; ");
+}
+
 export function planFlag(text: string): PlanName {
-  if (!PLANS.includes(text as PlanName))
-    throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, not '${text}'`);
+  const problem = planProblem(text);
+  if (problem !== undefined) throw new UsageError(`--plan ${problem}, not '${text}'`);
   return text as PlanName;
 }
 
@@ -24,14 +49,15 @@ export function limitFlag(text: string, flag: string, planWord = false): number 
   if (planWord && text === "plan") return null;
   const hint = planWord ? " (or 'plan' for the plan's limit)" : "";
   try {
-    return integerSetting(text, flag, 1, MAX_LIMIT);
+    return integerSetting(text, flag, 1, MAX_KEY_LIMIT);
   } catch (error) {
     throw new UsageError(`${(error as Error).message}${hint}`);
   }
 }
 
 export function labelFlag(text: string): string {
-  if (!LABEL.test(text)) throw new UsageError("--label must be 1 to 100 characters without control characters");
+  const problem = labelProblem(text);
+  if (problem !== undefined) throw new UsageError(`--label ${problem}`);
   return text;
 }
 
@@ -48,10 +74,8 @@ export function expiresFlag(text: string, now: number, neverWord = false): numbe
       `--expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z${never}, not '${text}'`,
     );
   }
-  if (instant <= now)
-    throw new UsageError(
-      `--expires must be in the future, not ${new Date(instant).toISOString()} (it is ${new Date(now).toISOString()})`,
-    );
+  const problem = expiryProblem(instant, now);
+  if (problem !== undefined) throw new UsageError(`--expires ${problem}`);
   return instant;
 }
 
@@ -64,4 +88,20 @@ export function overlapFlag(text: string): number {
   if (ms > MAX_ROLL_OVERLAP_MS)
     throw new UsageError(`--overlap must be at most 7d (the longest an old secret may keep working), not '${text}'`);
   return ms;
+}
+
+/** `--since`: how far back a usage read goes, as milliseconds (`90m`, `24h`, `30d`). */
+export function sinceFlag(text: string): number {
+  const match = DURATION.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : Number.NaN;
+  if (!(Number.isSafeInteger(ms) && ms > 0))
+    throw new UsageError(`--since must be a duration such as 90m, 24h or 30d, not '${text}'`);
+  return ms;
+}
+
+/** `--step`: the buckets of a usage read. */
+export function stepFlag(text: string): UsageStep {
+  if (!(USAGE_STEPS as readonly string[]).includes(text))
+    throw new UsageError(`--step must be one of ${USAGE_STEPS.join(", ")}, not '${text}'`);
+  return text as UsageStep;
 }

@@ -50,8 +50,8 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
     [
       "Last used",
       view.lastUsedAt === null
-        ? "never (uses are recorded up to a minute late)"
-        : `${shortTime(view.lastUsedAt)} (recorded up to a minute late)`,
+        ? "never (the servers write uses within 10 s)"
+        : `${shortTime(view.lastUsedAt)} (written within 10 s)`,
     ],
     ["Rolling", rolling],
     [

@@ -1,12 +1,15 @@
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Actor } from "@petstore/core";
-import { type LimiterTarget, parseLimiterUrl } from "../limiter-url.js";
-import type { LimiterConfig } from "../open-limiter.js";
-import { firstHostOf } from "../postgres-connection.js";
-import { type DbConfig, POSTGRES_URL } from "../open-storage.js";
-import { shownUrl } from "../shown-url.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type LimiterTarget, parseLimiterUrl } from "../limiter/limiter-url.js";
+import type { LimiterConfig } from "../limiter/open-limiter.js";
+import { databaseLocation } from "@petstore/adapters/libsql/connect";
+import { programName } from "../messages/program-name.js";
+import { firstHostOf } from "../storage/postgres-connection.js";
+import { type DbConfig, POSTGRES_URL } from "../storage/open-storage.js";
+import { shownUrl } from "../messages/shown-url.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Env } from "./_command.js";
 
 const DEFAULT_DB = "file:petstore.db";
@@ -30,15 +33,22 @@ export function setting(
 
 /** `--db` or `PETSTORE_DB` (default `file:petstore.db`), with `PETSTORE_DB_AUTH_TOKEN` (libSQL) or `PGPASSWORD` (Postgres). */
 export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
-  const db = setting(args, "db", env, "PETSTORE_DB") ?? { value: DEFAULT_DB, source: "--db" };
+  const given = setting(args, "db", env, "PETSTORE_DB");
+  const db = given ?? { value: DEFAULT_DB, source: "--db" };
+  const typed = db.source === "--db" ? "--db " : `${db.source}=`;
   if (!DB_URL.test(db.value)) {
-    // A bare path is the usual slip: name the URL it meant.
-    const meant = db.value.includes(":")
-      ? ""
-      : `; for a file, ${db.source === "--db" ? "--db " : `${db.source}=`}file:${db.value}`;
+    // With credentials in it the value is not repeated, nor read for what it meant.
+    const secret = db.value.includes("@");
     throw new UsageError(
-      `${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not ${db.value.includes("@") ? "the value given (not repeated here: it may hold a password)" : `'${shownUrl(db.value)}'`}${meant}`,
+      `${db.source} must be file:PATH, :memory:, libsql://HOST, http(s)://HOST or postgres://HOST/DATABASE, not ${secret ? "the value given (not repeated here: it may hold a password)" : `'${shownUrl(db.value)}'${meantFile(db.value, typed)}`}`,
     );
+  }
+  if (db.value.startsWith("file:")) {
+    try {
+      databaseLocation(db.value);
+    } catch (error) {
+      throw new UsageError(fileUrlMistake(db.value, db.source, typed) ?? `${db.source}: ${(error as Error).message}`);
+    }
   }
   // A URL with a host must parse: the drivers' own "Invalid URL" named neither the flag nor the value.
   // A Postgres URL may name several hosts (h1:p1,h2:p2), which `URL` cannot read: its first is checked.
@@ -50,7 +60,7 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
       `${db.source} is not a valid URL ${shown}; characters such as # / ? @ : in a password must be percent-encoded`,
     );
   }
-  const config: DbConfig = { url: db.value };
+  const config: DbConfig = { url: db.value, advice: { setting: given?.source, program: programName(env) } };
   const authToken = optionalEnv(env, "PETSTORE_DB_AUTH_TOKEN");
   if (authToken) config.authToken = authToken;
   // Postgres credentials stay out of the process list: the URL's password, else PGPASSWORD.
@@ -60,6 +70,36 @@ export function dbConfig(args: ParsedArgs, env: Env): DbConfig {
   const busyTimeout = optionalEnv(env, "PETSTORE_DB_BUSY_TIMEOUT_MS");
   if (busyTimeout) config.busyTimeoutMs = integerSetting(busyTimeout, "PETSTORE_DB_BUSY_TIMEOUT_MS", 1, 600_000);
   return config;
+}
+
+/**
+ * What a --db value that is no URL of ours meant, as the words to type (`typed` is `--db ` or
+ * `PETSTORE_DB=`): a bare path, or another tool's SQLite URL. `sqlite:PATH` and
+ * `sqlite://PATH` (sqlx, dburl) name PATH; `sqlite:///PATH` is /PATH to some (sqlx) and the
+ * relative PATH to others (SQLAlchemy), so both are given. Empty when it is no such mistake.
+ */
+function meantFile(value: string, typed: string): string {
+  if (!value.includes(":")) return `; for a file, ${typed}file:${value}`;
+  const sqlite = /^sqlite3?:(.*)$/i.exec(value)?.[1];
+  if (sqlite === undefined) return "";
+  if (sqlite === ":memory:" || sqlite === "//:memory:") return `; for a database in memory, ${typed}:memory:`;
+  const path = sqlite.startsWith("//") ? sqlite.slice(2) : sqlite;
+  if (path === "") return "";
+  const named = "; that is another tool's URL of a SQLite file, and petstore's is file:PATH:";
+  if (path.startsWith("/") && sqlite.startsWith("//"))
+    return `${named} for ${path}, ${typed}file:${path} (SQLAlchemy reads ${value.slice(0, value.indexOf(":"))}:/// as relative: for ${path.slice(1)} in the current directory, ${typed}file:${path.slice(1)})`;
+  return `${named} for ${path}${path.startsWith("/") ? "" : " in the current directory"}, ${typed}file:${path}`;
+}
+
+/**
+ * A `file://HOST/...` URL, whose HOST was meant as the path's first name (`file://petstore.db`,
+ * `file://data/petstore.db`): what it means, and what to type for either path it may have meant.
+ */
+function fileUrlMistake(value: string, source: string, typed: string): string | undefined {
+  const rest = /^file:\/\/([^/?#]+[^?#]*)/.exec(value)?.[1];
+  if (rest === undefined) return undefined;
+  const host = rest.split("/")[0]!;
+  return `${source} ${value} names ${host} as a host, and a file: URL takes none: for ${rest} in the current directory, ${typed}file:${rest}; for /${rest}, ${typed}file:/${rest} (or file:///${rest})`;
 }
 
 /**
@@ -76,11 +116,31 @@ export function optionalEnv(env: Env, variable: string): string | undefined {
 }
 
 /**
+ * Who runs this process, as the system knows them: the name of its user id in the password
+ * database, else the id itself (`uid 1001`), as under systemd or in a container where no
+ * `USER` is set. Read from /etc/passwd: Bun's `os.userInfo()` answers `unknown` without `USER`.
+ */
+function processUser(): string {
+  const uid = process.getuid?.();
+  if (uid === undefined) return "unknown";
+  try {
+    const entry = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .find((fields) => fields[2] === String(uid));
+    if (entry?.[0]) return entry[0];
+  } catch {
+    // No password file to read (or Deno without --allow-read): the id says who.
+  }
+  return `uid ${uid}`;
+}
+
+/**
  * Who runs a CLI command, as the audit trail records it: `cli:<user>@<host>`, from the
- * environment's `USER` (or `LOGNAME`) and the machine's name; `unknown` where they cannot be read.
+ * environment's `USER` (or `LOGNAME`), else the process's user, and the machine's name.
  */
 export function cliActor(env: Env): Actor {
-  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? "unknown";
+  const user = optionalEnv(env, "USER") ?? optionalEnv(env, "LOGNAME") ?? processUser();
   let host = "unknown";
   try {
     host = hostname();
@@ -89,9 +149,6 @@ export function cliActor(env: Env): Actor {
   }
   return { who: `cli:${user}@${host}` };
 }
-
-/** The highest per-minute or per-day limit a key may have (`keys create`, the bootstrap key). */
-export const MAX_LIMIT = 1_000_000_000;
 
 /** A whole number in `min..max` written in decimal digits; `source` names the flag or variable. */
 export function integerSetting(text: string, source: string, min: number, max: number): number {

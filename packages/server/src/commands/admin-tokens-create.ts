@@ -1,8 +1,7 @@
 import { issueAdminToken } from "@petstore/core";
-import { databaseLocation } from "@petstore/adapters/libsql/connect";
-import { UsageError } from "../usage-error.js";
+import { storageFailure } from "../storage/open-storage.js";
 import type { Command } from "./_command.js";
-import { withDatabase } from "./_key-access.js";
+import { storedLine, withCredentialDatabase } from "./_database-file.js";
 import { labelFlag } from "./_key-flags.js";
 import { cliActor, dbConfig } from "./_options.js";
 
@@ -17,29 +16,42 @@ with psa_, API keys with psk_: neither is ever accepted as the other. Its creati
 in the audit trail (under the token's id, as made by cli:USER@HOST).
 
   --label TEXT  a note to recognise the token by in 'petstore admin-tokens list' (whose laptop, which tool)
-  --db URL      file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB;
+  --db URL      file:PATH (default file:petstore.db, in the current directory; made when
+                missing, as 'keys create' does), libsql://, postgres:// (env PETSTORE_DB;
                 PETSTORE_DB_AUTH_TOKEN, PGPASSWORD): the database the admin listener's server
-                uses. A file that does not exist is refused; not :memory:
-  --json        print one JSON object: id, token, label, createdAt`,
+                uses. Not :memory:, which ends with the command
+  --json        print one JSON object: id, token, label, createdAt, database (the path or URL
+                it was stored in) and databaseCreated (true when made now)`,
   run: async (args, env, io) => {
     const label = args.values.label === undefined ? undefined : labelFlag(args.values.label);
+    const db = dbConfig(args, env);
     // A token in a process's private memory is gone when the command ends (exit 0 would lie).
-    if (databaseLocation(dbConfig(args, env).url).kind === "memory")
-      throw new UsageError(
-        "--db :memory: would lose the token when this command ends: give the database your server uses",
-      );
-    return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
-      const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label });
-      await storage.adapters.keys.audit("create", record.id, cliActor(env), {
-        adminToken: true,
-        ...(label !== undefined && { label }),
+    const memoryMistake =
+      "--db :memory: would lose the token when this command ends: give the database your server uses";
+    return withCredentialDatabase(db, memoryMistake, async (target) => {
+      const { storage, database, created } = target;
+      const { token, record } = await issueAdminToken(storage.adminTokens, label === undefined ? {} : { label }, {
+        keys: storage.adapters.keys,
+        actor: cliActor(env),
+      }).catch((error: unknown) => {
+        throw new Error(storageFailure(db, error), { cause: error });
       });
       const createdAt = new Date(record.createdAt).toISOString();
       if (args.switches.has("json")) {
-        io.out(JSON.stringify({ id: record.id, token, label: record.label ?? null, createdAt }));
+        io.out(
+          JSON.stringify({
+            id: record.id,
+            token,
+            label: record.label ?? null,
+            createdAt,
+            database,
+            databaseCreated: created,
+          }),
+        );
         return 0;
       }
       io.out(`Created admin token ${record.id}${label === undefined ? "" : ` (label ${JSON.stringify(label)})`}.`);
+      io.out(storedLine(target, "The admin listener of a server on another database refuses this token"));
       io.out("");
       io.out(`    ${token}`);
       io.out("");

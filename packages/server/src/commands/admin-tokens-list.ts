@@ -22,7 +22,7 @@ Tokens themselves are never stored, so they cannot be shown.
       }));
       if (args.switches.has("json")) io.out(JSON.stringify(tokens));
       else if (tokens.length === 0)
-        io.out("No admin tokens yet. Create one: petstore admin-tokens create --label NAME");
+        io.out(`No admin tokens yet. Create one: ${io.program} admin-tokens create --label NAME`);
       else
         for (const line of table([
           ["ID", "CREATED", "REVOKED", "LABEL"],

@@ -1,3 +1,4 @@
+import { revokeAdminToken } from "@petstore/core";
 import type { Command } from "./_command.js";
 import { withDatabase } from "./_key-access.js";
 import { cliActor } from "./_options.js";
@@ -15,9 +16,12 @@ said, and nothing changes. The revocation is recorded in the audit trail.
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: false }, async ({ storage }) => {
-      const revoked = await storage.adminTokens.revoke(id);
+      const revoked = await revokeAdminToken(storage.adminTokens, id, {
+        keys: storage.adapters.keys,
+        actor: cliActor(env),
+      });
       if (revoked === "missing") {
-        io.err(`petstore: no admin token has the id '${id}' (see 'petstore admin-tokens list')`);
+        io.err(`petstore: no admin token has the id '${id}' (see '${io.program} admin-tokens list')`);
         return 1;
       }
       if (revoked === "already_revoked") {
@@ -25,7 +29,6 @@ said, and nothing changes. The revocation is recorded in the audit trail.
         io.out(`${id} was already revoked at ${new Date(record!.revokedAt!).toISOString()}; nothing changed.`);
         return 0;
       }
-      await storage.adapters.keys.audit("revoke", id, cliActor(env), { adminToken: true });
       io.out(`Revoked ${id}: the admin API answers it 401 from now on.`);
       return 0;
     });

@@ -69,7 +69,7 @@ beside the keys; nothing edits or deletes it.
       for (const line of table([header, ...rows])) io.out(line);
       if (read.length > limit)
         io.out(
-          `(more before: petstore audit --before ${entries.at(-1)!.id}${keyId === undefined ? "" : ` --key ${keyId}`})`,
+          `(more before: ${io.program} audit --before ${entries.at(-1)!.id}${keyId === undefined ? "" : ` --key ${keyId}`})`,
         );
       return 0;
     });

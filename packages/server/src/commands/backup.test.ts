@@ -15,7 +15,7 @@ import { join } from "node:path";
 import NativeDatabase from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { openStorage } from "../open-storage.js";
+import { openStorage } from "../storage/open-storage.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-backup-"));
 const mounts: string[] = [];

@@ -1,9 +1,9 @@
 import { linkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import NativeDatabase from "libsql";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
-import { POSTGRES_URL } from "../open-storage.js";
+import { POSTGRES_URL } from "../storage/open-storage.js";
 import { dbConfig } from "./_options.js";
 import {
   copyBeside,
@@ -161,7 +161,7 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     }
     if (exists(`${destination}-wal`) || exists(`${destination}-shm`)) {
       io.err(
-        `petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use 'petstore restore --from BACKUP --db file:${destination}'`,
+        `petstore: ${destination} is a database in use (it has a -wal or -shm file beside it); to put a backup in a database's place use '${io.program} restore --from BACKUP --db file:${destination}'`,
       );
       return 1;
     }

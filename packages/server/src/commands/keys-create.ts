@@ -1,12 +1,17 @@
-import { type ApiKeyRecord, type IssueApiKeyInput, issueApiKey, type KeyView, keyView } from "@petstore/core";
-import { databaseLocation } from "@petstore/adapters/libsql/connect";
-import { type DbConfig, openStorage, type Storage, storageFailure } from "../open-storage.js";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import {
+  type ApiKeyRecord,
+  type IssueApiKeyInput,
+  issueApiKey,
+  type KeyView,
+  keyView,
+  newKeyProblems,
+} from "@petstore/core";
+import { type Storage, storageFailure } from "../storage/open-storage.js";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
-import { exists, localPath } from "./_database-file.js";
-import { shownUrl } from "../shown-url.js";
-import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { storedLine, withCredentialDatabase } from "./_database-file.js";
+import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor, dbConfig } from "./_options.js";
 
@@ -19,28 +24,10 @@ function keyInput(args: ParsedArgs): IssueApiKeyInput {
   if (perDay !== undefined) input.perDay = limitFlag(perDay, "--per-day")!;
   if (label !== undefined) input.label = labelFlag(label);
   if (expires !== undefined) input.expiresAt = expiresFlag(expires, Date.now())!;
-  if (plan === "enterprise" && (input.perMinute === undefined || input.perDay === undefined)) {
-    throw new UsageError("--plan enterprise needs --per-minute and --per-day");
-  }
+  // Before a database is made or opened: a key that cannot be is a usage mistake.
+  const problems = newKeyProblems(input, Date.now());
+  if (problems.length > 0) throw new UsageError(flagProblems(problems));
   return input;
-}
-
-/**
- * Where the key goes, as it may be shown (a file's absolute path, a server's URL without
- * credentials), and whether this command makes that database: a key stored anywhere but the
- * server's database is answered 401 there, with nothing to say why.
- */
-function destination(db: DbConfig): { database: string; created: boolean } {
-  // A key in a process's private memory is gone when the command ends (exit 0 would lie).
-  if (databaseLocation(db.url).kind === "memory") {
-    throw new UsageError(
-      "--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see 'petstore serve --help')",
-    );
-  }
-  const path = localPath(db.url);
-  return path === undefined
-    ? { database: shownUrl(db.url), created: false }
-    : { database: path, created: !exists(path) };
 }
 
 /** The new key's view, its usage from the database's limiter unless its servers recorded that they count in Redis. */
@@ -87,12 +74,13 @@ SHA-256, never the key.
   run: async (args, env, io) => {
     const input = keyInput(args);
     const db = dbConfig(args, env);
-    const { database, created } = destination(db);
-    const storage = await openStorage(db);
-    try {
+    // A key in a process's private memory is gone when the command ends (exit 0 would lie).
+    const memoryMistake = `--db :memory: would lose the key when this command ends: give the database the server uses (a :memory: server takes its key from PETSTORE_BOOTSTRAP_KEY, see '${io.program} serve --help')`;
+    return withCredentialDatabase(db, memoryMistake, async (target) => {
+      const { storage, database, created } = target;
       const { key, record } = await issueApiKey(storage.adapters.keys, input, { actor: cliActor(env) }).catch(
         (error: unknown) => {
-          throw new Error(storageFailure(db.url, error), { cause: error });
+          throw new Error(storageFailure(db, error), { cause: error });
         },
       );
       // The key exists now: whatever the limiter says (or fails to say), it is printed.
@@ -105,19 +93,13 @@ SHA-256, never the key.
         io.out(
           `Created API key ${record.id} (plan ${record.plan}: ${view.perMinute} requests/minute, ${view.perDay} requests/day${label}${expires}).`,
         );
-        io.out(
-          created
-            ? `Stored in a new database, ${database}: there was none at that path. A server on another database answers this key 401: give its database with --db (or PETSTORE_DB).`
-            : `Stored in the database ${database}.`,
-        );
+        io.out(storedLine(target, "A server on another database answers this key 401"));
         io.out("");
         io.out(`    ${key}`);
         io.out("");
         io.out("This is the only time the key is shown: store it now. Send it as 'Authorization: Bearer <key>'.");
       }
       return 0;
-    } finally {
-      storage.close();
-    }
+    });
   },
 };

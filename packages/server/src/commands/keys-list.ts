@@ -7,9 +7,9 @@ export const keysListCommand: Command = {
   spec: { name: "keys list", flags: { db: "value", limiter: "value", json: "switch" }, positionals: [] },
   usage: "petstore keys list [--db URL] [--limiter URL] [--json]",
   help: `Lists the API keys in the order they were made: id, plan, limits, today's requests
-against the day's limit, when each was created, expires, was last used (recorded up to a
-minute late), until when a rolled key's old secret works, a ban, when it was revoked, and
-its label. Keys themselves are never stored, so they cannot be shown.
+against the day's limit, when each was created, expires, was last used (written by the
+servers within 10 s), until when a rolled key's old secret works, a ban, when it was revoked,
+and its label. Keys themselves are never stored, so they cannot be shown.
 
 ${DB_AND_LIMITER_HELP}
   --json          print one JSON array of the objects 'petstore keys show --json' prints`,

@@ -16,7 +16,7 @@ revocation is recorded in the audit trail.
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: false }, async (access) => {
-      const revoked = await access.storage.adapters.keys.revoke(id, cliActor(env));
+      const revoked = await access.life.revoke(id, cliActor(env));
       if (revoked.state === "missing") return noSuchKey(io, id);
       if (args.switches.has("json")) {
         io.out(JSON.stringify(await access.view(revoked.record)));

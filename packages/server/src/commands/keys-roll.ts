@@ -1,5 +1,5 @@
 import { keyView, rollApiKey } from "@petstore/core";
-import { UsageError } from "../usage-error.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
 import { overlapFlag } from "./_key-flags.js";

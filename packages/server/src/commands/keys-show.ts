@@ -7,9 +7,10 @@ export const keysShowCommand: Command = {
   spec: { name: "keys show", flags: { db: "value", limiter: "value", json: "switch" }, positionals: ["id"] },
   usage: "petstore keys show <id> [--db URL] [--limiter URL] [--json]",
   help: `Shows one API key: plan and limits (the plan's, or set for this key), label, when it was
-created, when it expires, when it was last used (recorded up to a minute late), a roll whose
-old secret still works and until when, this minute's and today's requests and a ban, read
-from the rate limiter without counting, and when it was revoked. Never the key itself.
+created, when it expires, when it was last used (written by the servers within 10 s), a roll
+whose old secret still works and until when, this minute's and today's requests and a ban,
+read from the rate limiter without counting, and when it was revoked. Never the key itself.
+Its usage over time: 'petstore keys usage <id>'.
 
 ${DB_AND_LIMITER_HELP}
   --json          print one JSON object, as the admin API's GET /keys/{id}: id, plan, perMinute,

@@ -17,16 +17,14 @@ ${DB_AND_LIMITER_HELP}
   run: async (args, env, io) => {
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
-      const record = await access.storage.adapters.keys.get(id);
-      if (record === undefined) return noSuchKey(io, id);
-      const { limiter } = access;
-      if (limiter === undefined || limiter.unban === undefined) {
+      const lifted = await access.life.unban(id, cliActor(env));
+      if (lifted.state === "missing") return noSuchKey(io, id);
+      if (lifted.state === "unsupported") {
         io.err(`petstore: cannot lift a ban here: ${access.noLimiter ?? "this rate limiter cannot lift bans"}`);
         return 1;
       }
-      const unbanned = await limiter.unban(`key:${id}`);
-      if (unbanned) await access.storage.adapters.keys.audit("unban", id, cliActor(env));
-      if (args.switches.has("json")) io.out(JSON.stringify({ ...(await access.view(record)), unbanned }));
+      const unbanned = lifted.state === "unbanned";
+      if (args.switches.has("json")) io.out(JSON.stringify({ ...(await access.view(lifted.record)), unbanned }));
       else
         io.out(
           unbanned

@@ -1,9 +1,9 @@
-import type { KeyChanges } from "@petstore/core";
-import type { ParsedArgs } from "../parse-args.js";
-import { UsageError } from "../usage-error.js";
+import { type KeyChanges, KeyRuleError } from "@petstore/core";
+import type { ParsedArgs } from "../cli/parse-args.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
-import { expiresFlag, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { detailLines } from "./_key-text.js";
 import { cliActor } from "./_options.js";
 
@@ -63,28 +63,15 @@ ${DB_AND_LIMITER_HELP}
     const id = args.positionals[0]!;
     const changes = changesOf(args);
     return withDatabase(args, env, io, { limiter: true }, async (access) => {
-      const keys = access.storage.adapters.keys;
-      const before = await keys.get(id);
-      if (before === undefined) return noSuchKey(io, id);
-      if (before.revokedAt !== undefined) return revokedKey(io, id, before.revokedAt);
-      // An enterprise key's numbers are agreed per key: the plan's fallback would sell them by accident.
-      const ownLimit = (change: number | null | undefined, current: number | undefined) =>
-        change === undefined ? current : (change ?? undefined);
-      const touchesLimits =
-        changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
-      if (
-        touchesLimits &&
-        (changes.plan ?? before.plan) === "enterprise" &&
-        (ownLimit(changes.perMinute, before.perMinute) === undefined ||
-          ownLimit(changes.perDay, before.perDay) === undefined)
-      ) {
-        io.err(
-          `petstore: an enterprise key needs limits of its own: give --per-minute N and --per-day N (${id} would get the enterprise fallback limits)`,
-        );
+      let changed: Awaited<ReturnType<typeof access.life.update>>;
+      try {
+        changed = await access.life.update(id, changes, cliActor(env));
+      } catch (error) {
+        // A rule the key would break with these changes (an enterprise key without limits of its own).
+        if (!(error instanceof KeyRuleError)) throw error;
+        io.err(`petstore: ${flagProblems(error.details)} (${id} is unchanged)`);
         return 1;
       }
-      const changed = await keys.update(id, changes, cliActor(env));
-      // Revoked or gone in the meantime (another command, the admin API): said as the store found it.
       if (changed.state === "missing") return noSuchKey(io, id);
       if (changed.state !== "changed") return revokedKey(io, id, changed.record.revokedAt!);
       const view = await access.view(changed.record);

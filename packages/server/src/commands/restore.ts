@@ -1,8 +1,8 @@
 import { renameSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import NativeDatabase from "libsql";
-import { POSTGRES_URL } from "../open-storage.js";
-import { UsageError } from "../usage-error.js";
+import { POSTGRES_URL } from "../storage/open-storage.js";
+import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import {
   copyBeside,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { generateApiKey, hashApiKey } from "@petstore/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { openStorage } from "../open-storage.js";
+import { openStorage } from "../storage/open-storage.js";
 import type { Env } from "./_command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-serve-"));

@@ -1,16 +1,17 @@
-import { BUILD_INFO, VERSION } from "../version.js";
-import { CLOCK_CHECK_EVERY_MS, clockOffsets, observedLimiter } from "../clock-offset.js";
+import { BUILD_INFO, VERSION } from "../cli/version.js";
+import { CLOCK_CHECK_EVERY_MS, clockOffsets, observedLimiter } from "../storage/clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
-import { openLimiter } from "../open-limiter.js";
-import { openStorage, storageFailure } from "../open-storage.js";
-import { shownUrl } from "../shown-url.js";
-import { health } from "../health.js";
-import { serve } from "../serve.js";
-import { serverFetch } from "../server-fetch.js";
+import { openLimiter } from "../limiter/open-limiter.js";
+import { openStorage, storageFailure } from "../storage/open-storage.js";
+import { shownUrl } from "../messages/shown-url.js";
+import { health } from "../http/health.js";
+import { serve } from "../http/serve.js";
+import { serverFetch } from "../http/server-fetch.js";
 import type { Command } from "./_command.js";
 import { outageLog } from "./serve/outage-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
+import { pastableDb } from "./_options.js";
 import { serveConfig } from "./serve/config.js";
 import { listenFailure } from "./serve/listen-failure.js";
 import { checkKeys, printDevKey } from "./serve/dev-key.js";
@@ -35,18 +36,21 @@ export const serveCommand: Command = {
       "trust-proxy": "value",
       "metrics-listen": "value",
       "admin-listen": "value",
+      "admin-listen-public": "switch",
+      "admin-host": "value",
       "rolled-key-link": "value",
       dev: "switch",
     },
     positionals: [],
   },
   usage:
-    "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT] [--rolled-key-link URL] [--dev]",
+    "petstore serve [--port 8080] [--host 0.0.0.0] [--db URL] [--limiter redis[+cluster|+sentinel]://HOST...] [--limiter-fail-open] [--change-limiter] [--trust-proxy CIDRS] [--metrics-listen HOST:PORT] [--admin-listen [HOST:]PORT [--admin-listen-public] [--admin-host NAMES]] [--rolled-key-link URL] [--dev]",
   help: `Serves the Pet Store API under /v1, and GET /healthz (200 when the database, and Redis
 with --limiter, take reads and writes now, else 503 with the reason). Runs the database migrations first, and refuses to
 start on a database it cannot write. Logs one JSON line per request on stdout. On SIGTERM
-or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), closes
-the database and exits 0.
+or SIGINT it stops accepting connections, lets in-flight requests finish (up to 10 s), writes
+the keys' usage counts it holds (written at least every 10 s while it runs), closes the
+database and exits 0.
 
   --port N             port to listen on, 0 for any free one (default 8080; env PETSTORE_PORT)
   --host ADDRESS       address to listen on (default 0.0.0.0; env PETSTORE_HOST)
@@ -85,7 +89,14 @@ the database and exits 0.
                        serve the admin API (/admin/v1: keys' life, bans, the audit trail) and
                        the operator's page (/) on this address, never on the API's port
                        (default: off; a port alone is on 127.0.0.1). Admin tokens: 'petstore
-                       admin-tokens create'
+                       admin-tokens create'. It answers requests for its own address (and,
+                       on loopback, localhost), and refuses (403) what another site's page
+                       sends, before any credential is looked at
+  --admin-listen-public
+                       let --admin-listen take an address other machines reach (0.0.0.0, a
+                       LAN address): refused without it
+  --admin-host NAMES   comma-separated host names the admin listener answers too (a name in
+                       DNS or /etc/hosts for its address); any other Host is refused (403)
   --rolled-key-link URL
                        a page telling clients how to take a rolled key's new secret, sent as
                        Link: <URL>; rel="deprecation" with every answer to its old secret
@@ -167,7 +178,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     try {
       // A server that cannot write would answer every create with a 503: refuse to start.
       await storage.check().catch((error: unknown) => {
-        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db.url, error)}`);
+        throw new Error(`cannot serve ${shownUrl(config.db.url)}: ${storageFailure(config.db, error)}`);
       });
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
@@ -207,20 +218,27 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       // Every 503 the API answers counts in the storage outage under way, if any.
       const watched = {
         ...status,
-        storageFailed() {
-          status.storageFailed();
+        storageFailed(what: string) {
+          status.storageFailed(what);
           storageOutages.counted();
         },
       };
-      const fetch = counted(
-        serverFetch({ api, basePath: BASE_PATH, health: watched, log: io.out, ...(metrics ? { metrics } : {}) }),
-        metrics,
-      );
-      const metricsServer = await startMetrics(config, metrics, io);
-      const adminServer = await startAdmin(config, storage, api, io).catch(async (error: unknown) => {
-        await metricsServer?.stop(0);
-        throw error;
+      const served = serverFetch({
+        api,
+        basePath: BASE_PATH,
+        health: watched,
+        log: io.out,
+        ...(metrics ? { metrics } : {}),
       });
+      const fetch = counted(served.fetch, metrics);
+      const metricsServer = await startMetrics(config, metrics, io);
+      // One process serves both: a change made through its admin listener applies to its API at once.
+      const adminServer = await startAdmin(config, storage, { ...api, forgetKey: served.forgetKey }, io).catch(
+        async (error: unknown) => {
+          await metricsServer?.stop(0);
+          throw error;
+        },
+      );
       const server = await serve({
         fetch,
         hostname: config.host,
@@ -242,7 +260,7 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         ...limiter,
         version: VERSION,
       });
-      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, shownUrl(config.db.url));
+      if (devKey !== undefined) printDevKey(io, devKey, url, BASE_PATH, pastableDb(config.db.url));
       void clocks.measure();
       const clockTimer = setInterval(() => void clocks.measure(), CLOCK_CHECK_EVERY_MS);
       const signal = await stop;
@@ -251,6 +269,8 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       // Said in the log so that an operator (and a test) sees requests were cut, without a clock.
       if (!(await server.stop(GRACE_MS))) logLine(io, "grace period over", { graceMs: GRACE_MS });
       await Promise.all([metricsServer?.stop(0), adminServer?.stop(GRACE_MS)]);
+      // The keys' usage counts of the last seconds, before storage closes: a clean stop loses none.
+      await served.flush().catch((error: unknown) => warn("usage counts not written", { reason: String(error) }));
       logLine(io, "stopped");
       return 0;
     } finally {

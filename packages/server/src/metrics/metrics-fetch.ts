@@ -1,4 +1,4 @@
-import type { ServerFetch } from "../serve.js";
+import type { ServerFetch } from "../http/serve.js";
 import type { ServerMetrics } from "./server-metrics.js";
 
 /** The Prometheus text exposition format's media type. */

@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { issueApiKey, StorageUnavailableError } from "@petstore/core";
 import { describe, expect, it } from "vitest";
-import { health } from "../health.js";
-import { serverFetch } from "../server-fetch.js";
+import { health } from "../http/health.js";
+import { serverFetch } from "../http/server-fetch.js";
 import { metricsFetch } from "./metrics-fetch.js";
 import { serverMetrics } from "./server-metrics.js";
 
@@ -19,7 +19,7 @@ async function setup() {
     monotonic: () => clock.monotonic,
     rss: () => 123_456,
   });
-  const fetch = serverFetch({
+  const { fetch } = serverFetch({
     api: { ...adapters, clock: () => clock.now, ban: { threshold: 2, seconds: 60 } },
     basePath: "/v1",
     health: health(async () => {}),

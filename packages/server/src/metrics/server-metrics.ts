@@ -19,10 +19,7 @@ export interface ServerMetricsOptions {
 }
 
 /** What `onResponse` and the server's own answers report, and the label it is counted under. */
-export type AnswerEvent = Pick<
-  ResponseEvent,
-  "response" | "durationMs" | "plan" | "errorCode" | "keyCache" | "banStarted"
-> & {
+type AnswerEvent = Pick<ResponseEvent, "response" | "durationMs" | "plan" | "errorCode" | "keyCache" | "banStarted"> & {
   method: string;
   /** Bounded: a route pattern under the base path, `/healthz`, `/docs`, or `other`. */
   route: string;

@@ -7,7 +7,7 @@ import type { LocalConnection } from "./_connection.js";
  * after commits once the WAL holds 1000 pages (4 MB), fail silently, and a database file that
  * can no longer be written would let the WAL grow without bound, unnoticed.
  */
-export const WAL_WATCH_BYTES = 64 * 1024 * 1024;
+const WAL_WATCH_BYTES = 64 * 1024 * 1024;
 const WAL_WATCH_EVERY_MS = 10_000;
 
 /**

@@ -9,8 +9,6 @@ import { SharedVersionReads } from "./_shared-version-reads.js";
 import type { WalSync } from "./_wal-sync.js";
 import { WalWatch } from "./_wal-watch.js";
 
-export { WAL_WATCH_BYTES } from "./_wal-watch.js";
-
 /** What a local database reports for metrics: batch sizes, commit and fsync times (ms). */
 export interface StorageObserver {
   onBatch?(batch: { units: number; commitMs: number }): void;

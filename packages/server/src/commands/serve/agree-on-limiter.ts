@@ -1,4 +1,4 @@
-import type { Storage } from "../../open-storage.js";
+import type { Storage } from "../../storage/open-storage.js";
 import type { Io } from "../_command.js";
 import type { ServeConfig } from "./config.js";
 import { logLine } from "./log.js";

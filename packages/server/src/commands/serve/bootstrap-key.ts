@@ -1,7 +1,7 @@
-import { type ApiKeys, hashApiKey, isWellFormedApiKey, issueApiKey } from "@petstore/core";
-import { UsageError } from "../../usage-error.js";
+import { type ApiKeys, hashApiKey, isWellFormedApiKey, issueApiKey, MAX_KEY_LIMIT } from "@petstore/core";
+import { UsageError } from "../../cli/usage-error.js";
 import type { Env, Io } from "../_command.js";
-import { integerSetting, MAX_LIMIT, optionalEnv } from "../_options.js";
+import { integerSetting, optionalEnv } from "../_options.js";
 import { logLine } from "./log.js";
 
 /** A key the server makes sure exists at start: how a `:memory:` database gets its first key. */
@@ -35,8 +35,8 @@ function bootstrapConfig(env: Env): BootstrapKey | undefined {
   }
   return {
     key,
-    perMinute: integerSetting(perMinute, "PETSTORE_BOOTSTRAP_PER_MINUTE", 1, MAX_LIMIT),
-    perDay: integerSetting(perDay, "PETSTORE_BOOTSTRAP_PER_DAY", 1, MAX_LIMIT),
+    perMinute: integerSetting(perMinute, "PETSTORE_BOOTSTRAP_PER_MINUTE", 1, MAX_KEY_LIMIT),
+    perDay: integerSetting(perDay, "PETSTORE_BOOTSTRAP_PER_DAY", 1, MAX_KEY_LIMIT),
   };
 }
 

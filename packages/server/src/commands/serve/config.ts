@@ -1,9 +1,10 @@
+import { hostPort } from "../../cli/host-port.js";
 import { trustedProxies } from "@petstore/core";
-import type { LimiterConfig } from "../../open-limiter.js";
-import type { DbConfig } from "../../open-storage.js";
-import type { ParsedArgs } from "../../parse-args.js";
-import { MAX_BODY_TIMEOUT_MS } from "../../serve.js";
-import { UsageError } from "../../usage-error.js";
+import type { LimiterConfig } from "../../limiter/open-limiter.js";
+import type { DbConfig } from "../../storage/open-storage.js";
+import type { ParsedArgs } from "../../cli/parse-args.js";
+import { UsageError } from "../../cli/usage-error.js";
+import { MAX_BODY_TIMEOUT_MS } from "../../http/serve.js";
 import type { Env } from "../_command.js";
 import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
@@ -26,6 +27,8 @@ export interface ServeConfig {
   metricsListen: { host: string; port: number } | undefined;
   /** Where the admin API and the operator's page are served (`--admin-listen`); undefined: nowhere (the default). */
   adminListen: { host: string; port: number } | undefined;
+  /** Host names the admin listener answers besides its own address (`--admin-host`), lowercase. */
+  adminHosts: string[];
   /** A page telling clients of a rolled key how to take its new secret (`--rolled-key-link`). */
   rolledKeyLink: string | undefined;
   /** How long a request body may take to arrive before a 408 (`PETSTORE_BODY_TIMEOUT_MS`). */
@@ -43,9 +46,10 @@ function plausibleHost(host: string): boolean {
 
 /** `HOST:PORT` or `[IPv6]:PORT`, as `--metrics-listen` and `--admin-listen` take it. */
 function listenAddress(text: string, flag: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(text);
-  if (!match) throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
-  return { host: (match[1] ?? match[2])!, port: integerSetting(match[3]!, `${flag}'s port`, 0, 65_535) };
+  const address = hostPort(text);
+  if (address?.port === undefined)
+    throw new UsageError(`${flag} must be HOST:PORT (e.g. 127.0.0.1:9464), not '${text}'`);
+  return { host: address.host, port: integerSetting(address.port, `${flag}'s port`, 0, 65_535) };
 }
 
 export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
@@ -90,6 +94,21 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
   if (adminListen && metricsListen && sharesAddress(adminListen, metricsListen)) {
     throw new UsageError(`--admin-listen ${adminText} is the metrics listener's address: give each its own port`);
   }
+  const adminHosts = (args.values["admin-host"] ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  for (const name of adminHosts)
+    if (!plausibleHost(name))
+      throw new UsageError(`--admin-host must be host names separated by commas, not '${name}'`);
+  const adminPublic = args.switches.has("admin-listen-public");
+  if (!adminListen && (adminHosts.length > 0 || adminPublic))
+    throw new UsageError(`--${adminPublic ? "admin-listen-public" : "admin-host"} needs --admin-listen`);
+  // The admin API changes what a business sells: other machines reach it only when said so.
+  if (adminListen && !isLoopback(adminListen.host) && !adminPublic)
+    throw new UsageError(
+      `--admin-listen ${adminText} is reachable from other machines: listen on 127.0.0.1 and reach it through a tunnel (ssh -L), or give --admin-listen-public too`,
+    );
   const rolledKeyLink = setting(args, "rolled-key-link", env, "PETSTORE_ROLLED_KEY_LINK");
   if (rolledKeyLink && !/^https?:\/\/\S+$/.test(rolledKeyLink.value))
     throw new UsageError(`${rolledKeyLink.source} must be an http(s) URL, not '${rolledKeyLink.value}'`);
@@ -105,6 +124,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     bootstrap: bootstrapConfig(env),
     metricsListen,
     adminListen,
+    adminHosts,
     rolledKeyLink: rolledKeyLink?.value,
     bodyTimeoutMs:
       bodyTimeout === undefined
@@ -114,6 +134,14 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
 }
 
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** An address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A wildcard address: every interface of this machine. */
+export const isWildcard = (host: string): boolean => WILDCARDS.has(host);
 
 /** Two listeners that would compete for one port: the same port (not 0) on the same or a wildcard address. */
 function sharesAddress(a: { host: string; port: number }, b: { host: string; port: number }): boolean {

@@ -1,6 +1,6 @@
 import { DEFAULT_BAN, DEFAULT_PLANS, issueApiKey } from "@petstore/core";
-import type { Storage } from "../../open-storage.js";
-import { shownUrl } from "../../shown-url.js";
+import type { Storage } from "../../storage/open-storage.js";
+import { shownUrl } from "../../messages/shown-url.js";
 import type { Io } from "../_command.js";
 import { pastableDb } from "../_options.js";
 import type { ServeConfig } from "./config.js";
@@ -12,7 +12,7 @@ export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): 
     if (config.dev) {
       io.out(
         `Development mode: ${shownUrl(config.db.url)} already has an active API key, so none was created. ` +
-          `Make another: petstore keys create --plan free (from a checkout: npm run petstore -- keys create --plan free)`,
+          `Make another: ${io.program} keys create --plan free --db ${pastableDb(config.db.url)}`,
       );
     }
     return undefined;
@@ -23,7 +23,7 @@ export async function checkKeys(storage: Storage, config: ServeConfig, io: Io): 
     JSON.stringify({
       time: new Date().toISOString(),
       level: "warn",
-      message: `The database has no active API key, so every API request gets 401. Create one: petstore keys create --plan free --db ${pastableDb(config.db.url)}`,
+      message: `The database has no active API key, so every API request gets 401. Create one: ${io.program} keys create --plan free --db ${pastableDb(config.db.url)}`,
     }),
   );
   return undefined;
@@ -47,7 +47,6 @@ export function printDevKey(io: Io, key: string, url: string, basePath: string, 
   io.out(
     `It allows ${free.perMinute} requests a minute and ${free.perDay} a day; past ${DEFAULT_BAN.threshold} refusals (429) within a minute it is banned for ${DEFAULT_BAN.seconds / 60} minutes.`,
   );
-  io.out(`Make another key: petstore keys create --plan free --db ${db}`);
-  io.out(`  (from a checkout: npm run petstore -- keys create --plan free --db ${db})`);
+  io.out(`Make another key: ${io.program} keys create --plan free --db ${db}`);
   io.out("");
 }

@@ -5,7 +5,7 @@ const ZONE = /%[0-9a-zA-Z.:-]+$/;
 
 /**
  * 4 or 6 when `text` is an IPv4 or IPv6 address, else 0: node:net's `isIP` without loading
- * node:net, whose streams cost every start of the binary a few milliseconds (issue 23 §5).
+ * node:net, whose streams cost every start of the binary a few milliseconds.
  * IPv6 is read by the URL parser (WHATWG's: what RFC 4291 writes, an embedded IPv4 too).
  */
 export function ipVersion(text: string): 0 | 4 | 6 {

@@ -1,6 +1,6 @@
 import { metricsFetch } from "../../metrics/metrics-fetch.js";
 import type { ServerMetrics } from "../../metrics/server-metrics.js";
-import { type RunningServer, type ServerFetch, serve } from "../../serve.js";
+import { type RunningServer, type ServerFetch, serve } from "../../http/serve.js";
 import type { Io } from "../_command.js";
 import type { ServeConfig } from "./config.js";
 import { listenFailure } from "./listen-failure.js";

@@ -1,0 +1,152 @@
+/**
+ * What recording the keys' usage costs a request: CPU time per request through `petstore.fetch`
+ * in process, one request at a time, with usage recorded (the default) and without
+ * (`recordUsage: false`), on the memory adapters and on a libSQL file (what `binary-memory`
+ * and `binary-file` run). The two petstores share one set of adapters and run in interleaved
+ * batches (A B B A, then B A A B, and so on), so that a drift of the machine weighs on both alike; the
+ * recording one writes its counts after each of its batches, far more often than a server's
+ * 10 s, so the write's cost is counted in full. Printed per case: the ratio of CPU per request
+ * (median over the groups), and the figures behind it.
+ *
+ *   npx bun --conditions=@petstore/source bench/usage-cost.ts [--seconds 4] [--json]
+ *
+ * Also the recorder's own cost per count, alone, in nanoseconds: the part of a request the A/B is
+ * about, which the machine's noise cannot hide. `--seconds`: measuring time per case (default
+ * 4); `--json`: one JSON line for `npm run bench`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
+import { connectLibsql } from "@petstore/adapters/libsql/connect";
+import { memoryAdapters } from "@petstore/adapters/memory";
+import type { Adapters } from "@petstore/core";
+import { type Call, petstoreCalls } from "./_in-process.js";
+import { median } from "./_stats.js";
+// The recorder itself, from core's source: the one part of a request the A/B above is about.
+import { usageRecorder } from "../packages/core/src/usage/usage-recorder.js";
+
+const { values } = parseArgs({ options: { seconds: { type: "string", default: "4" }, json: { type: "boolean" } } });
+const seconds = Number(values.seconds);
+if (!(seconds > 0)) throw new Error(`--seconds must be a positive number, not ${values.seconds}`);
+
+const BATCH_MS = 200;
+const WARMUP_CALLS = 3_000;
+
+/** CPU microseconds this process has used (user + system, every thread). */
+const cpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+/** One batch of calls for about BATCH_MS: its CPU time and its number of calls. */
+async function batch(call: Call, after?: () => Promise<void>): Promise<{ cpu: number; calls: number }> {
+  const cpu = cpuMicros();
+  const started = performance.now();
+  let calls = 0;
+  while (performance.now() - started < BATCH_MS) {
+    for (let i = 0; i < 32; i++) await call();
+    calls += 32;
+  }
+  await after?.();
+  return { cpu: cpuMicros() - cpu, calls };
+}
+
+export interface UsageCost {
+  case: string;
+  /** CPU per request with usage recorded over without: 1.02 is 2 % more. */
+  ratio: number;
+  /** CPU microseconds per request, recording and not (medians over the groups). */
+  recordingMicros: number;
+  quietMicros: number;
+  groups: number;
+}
+
+/** The cost on `adapters` for GET and POST. */
+async function measure(where: string, adapters: Adapters): Promise<UsageCost[]> {
+  const recording = await petstoreCalls(adapters);
+  const quiet = await petstoreCalls(adapters, { recordUsage: false });
+  const results: UsageCost[] = [];
+  for (const endpoint of ["get", "post"] as const) {
+    for (let i = 0; i < WARMUP_CALLS; i++) {
+      await recording[endpoint]();
+      await quiet[endpoint]();
+    }
+    const ratios: number[] = [];
+    const perCall = { recording: [] as number[], quiet: [] as number[] };
+    const deadline = performance.now() + seconds * 1000;
+    const a = () => batch(recording[endpoint], recording.petstore.flush);
+    const b = () => batch(quiet[endpoint]);
+    while (performance.now() < deadline || ratios.length === 0) {
+      // A B B A, then B A A B: neither goes first, nor follows itself, more often.
+      const [first, second] = ratios.length % 2 === 0 ? [a, b] : [b, a];
+      const [w, x, y, z] = [await first(), await second(), await second(), await first()];
+      const [as, bs] =
+        ratios.length % 2 === 0
+          ? [
+              [w, z],
+              [x, y],
+            ]
+          : [
+              [x, y],
+              [w, z],
+            ];
+      const perCallOf = ([one, two]: { cpu: number; calls: number }[]) =>
+        (one!.cpu + two!.cpu) / (one!.calls + two!.calls);
+      const [withUsage, without] = [perCallOf(as), perCallOf(bs)];
+      ratios.push(withUsage / without);
+      perCall.recording.push(withUsage);
+      perCall.quiet.push(without);
+    }
+    results.push({
+      case: `${where} ${endpoint.toUpperCase()} /v1/pets`,
+      ratio: median(ratios),
+      recordingMicros: median(perCall.recording),
+      quietMicros: median(perCall.quiet),
+      groups: ratios.length,
+    });
+  }
+  return results;
+}
+
+/**
+ * The recording alone, without a request around it: nanoseconds per count of one key within
+ * one minute (the common case), for a figure the machine's noise does not drown.
+ */
+function countAlone(): number {
+  const recorder = usageRecorder({ addUsage: async () => {} });
+  const at = Date.now();
+  const counts = 1_000_000;
+  for (let i = 0; i < counts / 10; i++) recorder.count("key_bench", "admitted", at, true, performance.now());
+  const started = performance.now();
+  for (let i = 0; i < counts; i++) recorder.count("key_bench", "admitted", at, true, started);
+  const ns = ((performance.now() - started) * 1e6) / counts;
+  void recorder.flush();
+  return ns;
+}
+const countNs = countAlone();
+
+const results = await measure("memory", memoryAdapters());
+const dir = mkdtempSync(join(tmpdir(), "petstore-usage-cost-"));
+const client = await connectLibsql({ url: `file:${join(dir, "usage.db")}` });
+try {
+  await migrateLibsql(client);
+  results.push(...(await measure("file", libsqlAdapters(client))));
+} finally {
+  client.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (values.json) console.log(JSON.stringify({ countNs, cases: results }));
+else {
+  const runtime = "Bun" in globalThis ? "Bun" : `Node ${process.version}`;
+  console.log(
+    `Usage recording, CPU per request in process (${runtime}, ${seconds} s per case, ABBA and BAAB batches of ${BATCH_MS} ms)`,
+  );
+  console.log(`  one count alone: ${countNs.toFixed(0)} ns`);
+  for (const r of results)
+    console.log(
+      `  ${r.case.padEnd(26)} ${((r.ratio - 1) * 100).toFixed(1).padStart(5)} %  (${r.recordingMicros.toFixed(2)} vs ${r.quietMicros.toFixed(2)} µs, ${r.groups} groups)`,
+    );
+}

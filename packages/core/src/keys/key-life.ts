@@ -1,0 +1,216 @@
+import { bodyFingerprint } from "../_idempotency-key.js";
+import { checkOptions } from "../_options-check.js";
+import { sha256Hex } from "../_sha256.js";
+import type {
+  Actor,
+  ApiKeyRecord,
+  ApiKeys,
+  IdempotencyClaim,
+  IdempotencyStore,
+  KeyChange,
+  KeyChanges,
+  RateLimiter,
+} from "../ports.js";
+import { auditDetails } from "./_audit-details.js";
+import { base62OfHex } from "./api-key.js";
+import { keyBucket } from "./bucket.js";
+import { type IssueApiKeyInput, insertApiKey } from "./issue-api-key.js";
+import { type KeyRoll, rollApiKey } from "./roll-api-key.js";
+import { KeyRuleError, keyChangesProblems } from "./rules.js";
+
+export interface KeyLifeOptions {
+  keys: ApiKeys;
+  /** The limiter the servers count keys in: a ban is lifted there (`unban`). */
+  limiter?: Pick<RateLimiter, "unban">;
+  /** Where the Idempotency-Keys of creates and rolls are claimed; needed only when one is given. */
+  idempotency?: IdempotencyStore;
+  /** Unix ms: a new expiry must be after it (a slip guard; the key's instants are its store's). Default `Date.now`. */
+  clock?: () => number;
+  /**
+   * Told the id of every key changed (updated, rolled, revoked), once the store has it: a
+   * server passes its `forgetKey`, so that its own key cache applies the change at once
+   * (other servers, within their key cache's bound).
+   */
+  onChange?: (keyId: string) => void;
+}
+
+/** Who asks for a change, and the Idempotency-Key of its request (a create's or a roll's), when it has one. */
+export interface ChangeRequest {
+  actor: Actor;
+  idempotencyKey?: string;
+}
+
+/** An Idempotency-Key that cannot be answered now: its first request still runs, or it came with another request. */
+export type IdempotencyRefusal = { state: "idempotency_key_in_use" } | { state: "idempotency_key_reused" };
+
+/** A request answered again: the key as it is now, without its secret, which is never kept. */
+export interface Replayed {
+  state: "replayed";
+  record: ApiKeyRecord;
+}
+
+export type KeyCreate = { state: "created"; key: string; record: ApiKeyRecord } | Replayed | IdempotencyRefusal;
+
+export type KeyLifeRoll = KeyRoll | Replayed | IdempotencyRefusal;
+
+/** What lifting a ban found: no such key, a limiter that cannot lift bans, or whether the key was banned. */
+export type KeyUnban =
+  | { state: "missing" }
+  | { state: "unsupported" }
+  | { state: "unbanned"; record: ApiKeyRecord }
+  | { state: "not_banned"; record: ApiKeyRecord };
+
+/** A key's life, from its creation to its revocation: what the admin API and the CLI call. */
+export interface KeyLife {
+  /** A new key (shown once in `key`); a `KeyRuleError` names each field that breaks a rule. */
+  create(input: IssueApiKeyInput, request: ChangeRequest): Promise<KeyCreate>;
+  /** Plan, limits, label, expiry; the secret stays. A `KeyRuleError` names each change that breaks a rule. */
+  update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
+  /** A new secret; the old one works for `overlapMs` (0 to 7 days). */
+  roll(id: string, overlapMs: number, request: ChangeRequest): Promise<KeyLifeRoll>;
+  /** Refused from now on; revoking again keeps the first time (and answers `revoked`). */
+  revoke(id: string, actor: Actor): Promise<KeyChange>;
+  /** Its ban ends now, in the limiter: the next request is decided by its limits. */
+  unban(id: string, actor: Actor): Promise<KeyUnban>;
+}
+
+/**
+ * The one owner of a key's life: every rule of a key (its plan, the enterprise limits, labels,
+ * an expiry in the future, a roll's overlap), the audit trail's words for each change, the
+ * rate-limit bucket whose ban is lifted, and the replay of a create or a roll asked again with
+ * the same Idempotency-Key (claimed in the `IdempotencyStore`, scoped to the actor). The admin
+ * API and the CLI only turn HTTP and argv into its calls and its answers into theirs.
+ * @example
+ * const life = keyLife({ keys, limiter, idempotency, onChange: petstore.forgetKey });
+ * const rolled = await life.roll("key_abc", 0, { actor: { who: "staff:ana" } });
+ */
+export function keyLife(options: KeyLifeOptions): KeyLife {
+  checkOptions(
+    "keyLife",
+    options,
+    { keys: ["get", "insert", "update", "roll", "revoke", "audit"] },
+    "the ApiKeys port of your adapters, e.g. keyLife({ keys: adapters.keys, limiter, idempotency })",
+  );
+  const { keys, limiter, idempotency } = options;
+  const clock = options.clock ?? Date.now;
+  const changed = (outcome: { state: string }, id: string) => {
+    if (outcome.state === "changed") options.onChange?.(id);
+  };
+
+  /**
+   * Runs `change` under the request's Idempotency-Key: once; asked again with the same key
+   * and the same `asked`, `replay` answers instead; with another, `idempotency_key_reused`.
+   * The claim is completed after the change, not with it: a crash between the two leaves the
+   * claim to its lease (60 s), after which a retry makes the change anew (a create finds the
+   * key it made, by its id).
+   */
+  async function once<T extends { state: string }>(
+    request: ChangeRequest,
+    asked: unknown,
+    change: () => Promise<T>,
+    replay: () => Promise<T | Replayed>,
+  ): Promise<T | Replayed | IdempotencyRefusal> {
+    if (request.idempotencyKey === undefined) return change();
+    if (!idempotency)
+      throw new TypeError("An Idempotency-Key needs an IdempotencyStore: keyLife({ keys, limiter, idempotency })");
+    const claim: IdempotencyClaim = {
+      scope: `keys:${request.actor.who}`,
+      key: request.idempotencyKey,
+      fingerprint: await bodyFingerprint(asked),
+    };
+    const found = await idempotency.claim(claim);
+    if (found.state === "in_progress") return { state: "idempotency_key_in_use" };
+    if (found.state === "mismatch") return { state: "idempotency_key_reused" };
+    if (found.state !== "claimed") return replay();
+    let outcome: T;
+    try {
+      outcome = await change();
+    } catch (error) {
+      await idempotency.release(claim).catch(() => {});
+      throw error;
+    }
+    // A change made is answered even when its completion fails: a retry then waits out the claim's lease.
+    if (outcome.state === "created" || outcome.state === "changed") await idempotency.complete(claim).catch(() => {});
+    else await idempotency.release(claim).catch(() => {});
+    return outcome;
+  }
+
+  /** The key as it is now: a request's replay. */
+  const now = async (id: string): Promise<Replayed> => {
+    const record = await keys.get(id);
+    if (!record) throw new Error(`The API key ${id} an Idempotency-Key's request made is gone`);
+    return { state: "replayed", record };
+  };
+
+  return {
+    async create(input, request) {
+      // With an Idempotency-Key the id is derived from the actor and that key: a retry after
+      // a crash finds the key its first attempt made (a duplicate, to the store).
+      const id =
+        request.idempotencyKey === undefined
+          ? undefined
+          : `key_${base62OfHex(await sha256Hex(`${request.actor.who}\u0000${request.idempotencyKey}`), 16)}`;
+      const asked = { create: input };
+      return once<KeyCreate>(
+        request,
+        asked,
+        async () => {
+          const inserted = await insertApiKey(keys, input, {
+            now: clock(),
+            actor: request.actor,
+            ...(id !== undefined && { id }),
+          });
+          if (inserted.state === "inserted") return { state: "created", key: inserted.key, record: inserted.record };
+          const replay = await now(id!);
+          // Its first attempt made it, or (a day later) a request with another body: said so.
+          return sameFields(replay.record, input) ? replay : { state: "idempotency_key_reused" };
+        },
+        () => now(id!),
+      );
+    },
+
+    async update(id, changes, actor) {
+      const before = await keys.get(id);
+      if (!before) return { state: "missing" };
+      if (before.revokedAt !== undefined) return { state: "revoked", record: before };
+      const problems = keyChangesProblems(changes, before, clock());
+      if (problems.length > 0) throw new KeyRuleError(problems);
+      const outcome = await keys.update(id, changes, { actor, details: auditDetails(changes) });
+      changed(outcome, id);
+      return outcome;
+    },
+
+    async roll(id, overlapMs, request) {
+      const outcome = await once<KeyRoll>(
+        request,
+        { roll: id, overlapMs },
+        () => rollApiKey(keys, id, overlapMs, request.actor),
+        () => now(id),
+      );
+      changed(outcome, id);
+      return outcome;
+    },
+
+    async revoke(id, actor) {
+      const outcome = await keys.revoke(id, { actor });
+      changed(outcome, id);
+      return outcome;
+    },
+
+    async unban(id, actor) {
+      const record = await keys.get(id);
+      if (!record) return { state: "missing" };
+      if (!limiter?.unban) return { state: "unsupported" };
+      if (!(await limiter.unban(keyBucket(id)))) return { state: "not_banned", record };
+      await keys.audit("unban", id, { actor });
+      return { state: "unbanned", record };
+    },
+  };
+}
+
+/** The key has what `input` asks: the same plan, limits, label and expiry. */
+function sameFields(record: ApiKeyRecord, input: IssueApiKeyInput): boolean {
+  return (["plan", "perMinute", "perDay", "label", "expiresAt"] as const).every(
+    (field) => record[field] === input[field],
+  );
+}
