@@ -115,7 +115,25 @@ export interface components {
             }[];
         };
     };
-    responses: never;
+    responses: {
+        /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
+        MethodNotAllowed: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods the path takes */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {
@@ -186,7 +204,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -302,7 +320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -364,7 +382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Content-Type is not JSON (`unsupported_media_type`) */
+            /** @description Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`) */
             415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -496,7 +514,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -676,7 +694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

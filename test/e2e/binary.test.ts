@@ -76,6 +76,7 @@ describe("the petstore binary's command line", () => {
         day: { used: 0, limit: 100_000, resetAt: expect.any(String) },
         bannedUntil: null,
       },
+      states: ["active"],
       database: db.slice("file:".length),
       databaseCreated: true,
     });

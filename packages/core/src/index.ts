@@ -18,10 +18,10 @@ export {
   verifyAdminToken,
 } from "./admin/tokens.js";
 export type { AdminTokenAudit } from "./admin/tokens.js";
-export { instantOf } from "./admin/schemas.js";
+export { instantOf, KEY_STATES } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
-export type { KeyView } from "./admin/schemas.js";
+export type { KeyState, KeyView } from "./admin/schemas.js";
 export { usageCsvLines, usageView } from "./admin/usage-view.js";
 export type { KeyUsageView, TopKeysView } from "./admin/usage-view.js";
 export type { Petstore } from "./app.js";

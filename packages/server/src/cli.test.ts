@@ -336,6 +336,7 @@ describe("petstore command line", () => {
         day: { used: 0, limit: 10_000, resetAt: expect.stringMatching(ISO) },
         bannedUntil: null,
       },
+      states: ["active"],
       database: join(dir, "keys.db"),
       databaseCreated: true,
     });
@@ -359,10 +360,10 @@ describe("petstore command line", () => {
       expect(output).not.toMatch(/[0-9a-f]{64}/);
     }
     expect(table.out.split("\n")[0]).toMatch(
-      /^ID\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+LABEL$/,
+      /^ID\s+STATE\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+LABEL$/,
     );
     expect(table.out.split("\n")[1]).toMatch(
-      new RegExp(`^${key.id}\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+ci bot$`),
+      new RegExp(`^${key.id}\\s+active\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+ci bot$`),
     );
     expect(table.out).not.toContain(secret);
 
@@ -517,6 +518,7 @@ describe("the life of a key on the command line", () => {
     expect(shown.code).toBe(0);
     expect(shown.out.split("\n")).toEqual([
       `ID           ${id}`,
+      "State        active",
       "Plan         pro",
       "Per minute   7 (set for this key)",
       "Per day      10000 (the plan's)",
@@ -546,9 +548,10 @@ describe("the life of a key on the command line", () => {
       revokedAt: null,
     });
     const readable = await cli(["keys", "update", id, "--per-day", "5000", "--label", "shop 2", "--db", db], env);
-    expect(readable.out.split("\n").slice(0, 5)).toEqual([
+    expect(readable.out.split("\n").slice(0, 6)).toEqual([
       `Updated ${id}. Every server applies the change within 5 seconds.`,
       `  ID           ${id}`,
+      "  State        active",
       "  Plan         business",
       "  Per minute   1000 (the plan's)",
       "  Per day      5000 (set for this key)",
@@ -644,6 +647,20 @@ describe("the life of a key on the command line", () => {
     );
   });
 
+  it("shows every state a key is in at once, and no overlap for a revoked key", async () => {
+    const db = `file:${join(dir, "states.db")}`;
+    const { id } = await json(["keys", "create", "--plan", "free"], db);
+    await json(["keys", "roll", id, "--overlap", "1h"], db);
+    expect((await json(["keys", "show", id], db)).states).toEqual(["active", "rolling"]);
+    expect((await cli(["keys", "show", id, "--db", db], env)).out).toMatch(/^State {8}active, rolling$/m);
+    await cli(["keys", "revoke", id, "--db", db], env);
+    const revoked = await json(["keys", "show", id], db);
+    expect([revoked.states, revoked.rolling]).toEqual([["revoked"], null]);
+    const row = (await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]!.split(/\s{2,}/);
+    // ID, STATE, PLAN, PER-MINUTE, PER-DAY, TODAY, CREATED, EXPIRES, LAST-USED, ROLLING-UNTIL, ...
+    expect([row[0], row[1], row[9]]).toEqual([id, "revoked", "-"]);
+  });
+
   it("shows this minute's and today's usage and a ban from the limiter, and lifts the ban, audited", async () => {
     const db = `file:${join(dir, "usage.db")}`;
     const { id } = await json(["keys", "create", "--plan", "free", "--per-minute", "2"], db);
@@ -678,7 +695,7 @@ describe("the life of a key on the command line", () => {
       `Banned       until ${until} (lift it: petstore keys unban ${id})`,
     );
     expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
-      new RegExp(`^${id}\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-$`),
+      new RegExp(`^${id}\\s+active,banned\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-$`),
     );
 
     expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
@@ -717,7 +734,7 @@ describe("the life of a key on the command line", () => {
     const text = await cli(["keys", "show", id, "--db", db], env);
     expect(text.out).toContain(`This minute  unknown (${reason})`);
     expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
-      new RegExp(`^${id}\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
+      new RegExp(`^${id}\\s+active,banned\\?\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
     );
     expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
       code: 1,

@@ -200,6 +200,7 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLim
     // A count is no acknowledged write: it must survive the process, while an fsync per batch
     // of hits would cost more than the hits (see WriteOptions for what a power cut may forget).
     options: { survives: "process-crash" },
+    oneAtATime: true,
   });
 
   return {

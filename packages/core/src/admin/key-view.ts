@@ -1,7 +1,7 @@
 import { keyBucket } from "../keys/bucket.js";
 import { DEFAULT_PLANS, limitsResolver, type PlanLimits } from "../plans.js";
 import type { ApiKeyRecord, PlanName, RateLimiter } from "../ports.js";
-import type { KeyView } from "./schemas.js";
+import type { KeyState, KeyView } from "./schemas.js";
 
 /** Where a key's view reads what the record does not hold. */
 export interface KeyViewSource {
@@ -42,10 +42,19 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
     bannedUntil: iso(state.bannedUntil),
   };
   const now = state?.now ?? (source.clock ?? Date.now)();
+  // A revoked key's old secret works no more than its current one.
   const rolling =
-    record.rolled && record.rolled.until > now
+    record.rolled && record.rolled.until > now && record.revokedAt === undefined
       ? { since: iso(record.rolled.at)!, until: iso(record.rolled.until)! }
       : null;
+  const expired = record.expiresAt !== undefined && record.expiresAt <= now;
+  const revoked = record.revokedAt !== undefined;
+  const states: KeyState[] = [];
+  if (!expired && !revoked) states.push("active");
+  if (rolling) states.push("rolling");
+  if (state?.bannedUntil !== undefined) states.push("banned");
+  if (expired) states.push("expired");
+  if (revoked) states.push("revoked");
   return {
     id: record.id,
     plan: record.plan,
@@ -58,5 +67,6 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
     lastUsedAt: iso(record.lastUsedAt),
     rolling,
     usage: usage ?? null,
+    states,
   };
 }

@@ -93,6 +93,14 @@ export const RollSchema = v.strictObject({
 const Iso = v.pipe(v.string(), v.isoTimestamp());
 const WindowUsageSchema = v.object({ used: v.number(), limit: v.number(), resetAt: Iso });
 
+/**
+ * The states a key can be in, several at once: `active` (neither revoked nor expired: its
+ * current secret works), `rolling` (a roll's overlap runs: its old secret works too), `banned`,
+ * `expired`, `revoked`.
+ */
+export const KEY_STATES = ["active", "rolling", "banned", "expired", "revoked"] as const;
+export type KeyState = (typeof KEY_STATES)[number];
+
 /** A key as the admin API shows it: never its secret nor its hash. */
 export const KeyViewSchema = v.object({
   id: v.string(),
@@ -108,6 +116,8 @@ export const KeyViewSchema = v.object({
   rolling: v.nullable(v.object({ since: Iso, until: Iso })),
   /** From the rate limiter, when it can say: this minute's and today's requests, and a ban. */
   usage: v.nullable(v.object({ minute: WindowUsageSchema, day: WindowUsageSchema, bannedUntil: v.nullable(Iso) })),
+  /** Every state the key is in, in the order of `KEY_STATES` (`banned` only when the limiter can say). */
+  states: v.array(v.picklist(KEY_STATES)),
 });
 export type KeyView = v.InferOutput<typeof KeyViewSchema>;
 

@@ -81,7 +81,8 @@ ${DB_AND_LIMITER_HELP}
         return 0;
       }
       io.out(`Updated ${id}. Every server applies the change within 5 seconds.`);
-      for (const line of detailLines(view, changed.record, Date.now(), access.noLimiter)) io.out(`  ${line}`);
+      for (const line of detailLines(view, changed.record, Date.now(), access.noLimiter, io.program))
+        io.out(`  ${line}`);
       return 0;
     });
   },
