@@ -69,7 +69,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const report = reportStage(settings);
 
   const fetch = async (request: Request, info?: ClientInfo) => {
-    const arrival = arrive(request, settings.clock()); // its id, path and time
+    const arrival = arrive(request, settings.clock(), settings.monotonicClock()); // its id, path and time
     let match: RouteMatch | undefined,
       identity: Identity | undefined,
       bucket: Bucket | undefined,
@@ -81,7 +81,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
       } else {
         match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
-        identity = await identify(request, arrival.now); // 1. the caller, by its key
+        identity = await identify(request, arrival.started); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit

@@ -79,7 +79,7 @@ export type {
 } from "./usage/usage-history.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
+export { CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,

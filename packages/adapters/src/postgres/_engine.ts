@@ -48,7 +48,7 @@ const RETRIED_STATES = new Set(["40001", "40P01"]);
 
 /**
  * `first`, then `again` for as long as they fail with a state in RETRIED_STATES, until
- * `deadline` (Date.now()). `again` runs under READ COMMITTED: retried under a stricter default,
+ * `deadline` (`performance.now()`: a wall clock stepped back would stretch it). `again` runs under READ COMMITTED: retried under a stricter default,
  * a statement on a busy row would fail each time another committed first.
  */
 async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<T>, deadline: number): Promise<T> {
@@ -56,7 +56,7 @@ async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<
     try {
       return await attempt();
     } catch (error) {
-      if (!RETRIED_STATES.has(sqlState(error) ?? "") || Date.now() >= deadline) throw error;
+      if (!RETRIED_STATES.has(sqlState(error) ?? "") || performance.now() >= deadline) throw error;
     }
   }
 }
@@ -154,7 +154,7 @@ function postgresEngine(source: PostgresSource): SqlEngine {
       retried(
         firstAttempt(() => run(sql, statement), again),
         again,
-        Date.now() + timeoutMs,
+        performance.now() + timeoutMs,
       ),
     );
   };
@@ -179,7 +179,7 @@ function postgresEngine(source: PostgresSource): SqlEngine {
             statements.length === 1 && only !== undefined
               ? firstAttempt(() => run(sql, only).then((result) => [result]), transaction)
               : transaction;
-          bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
+          bounded(() => retried(first, transaction, performance.now() + timeoutMs)).then(resolve, reject);
         });
       }),
   };
