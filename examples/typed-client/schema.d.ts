@@ -221,6 +221,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Over a rate limit (`rate_limited`) or temporarily banned (`temporarily_banned`) */
             429: {
                 headers: {
@@ -330,6 +347,23 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -537,6 +571,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 9745: when this operation was deprecated (`@<unix seconds>`) */
+                    Deprecation?: string;
+                    /** @description RFC 8594: when this operation stops answering (HTTP date) */
+                    Sunset?: string;
+                    /** @description `<{base}/pets>; rel="successor-version"`: the replacement */
+                    Link?: string;
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (`not_found`) */
             404: {
                 headers: {
@@ -704,6 +761,23 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };

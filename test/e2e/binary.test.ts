@@ -70,6 +70,8 @@ describe("the petstore binary's command line", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
       rolling: null,
       usage: {
         minute: { used: 0, limit: 1_000, resetAt: expect.any(String) },

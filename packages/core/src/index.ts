@@ -53,6 +53,7 @@ export type {
   Replayed,
 } from "./keys/key-life.js";
 export {
+  allowFromProblem,
   expiryProblem,
   KeyRuleError,
   labelProblem,
@@ -61,6 +62,8 @@ export {
   newKeyProblems,
   PLAN_NAMES,
   planProblem,
+  SCOPES,
+  scopesProblem,
 } from "./keys/rules.js";
 export type { KeyFields } from "./keys/rules.js";
 
@@ -105,6 +108,7 @@ export type {
   PetStore,
   PlanName,
   RateLimiter,
+  Scope,
   UsageCounts,
   UsageResolution,
   UsageRow,

@@ -201,6 +201,9 @@ export interface RateLimiter {
 
 export type PlanName = "free" | "pro" | "business" | "enterprise";
 
+/** What a key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `orders:read` (the store orders). */
+export type Scope = "pets:read" | "pets:write" | "orders:read";
+
 /** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
 export interface ApiKeyRecord {
   id: string;
@@ -216,6 +219,13 @@ export interface ApiKeyRecord {
   expiresAt?: number;
   /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
   rolled?: { previousHash: string; at: number; until: number };
+  /** What the key may do, when it is not everything: absent, every scope. */
+  scopes?: Scope[];
+  /**
+   * The CIDR ranges (IPv4, IPv6) its requests must come from, as they were given, when it is
+   * not everywhere: absent, any address. Read with the key, so a lookup stays one read.
+   */
+  allowFrom?: string[];
   /**
    * The latest request the key was identified on (admitted or refused by its limits), by the
    * limiter's clock: written with its usage counts (see `KeyUsage.addUsage`), so a little late.
@@ -257,6 +267,10 @@ export interface KeyChanges {
   perDay?: number | null;
   label?: string | null;
   expiresAt?: number | null;
+  /** `null`: every scope again. */
+  scopes?: Scope[] | null;
+  /** `null`: from any address again. */
+  allowFrom?: string[] | null;
 }
 
 /**

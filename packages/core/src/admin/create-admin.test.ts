@@ -408,6 +408,64 @@ describe("createAdmin", () => {
     expect(update!.details).toEqual({ expiresAt: "2031-12-31T23:00:00.000Z", perDay: null });
   });
 
+  it("creates a key with fewer scopes and ranges, shows them, and the API refuses it outside them", async () => {
+    const { call, api } = setUp();
+    const created = await call("POST", "/keys", {
+      plan: "free",
+      scopes: ["orders:read"],
+      allowFrom: ["203.0.113.0/24"],
+    });
+    expect(created.status).toBe(201);
+    const { id, key, ...view } = await json<{ id: string; key: string; scopes: string[]; allowFrom: string[] }>(
+      created,
+    );
+    expect(view).toMatchObject({ scopes: ["orders:read"], allowFrom: ["203.0.113.0/24"] });
+    expect(await json(await api(key))).toMatchObject({ status: 403, code: "insufficient_scope" });
+    const opened = await call("PATCH", `/keys/${id}`, {
+      scopes: ["pets:read", "orders:read"],
+      allowFrom: ["10.0.0.0/8"],
+    });
+    expect(await json(opened)).toMatchObject({ scopes: ["pets:read", "orders:read"], allowFrom: ["10.0.0.0/8"] });
+    expect(await json(await api(key))).toMatchObject({ status: 403, code: "address_not_allowed" });
+    const cleared = await call("PATCH", `/keys/${id}`, { scopes: null, allowFrom: null });
+    expect(await json(cleared)).toMatchObject({ scopes: ["pets:read", "pets:write", "orders:read"], allowFrom: null });
+    expect((await api(key)).status).toBe(200);
+  });
+
+  it("audits a change of scopes and ranges with what it set", async () => {
+    const { call, adapters, create } = setUp();
+    const { id } = await create();
+    await call("PATCH", `/keys/${id}`, { scopes: ["orders:read", "pets:read"], allowFrom: ["2001:db8::/32"] });
+    await call("PATCH", `/keys/${id}`, { scopes: ["pets:read", "pets:write", "orders:read"], allowFrom: null });
+    const [opened, limited] = await adapters.keys.auditTrail({ limit: 2, keyId: id });
+    expect(limited!.details).toEqual({ scopes: ["pets:read", "orders:read"], allowFrom: ["2001:db8::/32"] });
+    expect(opened!.details).toEqual({ scopes: null, allowFrom: null });
+  });
+
+  it("refuses bad scopes and ranges with 400 naming the field (a scope by its place), storing nothing", async () => {
+    const { call, adapters } = setUp();
+    for (const [field, value, message] of [
+      ["scopes", [], "must be one or more of pets:read, pets:write, orders:read"],
+      ["scopes.0", ["pets:delete"], "must be one or more of pets:read, pets:write, orders:read, not 'pets:delete'"],
+      [
+        "allowFrom",
+        ["10.0.0.0/33"],
+        "must be CIDR ranges: '10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has",
+      ],
+      ["allowFrom", ["::/129"], "must be CIDR ranges: '::/129' has a prefix past /128, the longest an IPv6 range has"],
+      ["allowFrom", ["10.0.0"], "must be CIDR ranges: '10.0.0' is not an IP address or CIDR range"],
+      ["allowFrom", "10.0.0.0/8", "must be 1 to 100 CIDR ranges such as 10.0.0.0/8 or 2001:db8::/32"],
+    ] as const) {
+      const response = await call("POST", "/keys", { plan: "free", [field.split(".")[0]!]: value });
+      expect(await json(response), JSON.stringify(value)).toMatchObject({
+        status: 400,
+        code: "invalid_body",
+        details: [{ path: field, message }],
+      });
+    }
+    expect(await adapters.keys.list()).toEqual([]);
+  });
+
   it("refuses a label an operator's screen would show wrong, as the CLI does", async () => {
     const { admin, call, adapters } = setUp();
     for (const [label, message] of [

@@ -34,6 +34,8 @@ describe("keyView", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
       rolling: { since: new Date(T0 - 1_000).toISOString(), until: new Date(T0 + 59_000).toISOString() },
       usage: {
         minute: { used: 3, limit: 300, resetAt: new Date(Date.UTC(2030, 0, 15, 12, 1)).toISOString() },
@@ -44,6 +46,11 @@ describe("keyView", () => {
     });
     // Peeking counted nothing.
     expect((await keyView(record, { limiter })).usage?.day.used).toBe(3);
+  });
+
+  it("shows the scopes and ranges a key was given", async () => {
+    const limited = { ...record, scopes: ["pets:read" as const], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] };
+    expect(await keyView(limited)).toMatchObject({ scopes: ["pets:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] });
   });
 
   it("says no usage without a limiter that can peek, takes the host's plans, and ends the overlap by the clock", async () => {

@@ -1,5 +1,14 @@
 import * as v from "valibot";
-import { labelProblem, MAX_KEY_LIMIT, MAX_ROLL_OVERLAP_MS, PLAN_NAMES, planProblem } from "../keys/rules.js";
+import {
+  allowFromProblem,
+  labelProblem,
+  MAX_KEY_LIMIT,
+  MAX_ROLL_OVERLAP_MS,
+  PLAN_NAMES,
+  planProblem,
+  SCOPES,
+  scopesProblem,
+} from "../keys/rules.js";
 
 /**
  * The admin API's bodies, validated with valibot at the boundary; its OpenAPI document is
@@ -62,6 +71,29 @@ const InstantSchema = v.pipe(
   v.transform((text) => instantOf(text)!),
 );
 
+const ScopesSchema = v.pipe(
+  v.array(
+    v.picklist(SCOPES, (issue) => scopesProblem([issue.input])!),
+    (issue) => scopesProblem(issue.input)!,
+  ),
+  v.check(
+    (scopes) => scopesProblem(scopes) === undefined,
+    (issue) => scopesProblem(issue.input)!,
+  ),
+  v.description("What the key may do, each scope once; a key given none of these has every scope"),
+);
+
+const AllowFromSchema = v.pipe(
+  v.array(v.string(), (issue) => allowFromProblem(issue.input)!),
+  v.check(
+    (ranges) => allowFromProblem(ranges) === undefined,
+    (issue) => allowFromProblem(issue.input)!,
+  ),
+  v.description(
+    "CIDR ranges (IPv4, IPv6) the key's requests must come from, such as 10.0.0.0/8 or 2001:db8::/32; an address alone is a range of one",
+  ),
+);
+
 /** Body of `POST /keys`. */
 export const NewKeySchema = v.strictObject({
   plan: PlanSchema,
@@ -69,15 +101,22 @@ export const NewKeySchema = v.strictObject({
   perDay: v.optional(KeyLimitSchema),
   label: v.optional(LabelSchema),
   expiresAt: v.optional(InstantSchema),
+  scopes: v.optional(ScopesSchema),
+  allowFrom: v.optional(AllowFromSchema),
 });
 
-/** Body of `PATCH /keys/{id}`: the fields to change; `null` removes an override, the label or the expiry. */
+/**
+ * Body of `PATCH /keys/{id}`: the fields to change; `null` removes an override, the label, the
+ * expiry, the scopes (every scope again) or the allowlist (any address again).
+ */
 export const KeyChangesSchema = v.strictObject({
   plan: v.optional(PlanSchema),
   perMinute: v.optional(v.nullable(KeyLimitSchema)),
   perDay: v.optional(v.nullable(KeyLimitSchema)),
   label: v.optional(v.nullable(LabelSchema)),
   expiresAt: v.optional(v.nullable(InstantSchema)),
+  scopes: v.optional(v.nullable(ScopesSchema)),
+  allowFrom: v.optional(v.nullable(AllowFromSchema)),
 });
 
 /** Body of `POST /keys/{id}/roll`. */
@@ -112,6 +151,10 @@ export const KeyViewSchema = v.object({
   expiresAt: v.nullable(Iso),
   revokedAt: v.nullable(Iso),
   lastUsedAt: v.nullable(Iso),
+  /** What the key may do: every scope unless it was given fewer. */
+  scopes: v.array(v.picklist(SCOPES)),
+  /** The CIDR ranges its requests must come from; null: any address. */
+  allowFrom: v.nullable(v.array(v.string())),
   /** The last roll while its overlap runs: the old secret works until `until`. */
   rolling: v.nullable(v.object({ since: Iso, until: Iso })),
   /** From the rate limiter, when it can say: this minute's and today's requests, and a ban. */

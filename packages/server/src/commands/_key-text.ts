@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, KeyView } from "@petstore/core";
+import { type ApiKeyRecord, type KeyView, SCOPES } from "@petstore/core";
 
 /** How the keys commands print for a person (their `--json` prints the views as they are). */
 
@@ -21,6 +21,16 @@ export function table(rows: string[][]): string[] {
 /** Every state the key is in (`active,rolling,banned`); `banned?` when the limiter cannot say. */
 export function stateCell(view: KeyView): string {
   return [...view.states, ...(view.usage === null ? ["banned?"] : [])].join(",");
+}
+
+/** The key's scopes (`pets:read,orders:read`), or `all` for a key with every scope. */
+export function scopesCell(view: KeyView): string {
+  return view.scopes.length === SCOPES.length ? "all" : view.scopes.join(",");
+}
+
+/** The ranges the key's requests must come from, or `any`. */
+export function allowFromCell(view: KeyView): string {
+  return view.allowFrom === null ? "any" : view.allowFrom.join(",");
 }
 
 /** `used/limit` of today, or `?` when the limiter cannot say. */
@@ -58,6 +68,8 @@ export function detailLines(
     ["Per minute", `${view.perMinute} (${own(record.perMinute)})`],
     ["Per day", `${view.perDay} (${own(record.perDay)})`],
     ["Label", view.label ?? "-"],
+    ["Scopes", scopesCell(view).replaceAll(",", ", ")],
+    ["Allow from", view.allowFrom === null ? "any address" : allowFromCell(view).replaceAll(",", ", ")],
     ["Created", shortTime(view.createdAt)],
     ["Expires", expires],
     [

@@ -1,6 +1,6 @@
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, viewsOf, withDatabase } from "./_key-access.js";
-import { shortTime, stateCell, table, todayCell } from "./_key-text.js";
+import { allowFromCell, scopesCell, shortTime, stateCell, table, todayCell } from "./_key-text.js";
 
 /** `petstore keys list`: every key as `keys show` sees it, one row each; never key material. */
 export const keysListCommand: Command = {
@@ -39,6 +39,8 @@ ${DB_AND_LIMITER_HELP}
         "ROLLING-UNTIL",
         "BANNED-UNTIL",
         "REVOKED",
+        "SCOPES",
+        "ALLOW-FROM",
         "LABEL",
       ];
       const rows = keys.map((k) => [
@@ -54,6 +56,8 @@ ${DB_AND_LIMITER_HELP}
         shortTime(k.rolling?.until ?? null),
         k.usage ? shortTime(k.usage.bannedUntil) : "?",
         shortTime(k.revokedAt),
+        scopesCell(k),
+        allowFromCell(k),
         k.label ?? "",
       ]);
       for (const line of table([header, ...rows])) io.out(line);
