@@ -79,7 +79,7 @@ export type {
 } from "./usage/usage-history.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
+export { bucketGroup, CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,
@@ -92,6 +92,7 @@ export type {
   AuditNote,
   BanPolicy,
   BucketState,
+  BucketWindows,
   ClaimedCreate,
   ClaimResult,
   Decision,

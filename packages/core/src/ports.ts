@@ -123,11 +123,37 @@ export interface BanPolicy {
 /** A bucket's two windows: the minute's, then the day's (the ban counts refusals within the first). */
 export type WindowPair = readonly [WindowSpec, WindowSpec];
 
-/** One request's hit on a bucket; the limiter decides it at its store's instant. */
-export interface HitInput {
+/**
+ * A bucket and its two windows. A name may begin with a group in braces, `{acct_1}key:k_2`
+ * (Redis Cluster's hash tag): the buckets of one hit share their group, so a store that
+ * spreads buckets over nodes or objects keeps them in one (see `HitInput.shared`).
+ */
+export interface BucketWindows {
   bucket: string;
   windows: WindowPair;
+}
+
+/**
+ * One request's hit on a bucket (the caller's: refusals count toward its ban, and the ban is
+ * its own) and on the buckets it shares with others (an account's, across its keys). The
+ * limiter decides it at its store's instant.
+ */
+export interface HitInput extends BucketWindows {
   ban: BanPolicy;
+  /**
+   * Buckets the request also counts against, in the group of `bucket`: it is admitted only
+   * if every window of every bucket admits it, and then counts in all of them, in one atomic
+   * step. A refusal consumes nothing in any of them; it counts toward the ban of `bucket`
+   * alone, and a shared bucket is never banned.
+   */
+  shared?: readonly BucketWindows[];
+}
+
+/** The group of a bucket's name (`{acct_1}key:k_2` -> `acct_1`), if it has one: where a sharded store keeps it. */
+export function bucketGroup(bucket: string): string | undefined {
+  if (!bucket.startsWith("{")) return undefined;
+  const end = bucket.indexOf("}");
+  return end > 1 ? bucket.slice(1, end) : undefined;
 }
 
 export interface WindowState {
@@ -141,11 +167,16 @@ export interface WindowState {
   exceeded: boolean;
 }
 
-/** One decision over both windows of a bucket. */
+/** One decision over both windows of a bucket, and of the buckets it shares. */
 export interface Decision {
   allowed: boolean;
-  /** One per window of the hit, in its order. */
+  /** One per window of the hit's bucket, in its order. */
   windows: WindowState[];
+  /**
+   * With `HitInput.shared`: each shared bucket's windows, in its order (`exceeded`: that
+   * window refused the request).
+   */
+  shared?: WindowState[][];
   /** Set while the bucket is banned; the request was refused for that reason. */
   bannedUntil?: number;
   /** This refusal began the ban: the one past the threshold. Once per ban, whoever answers it. */

@@ -6,8 +6,13 @@ import { type DurableObjectState, storageEngine } from "./_storage-engine.js";
 
 const MINUTE = 60_000;
 
-/** When the decision's bucket is over: every window reset, any ban ended. */
-const overAt = (decision: Decision) => Math.max(decision.bannedUntil ?? 0, ...decision.windows.map((w) => w.resetAt));
+/** When the decision's buckets are over: every window of each reset, any ban ended. */
+const overAt = (decision: Decision) =>
+  Math.max(
+    decision.bannedUntil ?? 0,
+    ...decision.windows.map((w) => w.resetAt),
+    ...(decision.shared ?? []).flat().map((w) => w.resetAt),
+  );
 
 /**
  * The Durable Object class that holds rate-limit buckets for `durableObjectLimiter`: export it

@@ -5,6 +5,12 @@ import type { ApiKeyRecord } from "../ports.js";
 import { addressBucket, type ClientInfo, clientAddress } from "../http/client-address.js";
 import type { Identity } from "./identify.js";
 
+/** A bucket a request counts against beside its own: its account's, shared by the account's keys. */
+interface SharedBucket {
+  name: string;
+  limits: CallerLimits;
+}
+
 /** The rate-limit bucket a request counts against, and the limits of its windows. */
 export interface Bucket {
   /** `key:<key id>`, or `ip:<address>` for a caller without a valid key. */
@@ -12,6 +18,8 @@ export interface Bucket {
   /** The client's address, when it named the bucket. */
   client: string | undefined;
   limits: CallerLimits;
+  /** The buckets its requests also count against, each admitting them or not. */
+  shared?: readonly SharedBucket[];
 }
 
 /**
