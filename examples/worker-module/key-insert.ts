@@ -1,4 +1,4 @@
-import { type IssueApiKeyInput, issueApiKey, type NewApiKeyRecord } from "@petstore/core";
+import { type IssueApiKeyInput, issueApiKey, type NewApiKeyRecord, ownAccountId } from "@petstore/core";
 
 /** A SQL literal of a key record's value. */
 const literal = (value: string | number | undefined) =>
@@ -18,15 +18,21 @@ export async function keyInsert(input: IssueApiKeyInput): Promise<{ key: string;
     {
       insert: async (made) => {
         record = made;
-        return { state: "inserted", record: { ...made, createdAt: Date.now() } };
+        return {
+          state: "inserted",
+          record: { ...made, accountId: made.accountId ?? ownAccountId(made.id), createdAt: Date.now() },
+        };
       },
     },
     input,
   );
   const { id, hash, plan, perMinute, perDay, label } = record!;
-  const values = [id, hash, plan, perMinute, perDay, label].map(literal).join(", ");
+  const accountId = ownAccountId(id);
+  const account = [accountId, label ?? id, plan, perMinute, perDay].map(literal).join(", ");
+  const values = [id, hash, plan, perMinute, perDay, label, accountId].map(literal).join(", ");
+  // The key's own account, with its plan and limits, as `petstore keys create` makes it.
   return {
     key,
-    sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at) VALUES (${values}, ${D1_NOW})`,
+    sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at) VALUES (${account}, ${D1_NOW}); INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, account_id, created_at) VALUES (${values}, ${D1_NOW})`,
   };
 }

@@ -1,3 +1,4 @@
+import { bucketOf } from "../_support/key-buckets.js";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -231,7 +232,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           "temporarily_banned",
         ]);
         // The ban shortened in the store to end 2 s from now by the store's clock, its count cleared.
-        const bucket = `key:${id}`;
+        const bucket = bucketOf(id);
         let endsAt: number;
         if (storage === "PostgreSQL") {
           const [row] = await sql`

@@ -38,6 +38,7 @@ export { trustedProxies } from "./http/ip-addresses.js";
 // API keys: their format, and their life (its rules, the audit trail's words, idempotent replays).
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
 export { issueApiKey } from "./keys/issue-api-key.js";
+export { accountBucket, keyBucket, ownAccountId } from "./keys/bucket.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
@@ -81,6 +82,11 @@ export type {
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
 export { bucketGroup, CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
+  AccountChange,
+  AccountChanges,
+  AccountInsert,
+  AccountLimits,
+  AccountRecord,
   Actor,
   Adapters,
   AdminTokenRecord,
@@ -104,6 +110,7 @@ export type {
   KeyUsage,
   KeyUsageTotal,
   KeyInsert,
+  NewAccountRecord,
   NewApiKeyRecord,
   PageQuery,
   PetStore,

@@ -235,14 +235,49 @@ export type PlanName = "free" | "pro" | "business" | "enterprise";
 /** What a key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `orders:read` (the store orders). */
 export type Scope = "pets:read" | "pets:write" | "orders:read";
 
+/** An account's plan and limits: what its keys' requests count against together. */
+export interface AccountLimits {
+  plan: PlanName;
+  /** Its own per-minute limit (an Enterprise's agreed number); absent, its plan's. */
+  perMinute?: number;
+  perDay?: number;
+}
+
+/** An account (a customer): a name, a plan or its own limits, and keys. Times by the store's clock. */
+export interface AccountRecord extends AccountLimits {
+  /** `acct_` and 16 base62 characters (an account made for a key: `acct_` and its key id's). */
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** An account to store: its `createdAt` is the store's instant of the insert unless given. */
+export type NewAccountRecord = Omit<AccountRecord, "createdAt"> & { createdAt?: number };
+
+/** The changes `ApiKeys.updateAccount` makes; `null` removes a limit (the plan's again). */
+export interface AccountChanges {
+  name?: string;
+  plan?: PlanName;
+  perMinute?: number | null;
+  perDay?: number | null;
+}
+
 /** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
 export interface ApiKeyRecord {
   id: string;
   /** Lowercase hex SHA-256 of the full key (its current secret). */
   hash: string;
+  /** The key's own plan and limits (its own bucket); its account's count beside them. */
   plan: PlanName;
   perMinute?: number;
   perDay?: number;
+  /** The account the key belongs to. */
+  accountId: string;
+  /**
+   * Its account's plan and limits, read with the key by `findByHash` (one read for both, so
+   * a key's lookup stays one read); other reads may leave it out.
+   */
+  account?: AccountLimits;
   label?: string;
   createdAt: number;
   revokedAt?: number;
@@ -264,14 +299,28 @@ export interface ApiKeyRecord {
   lastUsedAt?: number;
 }
 
-/** A key to store: its `createdAt` is the store's instant of the insert unless given (a key copied from elsewhere). */
-export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt"> & { createdAt?: number };
+/**
+ * A key to store: its `createdAt` is the store's instant of the insert unless given (a key
+ * copied from elsewhere). Without `accountId` (or with its own, `ownAccountId(id)`) it belongs
+ * to an account of its own, made in the same write, unless there, with its plan and limits,
+ * named after its label or id.
+ */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt" | "accountId" | "account"> & {
+  createdAt?: number;
+  accountId?: string;
+};
 
 /**
  * What an insert did: stored the key (the record as stored, its `createdAt` set), or nothing,
  * a key having its id or its secret already (a retry of an insert that happened).
  */
-export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" };
+export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" } | { state: "no_account" };
+
+/** What an account's insert did: stored it (as stored), or nothing, an account having its id already. */
+export type AccountInsert = { state: "inserted"; record: AccountRecord } | { state: "duplicate" };
+
+/** What a change to an account found: `changed` (with the record after it), or no account by that id. */
+export type AccountChange = { state: "changed"; record: AccountRecord } | { state: "missing" };
 
 /** Who made a change, as the audit trail keeps it. */
 export interface Actor {
@@ -315,6 +364,7 @@ export type KeyChange =
   | { state: "revoked"; record: ApiKeyRecord }
   | { state: "rolling"; record: ApiKeyRecord };
 
+/** What a change did; a `create` or an `update` of an account names it in `keyId` (`acct_...`). */
 export type AuditAction = "create" | "update" | "roll" | "revoke" | "unban";
 
 /** One change, as the audit trail keeps it: never edited, never deleted by the API. */
@@ -339,8 +389,22 @@ export interface AuditEntry {
  * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
 export interface ApiKeys extends KeyUsage {
-  /** Stores a key unless one has its id or its hash (current or previous): then `duplicate`, and nothing is written. */
+  /**
+   * Stores a key unless one has its id or its hash (current or previous): then `duplicate`,
+   * and nothing is written. With the `accountId` of another account, that one must exist (else `no_account`).
+   */
   insert(record: NewApiKeyRecord, note?: AuditNote): Promise<KeyInsert>;
+  /** Stores an account unless one has its id: then `duplicate`, and nothing is written. */
+  insertAccount(record: NewAccountRecord, note?: AuditNote): Promise<AccountInsert>;
+  getAccount(id: string): Promise<AccountRecord | undefined>;
+  /** Accounts in the order they were made; a page of at most `limit` after the account `afterId`, or all. */
+  listAccounts(page?: { limit: number; afterId?: string }): Promise<AccountRecord[]>;
+  /**
+   * Changes an account. Its keys whose plan and limits were the account's (a key made for it,
+   * or into it without caps of its own) take the new ones in the same write: a key with caps
+   * of its own keeps them.
+   */
+  updateAccount(id: string, changes: AccountChanges, note: AuditNote): Promise<AccountChange>;
   /**
    * The key whose secret has this hash: its current one, or its previous one (the secret
    * before the last roll) whether or not the roll's overlap still runs. Revoked and expired
@@ -350,6 +414,10 @@ export interface ApiKeys extends KeyUsage {
   get(id: string): Promise<ApiKeyRecord | undefined>;
   /** Keys in the order they were made; a page of at most `limit` after the key `afterId`, or all. */
   list(page?: { limit: number; afterId?: string }): Promise<ApiKeyRecord[]>;
+  /**
+   * Changes a key. The account made for it (`ownAccountId`) takes the same plan and limits in
+   * the same write: a key and the account made for it stay one, whatever keys join it.
+   */
   update(id: string, changes: KeyChanges, note: AuditNote): Promise<KeyChange>;
   /**
    * A new secret (`hash`) for the same record; the current one becomes the previous one,

@@ -1,3 +1,4 @@
+import { keyBucket, ownAccountId } from "@petstore/core";
 import type { WindowPair } from "@petstore/core";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir, userInfo } from "node:os";
@@ -738,7 +739,11 @@ describe("the life of a key on the command line", () => {
     try {
       while (decisions.at(-1)?.bannedUntil === undefined && decisions.length < 10)
         decisions.push(
-          await storage.adapters.limiter.hit({ bucket: `key:${id}`, windows, ban: { threshold: 1, seconds: 600 } }),
+          await storage.adapters.limiter.hit({
+            bucket: keyBucket(id, ownAccountId(id)),
+            windows,
+            ban: { threshold: 1, seconds: 600 },
+          }),
         );
     } finally {
       storage.close();

@@ -1,4 +1,6 @@
 import type {
+  AccountLimits,
+  AccountRecord,
   Actor,
   ApiKeyRecord,
   ApiKeys,
@@ -9,7 +11,9 @@ import type {
   PlanName,
   Scope,
 } from "@petstore/core";
+import { ownAccountId } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+
 import { sqlUsage } from "./usage.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
@@ -34,7 +38,12 @@ export interface KeysDialect {
 }
 
 const COLUMNS =
-  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from";
+  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from, account_id";
+/** A key's columns from `api_keys AS k` with its account's plan and limits, from `accounts AS a`: a lookup's one read. */
+const KEY_AND_ACCOUNT_COLUMNS = `${COLUMNS.split(", ")
+  .map((column) => `k.${column}`)
+  .join(", ")}, a.plan AS account_plan, a.per_minute AS account_per_minute, a.per_day AS account_per_day`;
+const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
@@ -50,6 +59,7 @@ function toRecord(row: Row): ApiKeyRecord {
     id: String(row.id),
     hash: String(row.hash),
     plan: row.plan as PlanName,
+    accountId: String(row.account_id),
     createdAt: Number(row.created_at),
   };
   if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
@@ -66,7 +76,25 @@ function toRecord(row: Row): ApiKeyRecord {
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
   if (row.scopes !== null) record.scopes = String(row.scopes).split(",") as Scope[];
   if (row.allow_from !== null) record.allowFrom = String(row.allow_from).split(",");
+  if (row.account_plan !== undefined) {
+    const account: AccountLimits = { plan: row.account_plan as PlanName };
+    if (row.account_per_minute !== null) account.perMinute = Number(row.account_per_minute);
+    if (row.account_per_day !== null) account.perDay = Number(row.account_per_day);
+    record.account = account;
+  }
   return record;
+}
+
+function toAccount(row: Row): AccountRecord {
+  const account: AccountRecord = {
+    id: String(row.id),
+    name: String(row.name),
+    plan: row.plan as PlanName,
+    createdAt: Number(row.created_at),
+  };
+  if (row.per_minute !== null) account.perMinute = Number(row.per_minute);
+  if (row.per_day !== null) account.perDay = Number(row.per_day);
+  return account;
 }
 
 function toEntry(row: Row): AuditEntry {
@@ -131,8 +159,12 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   async function changeAndAudit(
     update: { sql: string; args: Value[] },
     audit: Value[] | undefined,
-  ): Promise<ApiKeyRecord | undefined> {
-    if (audit === undefined) return (await db.write([{ ...update, oneRow: true }]))[0]!.rows.map(toRecord)[0];
+    around: { before?: Statement[]; after?: Statement[] } = {},
+  ): Promise<Row | undefined> {
+    const { before = [], after = [] } = around;
+    const write = async (statements: Statement[]) =>
+      (await db.write([...before, ...statements, ...after]))[before.length]!.rows[0];
+    if (audit === undefined) return write([{ ...update, oneRow: true }]);
     const auditArgs = audit.map((_, i) => arg(update.args.length + 1 + i, i === 0 ? "bigint" : "text"));
     if (sql.name === "postgres") {
       const statement: Statement = {
@@ -142,17 +174,23 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           SELECT * FROM changed`,
         args: [...update.args, ...audit],
       };
-      return (await db.write([statement]))[0]!.rows.map(toRecord)[0];
+      return write([statement]);
     }
-    const [changed] = await db.write([
+    return write([
       { ...update, oneRow: true },
       {
         sql: `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) SELECT ${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")} WHERE changes() > 0`,
         args: audit,
       },
     ]);
-    return changed!.rows.map(toRecord)[0];
   }
+  /** A change of a key: its record after it, if it changed. */
+  const changeKey = async (...args: Parameters<typeof changeAndAudit>) => {
+    const row = await changeAndAudit(...args);
+    return row && toRecord(row);
+  };
+  /** Null-safe equality: SQLite's `IS`, PostgreSQL's `IS NOT DISTINCT FROM`. */
+  const same = sql.name === "postgres" ? "IS NOT DISTINCT FROM" : "IS";
 
   /** Why a change found nothing to change: no such key, a revoked one, or (for a roll) one still rolling. */
   async function refusal(id: string): Promise<KeyChange> {
@@ -160,6 +198,15 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     if (!record) return { state: "missing" };
     if (record.revokedAt !== undefined) return { state: "revoked", record };
     return { state: "rolling", record };
+  }
+
+  async function getAccount(id: string): Promise<AccountRecord | undefined> {
+    const { rows } = await db.read({
+      sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${arg(1, "text")}`,
+      args: [id],
+      oneRow: true,
+    });
+    return rows[0] && toAccount(rows[0]);
   }
 
   async function get(id: string): Promise<ApiKeyRecord | undefined> {
@@ -191,19 +238,55 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         ...["text", "text"],
       ] as const;
       const placeholders = types.map((type, i) => (i === 6 ? nowAt(i + 1) : arg(i + 1, type)));
+      const own = ownAccountId(record.id);
+      const accountId = record.accountId ?? own;
+      values.push(accountId);
+      placeholders.push(arg(values.length, "text"));
+      // A key without an account gets one of its own, with its plan and limits, in the same
+      // write (unless the key is a duplicate: then nothing is written).
+      const made: Statement[] =
+        accountId === own
+          ? [
+              {
+                sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
+                  SELECT ${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)}
+                  WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE id = ${arg(7, "text")} OR hash = ${arg(8, "text")} OR previous_hash = ${arg(8, "text")})
+                  ON CONFLICT (id) DO NOTHING`,
+                args: [
+                  accountId,
+                  record.label ?? record.id,
+                  record.plan,
+                  orNull(record.perMinute),
+                  orNull(record.perDay),
+                  orNull(record.createdAt) ?? instant(),
+                  record.id,
+                  record.hash,
+                ],
+              },
+            ]
+          : [];
       try {
-        const stored = await changeAndAudit(
+        const stored = await changeKey(
           {
             // A secret that is another key's previous one is a duplicate too: the unique index knows current hashes only.
-            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from)
+            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from, account_id)
               SELECT ${placeholders.join(", ")}
               WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE previous_hash = ${arg(2, "text")})
+                AND EXISTS (SELECT 1 FROM accounts WHERE id = ${arg(values.length, "text")})
               RETURNING ${COLUMNS}`,
             args: values,
           },
           note && auditValues("create", record.id, note),
+          { before: made },
         );
-        return stored ? { state: "inserted", record: stored } : { state: "duplicate" };
+        if (stored) return { state: "inserted", record: stored };
+        // Nothing written: a key had its id or a secret, or (else) its account is missing.
+        if (accountId === own) return { state: "duplicate" };
+        const { rows } = await db.read({
+          sql: `SELECT 1 AS taken FROM api_keys WHERE id = ${arg(1, "text")} OR hash = ${arg(2, "text")} OR previous_hash = ${arg(2, "text")} LIMIT 1`,
+          args: [record.id, record.hash],
+        });
+        return rows.length > 0 ? { state: "duplicate" } : { state: "no_account" };
       } catch (error) {
         if (sql.isDuplicate(error)) return { state: "duplicate" };
         throw error;
@@ -212,13 +295,89 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async findByHash(hash) {
       // Revoked, expired and rolled-out secrets too: core refuses them, and says why.
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = ${arg(1, "text")} OR previous_hash = ${arg(1, "text")} LIMIT 1`,
+        sql: `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
+          WHERE k.hash = ${arg(1, "text")} OR k.previous_hash = ${arg(1, "text")} LIMIT 1`,
         args: [hash],
         oneRow: true,
       });
       return rows[0] && toRecord(rows[0]);
     },
     get,
+    async insertAccount(account, note) {
+      const row = await changeAndAudit(
+        {
+          sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
+            VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)})
+            ON CONFLICT (id) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+          args: [
+            account.id,
+            account.name,
+            account.plan,
+            orNull(account.perMinute),
+            orNull(account.perDay),
+            orNull(account.createdAt) ?? instant(),
+          ],
+        },
+        note && auditValues("create", account.id, note),
+      );
+      return row ? { state: "inserted", record: toAccount(row) } : { state: "duplicate" };
+    },
+    getAccount,
+    async listAccounts(page) {
+      if (!page)
+        return (await db.read(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY ${sql.order}`)).rows.map(toAccount);
+      const after =
+        page.afterId === undefined
+          ? ""
+          : `WHERE ${sql.order} > (SELECT ${sql.order} FROM accounts WHERE id = ${arg(2, "text")})`;
+      const { rows } = await db.read({
+        sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
+        args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
+      });
+      return rows.map(toAccount);
+    },
+    async updateAccount(id, changes, note) {
+      // The account's name, plan and limits after the change, over its row as it is (`a`),
+      // each statement binding only what it uses (PostgreSQL types every argument it is given).
+      const after = (
+        fields: readonly (readonly ["name" | "plan" | "perMinute" | "perDay", string, "text" | "integer"])[],
+      ) => {
+        const args: Value[] = [id];
+        const values = fields.map(([field, column, type]) => {
+          const value = changes[field];
+          return value === undefined ? `a.${column}` : arg(args.push(value), type);
+        });
+        return { args, values };
+      };
+      const limits = [
+        ["plan", "plan", "text"],
+        ["perMinute", "per_minute", "integer"],
+        ["perDay", "per_day", "integer"],
+      ] as const;
+      const account = after([["name", "name", "text"], ...limits]);
+      const [name, plan, perMinute, perDay] = account.values;
+      const keys = after(limits);
+      const row = await changeAndAudit(
+        {
+          sql: `UPDATE accounts AS a SET name = ${name}, plan = ${plan}, per_minute = ${perMinute}, per_day = ${perDay}
+            WHERE a.id = ${arg(1, "text")} RETURNING ${ACCOUNT_COLUMNS}`,
+          args: account.args,
+        },
+        auditValues("update", id, note),
+        {
+          // Before the account changes: its keys that have its plan and limits now take the new ones.
+          before: [
+            {
+              sql: `UPDATE api_keys SET (plan, per_minute, per_day) = (SELECT ${keys.values.join(", ")} FROM accounts AS a WHERE a.id = ${arg(1, "text")})
+                WHERE account_id = ${arg(1, "text")} AND EXISTS (SELECT 1 FROM accounts AS a WHERE a.id = ${arg(1, "text")}
+                  AND a.plan = api_keys.plan AND a.per_minute ${same} api_keys.per_minute AND a.per_day ${same} api_keys.per_day)`,
+              args: keys.args,
+            },
+          ],
+        },
+      );
+      return row ? { state: "changed", record: toAccount(row) } : { state: "missing" };
+    },
     async list(page) {
       if (!page) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
       const after =
@@ -242,17 +401,27 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       }
       // Nothing to change still answers what the key is (and audits the attempt as one).
       if (set.length === 0) set.push("plan = plan");
-      const record = await changeAndAudit(
+      const record = await changeKey(
         {
           sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
           args,
         },
         auditValues("update", id, note),
+        {
+          // A key and the account made for it stay one: the account takes the key's plan and limits.
+          after: [
+            {
+              sql: `UPDATE accounts SET (plan, per_minute, per_day) = (SELECT plan, per_minute, per_day FROM api_keys WHERE id = ${arg(1, "text")})
+                WHERE id = ${arg(2, "text")} AND id = (SELECT account_id FROM api_keys WHERE id = ${arg(1, "text")})`,
+              args: [id, ownAccountId(id)],
+            },
+          ],
+        },
       );
       return record ? { state: "changed", record } : refusal(id);
     },
     async roll(id, hash, overlapMs, note) {
-      const record = await changeAndAudit(
+      const record = await changeKey(
         {
           // The right-hand sides read the row as it was: the current hash becomes the previous one.
           sql: `UPDATE api_keys SET previous_hash = hash, hash = ${arg(2, "text")}, rolled_at = ${nowAt(4)}, rolled_until = ${nowAt(4)} + ${arg(3, "bigint")}
@@ -265,7 +434,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       return record ? { state: "changed", record } : refusal(id);
     },
     async revoke(id, note) {
-      const record = await changeAndAudit(
+      const record = await changeKey(
         {
           sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
           args: [id, instant()],

@@ -1,4 +1,4 @@
-import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import { ACCOUNTS_UPGRADE, newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -174,6 +174,23 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       // scope, any address, which is what every key made before had.
       "ALTER TABLE api_keys ADD COLUMN scopes TEXT",
       "ALTER TABLE api_keys ADD COLUMN allow_from TEXT",
+    ],
+  },
+  {
+    version: 11,
+    name: "accounts",
+    statements: [
+      // rowid order is the order accounts were made, as for keys.
+      `CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        per_minute INTEGER,
+        per_day INTEGER,
+        created_at INTEGER NOT NULL
+      )`,
+      "ALTER TABLE api_keys ADD COLUMN account_id TEXT",
+      ...ACCOUNTS_UPGRADE,
     ],
   },
 ];

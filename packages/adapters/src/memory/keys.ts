@@ -1,4 +1,6 @@
 import type {
+  AccountLimits,
+  AccountRecord,
   ApiKeyRecord,
   ApiKeys,
   AuditAction,
@@ -7,12 +9,14 @@ import type {
   KeyChange,
   KeyInsert,
   NewApiKeyRecord,
+  PlanName,
 } from "@petstore/core";
+import { ownAccountId } from "@petstore/core";
 import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
-  /** Keys there from the start. */
-  keys?: ApiKeyRecord[];
+  /** Keys there from the start (each without an `accountId` in an account of its own). */
+  keys?: (Omit<ApiKeyRecord, "accountId"> & { accountId?: string })[];
   /** Unix ms: the clock of creations, rolls, revocations, the audit trail and usage sweeps (this process's). Default `Date.now`. */
   clock?: (() => number) | undefined;
 }
@@ -26,10 +30,58 @@ const copyOf = (record: ApiKeyRecord): ApiKeyRecord => {
   return copy;
 };
 
+/** A key's or an account's plan and limits, without the limits it does not have. */
+function limitsOf({
+  plan,
+  perMinute,
+  perDay,
+}: {
+  plan: PlanName;
+  perMinute?: number | undefined;
+  perDay?: number | undefined;
+}): AccountLimits {
+  const limits: AccountLimits = { plan };
+  if (perMinute !== undefined) limits.perMinute = perMinute;
+  if (perDay !== undefined) limits.perDay = perDay;
+  return limits;
+}
+
+/** The account made for a key: its plan and limits, named after its label or id. */
+const accountOf = (record: AccountLimits & { label?: string; id?: string; name?: string }) => ({
+  ...limitsOf(record),
+  name: record.name ?? record.label ?? record.id ?? "",
+});
+
+const sameLimits = (a: AccountLimits, b: AccountLimits) =>
+  a.plan === b.plan && a.perMinute === b.perMinute && a.perDay === b.perDay;
+
+/** Gives `target` exactly the plan and limits of `source`. */
+function setLimits(target: AccountLimits, source: AccountLimits): void {
+  target.plan = source.plan;
+  for (const field of ["perMinute", "perDay"] as const) {
+    if (source[field] === undefined) delete target[field];
+    else target[field] = source[field];
+  }
+}
+
+/** Sets `target`'s plan and limits (`null` or absent in `limits`: the plan's). */
+function applyLimits(
+  target: AccountLimits,
+  changes: { plan?: PlanName; perMinute?: number | null | undefined; perDay?: number | null | undefined },
+): void {
+  if (changes.plan !== undefined) target.plan = changes.plan;
+  for (const field of ["perMinute", "perDay"] as const) {
+    const value = changes[field];
+    if (value === null) delete target[field];
+    else if (value !== undefined) target[field] = value;
+  }
+}
+
 /** API key records, their audit trail and their usage history in memory, looked up by hash. */
 export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
   const clock = options.clock ?? Date.now;
   const byId = new Map<string, ApiKeyRecord>();
+  const accounts = new Map<string, AccountRecord>();
   const trail: AuditEntry[] = [];
 
   function audit(action: AuditAction, keyId: string, note: AuditNote | undefined) {
@@ -49,7 +101,12 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       if (each.id === record.id || each.hash === record.hash || each.rolled?.previousHash === record.hash)
         return { state: "duplicate" };
     }
-    const stored = copyOf({ ...record, createdAt: record.createdAt ?? clock() });
+    const own = ownAccountId(record.id);
+    const accountId = record.accountId ?? own;
+    if (accountId !== own && !accounts.has(accountId)) return { state: "no_account" };
+    const createdAt = record.createdAt ?? clock();
+    if (!accounts.has(accountId)) accounts.set(accountId, { ...accountOf(record), id: accountId, createdAt });
+    const stored = copyOf({ ...record, accountId, createdAt });
     byId.set(record.id, stored);
     audit("create", record.id, note);
     return { state: "inserted", record: copyOf(stored) };
@@ -68,9 +125,39 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     insert: async (record, note) => insert(record, note),
     async findByHash(hash) {
       for (const record of byId.values()) {
-        if (record.hash === hash || record.rolled?.previousHash === hash) return copyOf(record);
+        if (record.hash === hash || record.rolled?.previousHash === hash) {
+          const { plan, perMinute, perDay } = accounts.get(record.accountId)!;
+          return { ...copyOf(record), account: limitsOf({ plan, perMinute, perDay }) };
+        }
       }
       return undefined;
+    },
+    async insertAccount(record, note) {
+      if (accounts.has(record.id)) return { state: "duplicate" };
+      const stored = { ...record, createdAt: record.createdAt ?? clock() };
+      accounts.set(record.id, stored);
+      audit("create", record.id, note);
+      return { state: "inserted", record: { ...stored } };
+    },
+    getAccount: async (id) => {
+      const account = accounts.get(id);
+      return account && { ...account };
+    },
+    async listAccounts(page) {
+      const all = [...accounts.values()];
+      const start = page?.afterId === undefined ? 0 : all.findIndex((account) => account.id === page.afterId) + 1;
+      return all.slice(start, page ? start + page.limit : undefined).map((account) => ({ ...account }));
+    },
+    async updateAccount(id, changes, note) {
+      const account = accounts.get(id);
+      if (!account) return { state: "missing" };
+      const before = limitsOf(account);
+      applyLimits(account, changes);
+      if (changes.name !== undefined) account.name = changes.name;
+      // Its keys that had its plan and limits follow them; a key with caps of its own keeps them.
+      for (const key of byId.values()) if (key.accountId === id && sameLimits(key, before)) setLimits(key, account);
+      audit("update", id, note);
+      return { state: "changed", record: { ...account } };
     },
     get: async (id) => {
       const record = byId.get(id);
@@ -91,6 +178,8 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
         if (value === null) delete record[field];
         else if (value !== undefined) Object.assign(record, { [field]: Array.isArray(value) ? [...value] : value });
       }
+      // A key and the account made for it stay one.
+      if (record.accountId === ownAccountId(id)) setLimits(accounts.get(record.accountId)!, record);
       audit("update", id, note);
       return { state: "changed", record: copyOf(record) };
     },

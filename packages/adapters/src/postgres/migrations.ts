@@ -1,4 +1,4 @@
-import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import { ACCOUNTS_UPGRADE, newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -156,6 +156,24 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       // Comma-separated, read with the key in the one lookup (see _sql/keys.ts); NULL: every
       // scope, any address, which is what every key made before had.
       "ALTER TABLE api_keys ADD COLUMN scopes text, ADD COLUMN allow_from text",
+    ],
+  },
+  {
+    version: 9,
+    name: "accounts",
+    statements: [
+      // `position`: the order accounts were made, as for keys.
+      `CREATE TABLE accounts (
+        position bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        plan text NOT NULL,
+        per_minute integer,
+        per_day integer,
+        created_at bigint NOT NULL
+      )`,
+      "ALTER TABLE api_keys ADD COLUMN account_id text",
+      ...ACCOUNTS_UPGRADE,
     ],
   },
 ];

@@ -202,7 +202,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       const record = await keys.get(id);
       if (!record) return { state: "missing" };
       if (!limiter?.unban) return { state: "unsupported" };
-      if (!(await limiter.unban(keyBucket(id)))) return { state: "not_banned", record };
+      if (!(await limiter.unban(keyBucket(id, record.accountId)))) return { state: "not_banned", record };
       await keys.audit("unban", id, { actor });
       return { state: "unbanned", record };
     },

@@ -1,4 +1,4 @@
-import { keyBucket } from "../keys/bucket.js";
+import { accountBucket, keyBucket } from "../keys/bucket.js";
 import type { Settings } from "../options.js";
 import type { CallerLimits } from "../plans.js";
 import type { ApiKeyRecord } from "../ports.js";
@@ -13,7 +13,7 @@ interface SharedBucket {
 
 /** The rate-limit bucket a request counts against, and the limits of its windows. */
 export interface Bucket {
-  /** `key:<key id>`, or `ip:<address>` for a caller without a valid key. */
+  /** `{<account id>}key:<key id>`, or `ip:<address>` for a caller without a valid key. */
   name: string;
   /** The client's address, when it named the bucket. */
   client: string | undefined;
@@ -32,7 +32,8 @@ const MISSING_CLIENT_ADDRESS =
   "Pass the socket's address: petstore.fetch(request, { clientAddress }). (Said once.)";
 
 /**
- * Stage 2, choose the bucket: the caller's key with its plan's limits, or for a caller without
+ * Stage 2, choose the bucket: the caller's key with its plan's limits and its account's bucket
+ * beside it (shared by the account's keys), or for a caller without
  * a valid key its client address (the only time the address is looked up), limited as the
  * Free plan. Without an address, the host is told once on the console (`console.warn`).
  */
@@ -48,8 +49,13 @@ export function chooseBucketStage(
   return (request, info, { caller }) => {
     if (caller) {
       let bucket = keyBuckets.get(caller);
-      if (!bucket)
-        keyBuckets.set(caller, (bucket = { name: keyBucket(caller.id), client: undefined, limits: limitsOf(caller) }));
+      if (!bucket) {
+        const { id, accountId, account } = caller;
+        bucket = { name: keyBucket(id, accountId), client: undefined, limits: limitsOf(caller) };
+        // A store that reads no account with its keys leaves each key counted alone.
+        if (account) bucket.shared = [{ name: accountBucket(accountId), limits: limitsOf(account) }];
+        keyBuckets.set(caller, bucket);
+      }
       return bucket;
     }
     const socket = info?.clientAddress;

@@ -7,7 +7,7 @@ import { arrive } from "./arrival.js";
 import { failStage } from "./fail.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const pro: ApiKeyRecord = { id: "key_p", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
+const pro: ApiKeyRecord = { id: "key_p", accountId: "acct_p", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
 const admitted: Decision = {
   allowed: true,
   windows: [{ name: "minute", limit: 300, remaining: 299, resetAt: T0 + 50_000, exceeded: false }],

@@ -28,8 +28,10 @@ describe("identifyStage", () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "pro" });
     const identify = identifyStage({ keys, keyCacheMs: 5_000 });
-    expect(await identify(withAuth(`Bearer ${key}`), T0)).toEqual({ caller: record, keyCache: "miss" });
-    expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(record);
+    // Found with its account's plan and limits, read with the key.
+    const caller = { ...record, account: { plan: "pro" } };
+    expect(await identify(withAuth(`Bearer ${key}`), T0)).toEqual({ caller, keyCache: "miss" });
+    expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(caller);
   });
 
   it("finds no caller without a header, for another scheme, a typo, an unknown key, and a revoked key by its id", async () => {

@@ -5,6 +5,7 @@ import { permitAddressStage } from "./permit-address.js";
 
 const key = (allowFrom?: string[]): ApiKeyRecord => ({
   id: "key_a",
+  accountId: "acct_a",
   hash: "0".repeat(64),
   plan: "free",
   createdAt: 0,

@@ -7,7 +7,7 @@ import { answerHeaders, responseWith } from "../http/answer-headers.js";
 import { arrive } from "./arrival.js";
 import { runStage } from "./run.js";
 
-const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
+const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 const admitted: Decision = {
   allowed: true,
   windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }],

@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
-import type { Actor, ApiKeyRecord, ApiKeys, AuditNote } from "../ports.js";
+import { ownAccountId } from "../keys/bucket.js";
+import type { AccountLimits, AccountRecord, Actor, ApiKeyRecord, ApiKeys, AuditNote } from "../ports.js";
 
 /** A fresh key store with no keys. */
 export interface KeysFixture extends Closable {
@@ -25,9 +26,17 @@ const recordOf = (n: number, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
   id: `key_${n}`,
   hash: hashOf(n),
   plan: "free",
+  accountId: ownAccountId(`key_${n}`),
   createdAt: T0 + n,
   ...extra,
 });
+/** A key as `findByHash` finds it: with its account's plan and limits, which are its own for a key made alone. */
+const found = (record: ApiKeyRecord): ApiKeyRecord => {
+  const account: AccountLimits = { plan: record.plan };
+  if (record.perMinute !== undefined) account.perMinute = record.perMinute;
+  if (record.perDay !== undefined) account.perDay = record.perDay;
+  return { ...record, account };
+};
 const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
 
 /**
@@ -50,7 +59,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
     (fixture) => {
       it("finds an inserted key by its hash, and answers the record it stored", async () => {
         expect(await fixture.keys.insert(recordOf(1))).toEqual({ state: "inserted", record: recordOf(1) });
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(recordOf(1)));
       });
 
       it("stamps a key made without createdAt with the store's instant", async () => {
@@ -85,8 +94,9 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
 
       it("leaves optional fields absent, with no key at all, when they were not set", async () => {
         await fixture.keys.insert(recordOf(1));
-        const fields = ["createdAt", "hash", "id", "plan"];
-        expect(Object.keys((await fixture.keys.findByHash(hashOf(1)))!).sort()).toEqual(fields);
+        const fields = ["accountId", "createdAt", "hash", "id", "plan"];
+        expect(Object.keys((await fixture.keys.findByHash(hashOf(1)))!).sort()).toEqual(["account", ...fields]);
+        expect(Object.keys((await fixture.keys.findByHash(hashOf(1)))!.account!)).toEqual(["plan"]);
         expect(Object.keys((await fixture.keys.list())[0]!).sort()).toEqual(fields);
       });
 
@@ -98,7 +108,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           recordOf(4, { plan: "free", label: "" }),
         ];
         for (const record of records) await fixture.keys.insert(record);
-        for (const record of records) expect(await fixture.keys.findByHash(record.hash)).toEqual(record);
+        for (const record of records) expect(await fixture.keys.findByHash(record.hash)).toEqual(found(record));
         expect((await fixture.keys.list()).sort(byId)).toEqual(records);
         expect(typeof (await fixture.keys.findByHash(hashOf(1)))!.createdAt).toBe("number");
       });
@@ -109,7 +119,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           allowFrom: ["10.0.0.0/8", "2001:db8::/32", "127.0.0.2/32"],
         });
         await fixture.keys.insert(limited);
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(limited);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(limited));
         expect(await fixture.keys.get("key_1")).toEqual(limited);
         expect(await fixture.keys.list()).toEqual([limited]);
       });
@@ -123,10 +133,10 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         );
         const after = recordOf(1, { scopes: ["pets:write"], allowFrom: ["192.0.2.0/24", "::1"] });
         expect(limited).toEqual({ state: "changed", record: after });
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(after);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(after));
         const opened = await fixture.keys.update("key_1", { scopes: null, allowFrom: null }, ADMIN);
         expect(opened).toEqual({ state: "changed", record: recordOf(1) });
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(recordOf(1)));
       });
 
       it("hands out a key's lists as copies: changing one changes nothing stored", async () => {
@@ -154,7 +164,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           state: "changed",
           record: { ...recordOf(1), revokedAt: T0 + 5_000 },
         });
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found({ ...recordOf(1), revokedAt: T0 + 5_000 }));
         expect(await fixture.keys.get("key_1")).toEqual({ ...recordOf(1), revokedAt: T0 + 5_000 });
         expect(await fixture.keys.list()).toEqual([{ ...recordOf(1), revokedAt: T0 + 5_000 }]);
       });
@@ -182,7 +192,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         await fixture.keys.insert(recordOf(2));
         now = T0 + 5_000;
         await fixture.keys.revoke("key_2");
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(recordOf(1)));
         expect((await fixture.keys.findByHash(hashOf(2)))!.revokedAt).toBe(T0 + 5_000);
       });
 
@@ -213,7 +223,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           record: recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }),
         });
         expect(await fixture.keys.findByHash(hashOf(1))).toEqual(
-          recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR }),
+          found(recordOf(1, { plan: "pro", perMinute: 500, label: "trial", expiresAt: T0 + HOUR })),
         );
         const cleared = await fixture.keys.update(
           "key_1",
@@ -237,7 +247,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
       it("finds an expired key by its hash, expiry and all: core refuses it, saying it expired", async () => {
         await fixture.keys.insert(recordOf(1, { expiresAt: T0 + HOUR }));
         now = T0 + 2 * HOUR;
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1, { expiresAt: T0 + HOUR }));
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(recordOf(1, { expiresAt: T0 + HOUR })));
       });
 
       it("rolls a key: the new secret at once, the old one found with the roll that says until when it works", async () => {
@@ -249,13 +259,13 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           rolled: { previousHash: hashOf(1), at: T0 + 1_000, until: T0 + 61_000 },
         });
         expect(rolled).toEqual({ state: "changed", record: expected });
-        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
+        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(found(expected));
         now = T0 + 60_999;
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(expected));
         // Past the overlap too: core refuses the old secret, saying it was rolled out.
         now = T0 + 61_000;
-        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(expected);
-        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(expected);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(found(expected));
+        expect(await fixture.keys.findByHash(hashOf(101))).toEqual(found(expected));
       });
 
       it("ends a roll's overlap at the roll's instant when it has none", async () => {
@@ -341,6 +351,138 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           "unban",
         ]);
         expect(JSON.stringify(trail)).not.toContain(hashOf(101));
+      });
+    },
+  );
+
+  describeWithFixture(
+    `ApiKeys contract: ${name}, accounts`,
+    () => {
+      now = T0;
+      return make(() => now);
+    },
+    (fixture) => {
+      const PRO: AccountRecord = { id: "acct_shop", name: "Shop", plan: "pro", createdAt: T0 };
+      const intoShop = (n: number, extra: Partial<ApiKeyRecord> = {}) =>
+        recordOf(n, { accountId: "acct_shop", ...extra });
+
+      it("stores an account, reads it back and lists accounts in the order they were made", async () => {
+        const enterprise = {
+          id: "acct_big",
+          name: "Big Co",
+          plan: "enterprise",
+          perMinute: 5_000,
+          perDay: 900_000,
+        } as const;
+        expect(await fixture.keys.insertAccount(PRO, CLI)).toEqual({ state: "inserted", record: PRO });
+        now = T0 + 1;
+        expect(await fixture.keys.insertAccount(enterprise)).toEqual({
+          state: "inserted",
+          record: { ...enterprise, createdAt: T0 + 1 },
+        });
+        expect(await fixture.keys.getAccount("acct_big")).toEqual({ ...enterprise, createdAt: T0 + 1 });
+        expect(await fixture.keys.getAccount("acct_none")).toBeUndefined();
+        expect((await fixture.keys.listAccounts()).map((a) => a.id)).toEqual(["acct_shop", "acct_big"]);
+        expect((await fixture.keys.listAccounts({ limit: 5, afterId: "acct_shop" })).map((a) => a.id)).toEqual([
+          "acct_big",
+        ]);
+      });
+
+      it("answers duplicate to an account whose id is taken, changing nothing", async () => {
+        await fixture.keys.insertAccount(PRO);
+        expect(await fixture.keys.insertAccount({ ...PRO, name: "Other", plan: "free" }, CLI)).toEqual({
+          state: "duplicate",
+        });
+        expect(await fixture.keys.getAccount("acct_shop")).toEqual(PRO);
+        expect(await fixture.keys.auditTrail({ limit: 10 })).toEqual([]);
+      });
+
+      it("makes a key without an account one of its own, with its plan and limits, named after its label", async () => {
+        await fixture.keys.insert(recordOf(1, { plan: "enterprise", perMinute: 700, perDay: 9_000, label: "ci" }));
+        expect(await fixture.keys.getAccount(ownAccountId("key_1"))).toEqual({
+          id: "acct_1",
+          name: "ci",
+          plan: "enterprise",
+          perMinute: 700,
+          perDay: 9_000,
+          createdAt: T0 + 1,
+        });
+      });
+
+      it("puts a key into an account that exists, and finds it with the account's plan and limits in one read", async () => {
+        await fixture.keys.insertAccount({ ...PRO, perMinute: 400 });
+        const key = intoShop(1, { plan: "pro", perMinute: 10 });
+        expect(await fixture.keys.insert(key)).toEqual({ state: "inserted", record: key });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual({
+          ...key,
+          account: { plan: "pro", perMinute: 400 },
+        });
+      });
+
+      it("answers no_account to a key of an account that does not exist, storing nothing", async () => {
+        expect(await fixture.keys.insert(recordOf(1, { accountId: "acct_none" }))).toEqual({ state: "no_account" });
+        expect(await fixture.keys.get("key_1")).toBeUndefined();
+        expect(await fixture.keys.listAccounts()).toEqual([]);
+      });
+
+      it("changes an account: the keys that had its plan and limits take the new ones, a key with caps of its own keeps them", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
+        await fixture.keys.insert(intoShop(2, { plan: "pro", perMinute: 10 }));
+        const changed = await fixture.keys.updateAccount(
+          "acct_shop",
+          { name: "Shop Inc", plan: "enterprise", perMinute: 2_000, perDay: 50_000 },
+          ADMIN,
+        );
+        const after = { ...PRO, name: "Shop Inc", plan: "enterprise", perMinute: 2_000, perDay: 50_000 } as const;
+        expect(changed).toEqual({ state: "changed", record: after });
+        expect(await fixture.keys.get("key_1")).toEqual(
+          intoShop(1, { plan: "enterprise", perMinute: 2_000, perDay: 50_000 }),
+        );
+        expect(await fixture.keys.get("key_2")).toEqual(intoShop(2, { plan: "pro", perMinute: 10 }));
+        expect((await fixture.keys.findByHash(hashOf(2)))!.account).toEqual({
+          plan: "enterprise",
+          perMinute: 2_000,
+          perDay: 50_000,
+        });
+      });
+
+      it("removes an account's limits with null, back to its plan's", async () => {
+        await fixture.keys.insertAccount({ ...PRO, perMinute: 400, perDay: 20_000 });
+        expect(await fixture.keys.updateAccount("acct_shop", { perMinute: null }, ADMIN)).toEqual({
+          state: "changed",
+          record: { ...PRO, perDay: 20_000 },
+        });
+      });
+
+      it("answers missing to a change of an account that does not exist", async () => {
+        expect(await fixture.keys.updateAccount("acct_none", { plan: "free" }, ADMIN)).toEqual({ state: "missing" });
+        expect(await fixture.keys.auditTrail({ limit: 10 })).toEqual([]);
+      });
+
+      it("changes the account made for a key with the key's plan and limits", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.insert(recordOf(2, { accountId: "acct_1" }));
+        await fixture.keys.update("key_1", { plan: "business", perDay: 12_345 }, ADMIN);
+        expect(await fixture.keys.getAccount("acct_1")).toMatchObject({ plan: "business", perDay: 12_345 });
+        await fixture.keys.update("key_2", { plan: "free", perMinute: 3 }, ADMIN);
+        expect(await fixture.keys.getAccount("acct_1")).toMatchObject({ plan: "business", perDay: 12_345 });
+        expect((await fixture.keys.getAccount("acct_1"))!.perMinute).toBeUndefined();
+      });
+
+      it("records every account change in the audit trail, with the account's id", async () => {
+        await fixture.keys.insertAccount(PRO, CLI);
+        now = T0 + 9;
+        await fixture.keys.updateAccount(
+          "acct_shop",
+          { plan: "business" },
+          { actor: ADMIN_ACTOR, details: { plan: "business" } },
+        );
+        const trail = await fixture.keys.auditTrail({ limit: 10, keyId: "acct_shop" });
+        expect(trail.map(({ action, at, actor, details }) => ({ action, at, actor, details }))).toEqual([
+          { action: "update", at: T0 + 9, actor: ADMIN_ACTOR, details: { plan: "business" } },
+          { action: "create", at: T0, actor: CLI_ACTOR, details: undefined },
+        ]);
       });
     },
   );
