@@ -160,7 +160,11 @@ export function newKeyProblems(fields: KeyFields, now: number): ErrorDetail[] {
  * removes one), and a change of plan or limits that would leave an enterprise key without
  * limits of its own.
  */
-export function keyChangesProblems(changes: KeyChanges, before: ApiKeyRecord, now: number): ErrorDetail[] {
+export function keyChangesProblems(
+  changes: KeyChanges,
+  before: Pick<ApiKeyRecord, "plan" | "perMinute" | "perDay">,
+  now: number,
+): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const add = (path: string, problem: string | undefined) => {
     if (problem !== undefined) problems.push({ path, message: problem });

@@ -28,6 +28,7 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** The flag of each field the key life names. */
 const FLAGS: Record<string, string> = {
+  name: "--name",
   plan: "--plan",
   perMinute: "--per-minute",
   perDay: "--per-day",

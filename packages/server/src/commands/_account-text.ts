@@ -1,0 +1,30 @@
+import { type AccountRecord, DEFAULT_PLANS } from "@petstore/core";
+import type { Io } from "./_command.js";
+
+/**
+ * An account as the accounts commands print it: with `--json` its record, instants in ISO 8601
+ * and its limits as they count (its own, else its plan's); otherwise one line.
+ */
+export function accountJson(account: AccountRecord): Record<string, unknown> {
+  const plan = DEFAULT_PLANS[account.plan];
+  return {
+    id: account.id,
+    name: account.name,
+    plan: account.plan,
+    perMinute: account.perMinute ?? plan.perMinute,
+    perDay: account.perDay ?? plan.perDay,
+    createdAt: new Date(account.createdAt).toISOString(),
+  };
+}
+
+/** `acct_... "Shop" pro: 300 requests/minute, 10000 requests/day` */
+export function accountLine(account: AccountRecord): string {
+  const { perMinute, perDay } = accountJson(account);
+  return `${account.id} ${JSON.stringify(account.name)} ${account.plan}: ${perMinute} requests/minute, ${perDay} requests/day`;
+}
+
+/** "No account has the id ..." on stderr, exit 1. */
+export function noSuchAccount(io: Pick<Io, "err">, id: string): number {
+  io.err(`petstore: no account has the id ${id} (see 'petstore accounts list')`);
+  return 1;
+}

@@ -1,0 +1,31 @@
+import type { Command } from "./_command.js";
+import { accountJson, accountLine, noSuchAccount } from "./_account-text.js";
+import { withDatabase } from "./_key-access.js";
+
+/** `petstore accounts show <id>`: an account and its keys. */
+export const accountsShowCommand: Command = {
+  spec: { name: "accounts show", flags: { db: "value", json: "switch" }, positionals: ["id"] },
+  usage: "petstore accounts show <id> [--db URL] [--json]",
+  help: `Shows one account: its name, plan and limits (its own, or its plan's), when it was made,
+and the ids of its keys.
+
+  --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
+  --json      print one JSON object: id, name, plan, perMinute, perDay, createdAt, keys (their ids)`,
+  run: (args, env, io) => {
+    const id = args.positionals[0]!;
+    return withDatabase(args, env, io, { limiter: false }, async (access) => {
+      const { keys } = access.storage.adapters;
+      const account = await keys.getAccount(id);
+      if (!account) return noSuchAccount(io, id);
+      const ids = (await keys.list()).filter((key) => key.accountId === id).map((key) => key.id);
+      if (args.switches.has("json")) io.out(JSON.stringify({ ...accountJson(account), keys: ids }));
+      else {
+        io.out(accountLine(account));
+        io.out(
+          `Made ${new Date(account.createdAt).toISOString()}; keys: ${ids.length === 0 ? "none" : ids.join(", ")}`,
+        );
+      }
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "petstore-accounts-"));
+const db = `file:${join(dir, "accounts.db")}`;
+
+async function cli(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(
+    [...argv, "--db", db],
+    {},
+    { out: (line) => out.push(line), err: (line) => err.push(line) },
+  );
+  return { code, out, err };
+}
+// biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
+const json = async (argv: string[]): Promise<any> => JSON.parse((await cli([...argv, "--json"])).out.join("\n"));
+
+describe("petstore accounts", () => {
+  // biome-ignore lint/suspicious/noExplicitAny: the printed JSON
+  let shop: any;
+  beforeAll(async () => {
+    shop = await json(["accounts", "create", "--name", "Shop", "--plan", "pro"]);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("creates an account with its plan's limits and prints it", () => {
+    expect(shop).toEqual({
+      id: expect.stringMatching(/^acct_[0-9A-Za-z]{16}$/),
+      name: "Shop",
+      plan: "pro",
+      perMinute: 300,
+      perDay: 10_000,
+      createdAt: expect.any(String),
+    });
+  });
+
+  it("puts a key into it with the account's plan, or a smaller cap of its own", async () => {
+    const plain = await json(["keys", "create", "--account", shop.id]);
+    const capped = await json(["keys", "create", "--account", shop.id, "--per-minute", "10"]);
+    expect([plain.plan, plain.perMinute, capped.perMinute]).toEqual(["pro", 300, 10]);
+    expect((await json(["accounts", "show", shop.id])).keys).toEqual([plain.id, capped.id]);
+  });
+
+  it("makes a key without --account an account of its own, and says so", async () => {
+    const { out } = await cli(["keys", "create", "--plan", "free"]);
+    expect(out.at(-1)).toMatch(/^In account acct_\w+, made for it with the key's plan and limits\.$/);
+  });
+
+  it("refuses an account that does not exist, exit 1", async () => {
+    const { code, err } = await cli(["keys", "create", "--account", "acct_none"]);
+    expect([code, err]).toEqual([1, [expect.stringContaining("no account has the id acct_none")]]);
+  });
+
+  it("updates an account: the keys that had its limits follow, a capped key keeps its cap; audited", async () => {
+    const other = await json(["accounts", "create", "--name", "Other", "--plan", "free"]);
+    const plain = await json(["keys", "create", "--account", other.id]);
+    const capped = await json(["keys", "create", "--account", other.id, "--per-minute", "5"]);
+    const updated = await json(["accounts", "update", other.id, "--plan", "business", "--name", "Other Co"]);
+    expect(updated).toMatchObject({ name: "Other Co", plan: "business", perMinute: 1_000 });
+    expect((await json(["keys", "show", plain.id])).perMinute).toBe(1_000);
+    expect((await json(["keys", "show", capped.id])).perMinute).toBe(5);
+    const trail = (await json(["audit", "--key", other.id])) as { action: string }[];
+    expect(trail.map((entry) => entry.action)).toEqual(["update", "create"]);
+  });
+
+  it("lists accounts in the order they were made", async () => {
+    const listed = (await json(["accounts", "list"])) as { id: string }[];
+    expect(listed[0]!.id).toBe(shop.id);
+  });
+
+  it("refuses an enterprise account without its limits as a usage error naming the flag", async () => {
+    const { code, err } = await cli(["accounts", "create", "--name", "Big", "--plan", "enterprise"]);
+    expect(code).toBe(2);
+    expect(err[0]).toContain("--per-minute is required for an enterprise key");
+  });
+});
