@@ -42,6 +42,8 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
 export { keyLife } from "./keys/key-life.js";
+export { KEY_STATES, keyRecordIs, keyStates } from "./keys/key-states.js";
+export type { KeyState } from "./keys/key-states.js";
 export type {
   ChangeRequest,
   IdempotencyRefusal,
@@ -87,6 +89,7 @@ export type {
   AuditAction,
   AuditEntry,
   AuditNote,
+  AuditQuery,
   BanPolicy,
   BucketState,
   ClaimedCreate,
@@ -100,6 +103,9 @@ export type {
   KeyUsage,
   KeyUsageTotal,
   KeyInsert,
+  KeyListQuery,
+  KeyOrder,
+  KeyRecordState,
   NewApiKeyRecord,
   PageQuery,
   PetStore,
