@@ -330,6 +330,7 @@ describe("petstore command line", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
+      states: ["active"],
       rolling: null,
       usage: {
         minute: { used: 0, limit: 7, resetAt: expect.stringMatching(ISO) },

@@ -34,6 +34,7 @@ describe("keyView", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
+      states: ["active", "rolling"],
       rolling: { since: new Date(T0 - 1_000).toISOString(), until: new Date(T0 + 59_000).toISOString() },
       usage: {
         minute: { used: 3, limit: 300, resetAt: new Date(Date.UTC(2030, 0, 15, 12, 1)).toISOString() },
@@ -47,6 +48,6 @@ describe("keyView", () => {
 
   it("says no usage without a limiter that can peek, takes the host's plans, and ends the overlap by the clock", async () => {
     const view = await keyView(record, { plans: { pro: { perMinute: 5, perDay: 7 } }, clock: () => T0 + 59_000 });
-    expect(view).toMatchObject({ perMinute: 5, perDay: 50, usage: null, rolling: null });
+    expect(view).toMatchObject({ perMinute: 5, perDay: 50, usage: null, rolling: null, states: ["active"] });
   });
 });

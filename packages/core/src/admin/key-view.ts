@@ -1,4 +1,5 @@
 import { keyBucket } from "../keys/bucket.js";
+import { keyStates } from "../keys/key-states.js";
 import { DEFAULT_PLANS, limitsResolver, type PlanLimits } from "../plans.js";
 import type { ApiKeyRecord, PlanName, RateLimiter } from "../ports.js";
 import type { KeyView } from "./schemas.js";
@@ -18,7 +19,7 @@ export const iso = (ms: number | undefined) => (ms === undefined ? null : new Da
 
 /**
  * A key as an operator sees it (the admin API's `KeyView`, `petstore keys show --json`): its
- * plan and limits, dates, the overlap of a roll while it runs, and this minute's and today's
+ * plan and limits, dates, every state it is in, the overlap of a roll while it runs, and this minute's and today's
  * usage and ban as the limiter holds them (`usage: null` when the limiter cannot say).
  * Never its secret nor its hash.
  * @example const view = await keyView(await keys.get("key_abc"), { limiter });
@@ -56,6 +57,7 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
     expiresAt: iso(record.expiresAt),
     revokedAt: iso(record.revokedAt),
     lastUsedAt: iso(record.lastUsedAt),
+    states: keyStates(record, now, state?.bannedUntil),
     rolling,
     usage: usage ?? null,
   };

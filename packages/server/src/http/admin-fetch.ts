@@ -133,6 +133,7 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
 
   const admin = createAdmin({
     keys: options.keys,
+    tokens: adminTokens,
     limiter,
     idempotency: options.idempotency,
     onKeyChange: options.onKeyChange,
