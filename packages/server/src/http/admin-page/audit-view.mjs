@@ -2,7 +2,7 @@
 // action and actor, a page at a time.
 
 import { call } from "./api.mjs";
-import { failed, field, h, say, select, time } from "./ui.mjs";
+import { failed, field, fill, h, select, time } from "./ui.mjs";
 
 const ACTIONS = [
   ["", "Any action"],
@@ -117,7 +117,8 @@ export const auditView = {
         failed("Could not load older changes", error);
       }
     });
-    root.append(
+    fill(
+      root,
       h("h2", { id: "view-title", tabindex: -1 }, "Audit trail"),
       filters,
       table,
@@ -128,6 +129,6 @@ export const auditView = {
         "Who: admin:<token id> through this console or the admin API, cli:USER@HOST from the command line. Times in UTC.",
       ),
     );
-    say(`${first.data.length}${next ? "+" : ""} changes.`);
+    return `${first.data.length}${next ? "+" : ""} changes.`;
   },
 };

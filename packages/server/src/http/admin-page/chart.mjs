@@ -12,7 +12,7 @@ export const OUTCOMES = [
 ];
 const WIDTH = 640;
 const HEIGHT = 200;
-const LEFT = 48;
+const LEFT = 56;
 const BOTTOM = 24;
 
 function svg(tag, attributes = {}, ...children) {
@@ -81,7 +81,7 @@ export function usageChart(usage, { title, id, label }) {
   const totals = h(
     "table",
     { class: "totals", id: `${id}-totals` },
-    h("caption", {}, `Totals, ${isoText(usage.from)} to ${isoText(usage.to)}`),
+    h("caption", {}, "Totals"),
     h(
       "tbody",
       {},

@@ -9,6 +9,7 @@ import {
   failed,
   field,
   fieldProblems,
+  fill,
   h,
   localOf,
   open,
@@ -91,11 +92,13 @@ function editForm(key, reload) {
       if (input.value !== String(key[name])) changes[name] = input.value === "" ? null : Number(input.value);
     if (label.value !== (key.label ?? "")) changes.label = label.value === "" ? null : label.value;
     if (expires.value !== localOf(key.expiresAt)) changes.expiresAt = utcOf(expires.value);
-    if (Object.keys(changes).length === 0) return say("Nothing changed.");
+    if (Object.keys(changes).length === 0) return say("Nothing to save: no field was changed.");
     try {
       await call("PATCH", `/keys/${key.id}`, changes);
-      say(`Saved ${Object.keys(changes).join(", ")} of ${key.id}: in force on every server within 5 s.`);
-      await reload("edit-plan");
+      await reload(
+        "edit-plan",
+        `Saved ${Object.keys(changes).join(", ")} of ${key.id}: in force on every server within 5 s.`,
+      );
     } catch (error) {
       if (!(error instanceof ApiProblem)) return failed(`Could not change ${key.id}`, error);
       const elsewhere = fieldProblems(form, error);
@@ -130,7 +133,6 @@ function rollDialog(key, reload) {
       const { data } = await call("POST", `/keys/${key.id}/roll`, {
         overlapSeconds: Number(form.elements.overlap.value),
       });
-      say(`Rolled ${key.id}.`);
       await showSecret(
         "The new secret",
         "Key",
@@ -139,7 +141,7 @@ function rollDialog(key, reload) {
           ? `The old secret works until ${data.rolling.until.slice(0, 19)}Z.`
           : "The old secret no longer works.",
       );
-      await reload("roll-key");
+      await reload("roll-key", `Rolled ${key.id}: its new secret was shown once.`);
     } catch (error) {
       failed(`Could not roll ${key.id}`, error);
     }
@@ -179,8 +181,7 @@ export const keyView = {
                 return;
               try {
                 await call("POST", `/keys/${key.id}/revoke`);
-                say(`Revoked ${key.id}: every server refuses it within 5 seconds.`);
-                await reload();
+                await reload(undefined, `Revoked ${key.id}: every server refuses it within 5 seconds.`);
               } catch (error) {
                 failed(`Could not revoke ${key.id}`, error);
               }
@@ -199,8 +200,10 @@ export const keyView = {
               onclick: async () => {
                 try {
                   const { data } = await call("POST", `/keys/${key.id}/unban`);
-                  say(data.unbanned ? `Lifted the ban of ${key.id}.` : `${key.id} was not banned.`);
-                  await reload("roll-key");
+                  await reload(
+                    "roll-key",
+                    data.unbanned ? `Lifted the ban of ${key.id}.` : `${key.id} was not banned.`,
+                  );
                 } catch (error) {
                   failed(`Could not lift the ban of ${key.id}`, error);
                 }
@@ -212,7 +215,8 @@ export const keyView = {
     }
     const hour = (at) => at.slice(11, 16);
     const day = (at) => at.slice(5, 10);
-    root.append(
+    fill(
+      root,
       h("p", { class: "crumbs" }, h("a", { href: "#/keys" }, "All keys")),
       h("h2", { id: "view-title", tabindex: -1 }, h("span", { class: "id" }, key.id), key.label ? ` ${key.label}` : ""),
       facts(key),
@@ -232,6 +236,6 @@ export const keyView = {
       next ? h("p", {}, h("a", { href: `#/audit?keyId=${key.id}` }, "Older changes")) : undefined,
       roll.dialog,
     );
-    say(`${key.id}: ${key.states.join(", ")}.`);
+    return `${key.id}: ${key.states.join(", ")}.`;
   },
 };

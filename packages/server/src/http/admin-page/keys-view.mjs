@@ -1,7 +1,21 @@
 // The keys: filtered by state and plan, sorted, searched, a page at a time; a new key made here.
 
 import { ApiProblem, call } from "./api.mjs";
-import { failed, field, fieldProblems, h, open, PLANS, say, select, showSecret, states, time, utcOf } from "./ui.mjs";
+import {
+  failed,
+  field,
+  fieldProblems,
+  fill,
+  h,
+  open,
+  PLANS,
+  say,
+  select,
+  showSecret,
+  states,
+  time,
+  utcOf,
+} from "./ui.mjs";
 
 const STATES = [
   ["", "Any state"],
@@ -92,7 +106,6 @@ function createDialog(onCreated) {
       fieldProblems(form, undefined);
       form.reset();
       dialog.close();
-      say(`Created ${data.id}.`);
       await showSecret(
         "The new key",
         "Key",
@@ -112,7 +125,7 @@ function createDialog(onCreated) {
 export const keysView = {
   path: /^\/keys$/,
   title: "Keys",
-  async render(root, params) {
+  async render(root, params, _match, reload) {
     const q = params.get("q") ?? "";
     const state = params.get("state") ?? "";
     const plan = params.get("plan") ?? "";
@@ -138,10 +151,11 @@ export const keysView = {
     });
     const body = h("tbody");
     const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
-    const dialog = createDialog((key) => {
-      location.hash = `#/keys/${key.id}`;
-    });
-    root.append(
+    const dialog = createDialog((key) =>
+      reload(undefined, `Created ${key.id}: its secret was shown once.`, `#/keys/${key.id}`),
+    );
+    fill(
+      root,
       h(
         "div",
         { class: "title" },
@@ -191,12 +205,7 @@ export const keysView = {
     more.addEventListener("click", () => load(next).catch((error) => failed("Could not load more keys", error)));
     const count = await load(`/keys?${query}`);
     const filtered = q || state || plan;
-    say(
-      count === 0
-        ? filtered
-          ? "No key matches these filters."
-          : "No keys yet: create one."
-        : `${count}${next ? "+" : ""} keys.`,
-    );
+    if (count > 0) return `${count}${next ? "+" : ""} keys.`;
+    return filtered ? "No key matches these filters." : "No keys yet: create one.";
   },
 };

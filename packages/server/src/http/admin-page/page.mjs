@@ -1,6 +1,7 @@
 // The operator's console: plain DOM and fetch, ES modules served by the admin listener, no
 // build step, nothing loaded from elsewhere. Each view is a module of its own (`path`, `title`,
-// `render`): a new view is one more module in VIEWS and one more link in the page's nav.
+// `render(root, query, match, reload)` filling `root` and resolving with what the status line
+// says of it): a new view is one more module in VIEWS and one more link in the page's nav.
 
 import { call, SignedOut, signedIn, useToken, whenRefused } from "./api.mjs";
 import { auditView } from "./audit-view.mjs";
@@ -22,19 +23,31 @@ function route() {
 }
 
 let shownPath;
+/** What an action that moved to another view said, for that view's status line. */
+let pending;
 
 /**
- * Draws the view the address names. Another view: the focus goes to its heading; the same
- * view again (a filter applied, a change saved): to `focusId`, or to what had it.
+ * Draws the view the address names (or `hash`, moving there), and says `message` (what an
+ * action did) or what the view says of itself. Another view: the focus goes to its heading; the same view again (a filter
+ * applied, a change saved): to `focusId`, or to what had it.
  */
-async function render(focusId) {
+async function render(focusId, message, hash) {
   if (!signedIn()) return;
+  // Another address: said once its view is drawn (on the hashchange).
+  if (hash !== undefined && hash !== location.hash) {
+    pending = message;
+    location.hash = hash;
+    return;
+  }
+  message ??= pending;
+  pending = undefined;
   const { view, match, params, path } = route();
   const keep = focusId ?? (path === shownPath ? document.activeElement?.id : undefined);
   const root = $("view");
   const fresh = document.createElement("div");
   try {
-    await view.render(fresh, params, match, render);
+    const summary = await view.render(fresh, params, match, render);
+    say(message ?? summary);
   } catch (error) {
     if (error instanceof SignedOut) return;
     fresh.replaceChildren();

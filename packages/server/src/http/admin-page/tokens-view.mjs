@@ -1,7 +1,7 @@
 // The admin tokens: listed, made (shown once), revoked.
 
 import { ApiProblem, call, tokenId } from "./api.mjs";
-import { confirm, failed, field, fieldProblems, h, say, showSecret, time } from "./ui.mjs";
+import { confirm, failed, field, fieldProblems, fill, h, say, showSecret, time } from "./ui.mjs";
 
 function row(token, reload) {
   const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
@@ -13,8 +13,7 @@ function row(token, reload) {
     if (!(await confirm(`Revoke ${token.id}?`, warning, "Revoke"))) return;
     try {
       await call("POST", `/tokens/${token.id}/revoke`);
-      say(`Revoked ${token.id}.`);
-      await reload();
+      await reload(undefined, `Revoked ${token.id}.`);
     } catch (error) {
       failed(`Could not revoke ${token.id}`, error);
     }
@@ -66,21 +65,21 @@ export const tokensView = {
       try {
         const { data: made } = await call("POST", "/tokens", label ? { label } : {});
         fieldProblems(form, undefined);
-        say(`Created ${made.id}.`);
         await showSecret(
           "The new admin token",
           "Admin token",
           made.token,
           `${made.id}${made.label ? `, "${made.label}"` : ""}. Send it as 'Authorization: Bearer <token>'.`,
         );
-        await reload("token-label");
+        await reload("token-label", `Created ${made.id}: the token was shown once.`);
       } catch (error) {
         if (!(error instanceof ApiProblem)) return failed("Could not create the token", error);
         const elsewhere = fieldProblems(form, error);
         say(`Could not create the token: ${[error.message, ...elsewhere].join("; ")}`, true);
       }
     });
-    root.append(
+    fill(
+      root,
       h("h2", { id: "view-title", tabindex: -1 }, "Admin tokens"),
       h(
         "table",
@@ -108,6 +107,6 @@ export const tokensView = {
         "Each creation and revocation is in the audit trail under the token's id. Times in UTC.",
       ),
     );
-    say(`${data.length} admin tokens.`);
+    return `${data.length} admin tokens.`;
   },
 };

@@ -16,6 +16,11 @@ export function h(tag, attributes = {}, ...children) {
     if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
     else element.setAttribute(name, value === true ? "" : String(value));
   }
+  return fill(element, ...children);
+}
+
+/** Appends the children to `element`, leaving out the absent ones (undefined, null, false). */
+export function fill(element, ...children) {
   element.append(...children.flat().filter((child) => child !== undefined && child !== null && child !== false));
   return element;
 }
@@ -73,11 +78,13 @@ export function states(key) {
 export function open(dialog) {
   const opener = document.activeElement;
   dialog.returnValue = "";
+  dialog.addEventListener("keydown", trapTab);
   dialog.showModal();
   return new Promise((resolve) => {
     dialog.addEventListener(
       "close",
       () => {
+        dialog.removeEventListener("keydown", trapTab);
         if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
         else $("view").focus();
         resolve(dialog.returnValue);
@@ -85,6 +92,19 @@ export function open(dialog) {
       { once: true },
     );
   });
+}
+
+/** Tab past a dialog's last control goes to its first (Shift+Tab the other way), never to the browser's address bar. */
+function trapTab(event) {
+  if (event.key !== "Tab") return;
+  const controls = [...event.currentTarget.querySelectorAll("button, input, select, textarea, a[href]")].filter(
+    (control) => !control.disabled && control.getClientRects().length > 0,
+  );
+  const [first, last] = [controls[0], controls.at(-1)];
+  if (!event.shiftKey && document.activeElement === last) first.focus();
+  else if (event.shiftKey && document.activeElement === first) last.focus();
+  else return;
+  event.preventDefault();
 }
 
 /** Asks before something that cannot be undone; true when the operator said yes. */
