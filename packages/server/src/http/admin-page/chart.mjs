@@ -63,7 +63,13 @@ export function usageChart(usage, { title, id, label }) {
     .map((i) =>
       svg(
         "text",
-        { class: "axis", x: LEFT + i * slot + slot / 2, y: HEIGHT - 6, "text-anchor": "middle" },
+        {
+          class: "axis",
+          x: i === 0 ? LEFT : i === usage.buckets.length - 1 ? WIDTH - 8 : LEFT + i * slot + slot / 2,
+          y: HEIGHT - 6,
+          // The first and last labels stay inside the chart.
+          "text-anchor": i === 0 ? "start" : i === usage.buckets.length - 1 ? "end" : "middle",
+        },
         label(usage.buckets[i].at),
       ),
     );
@@ -95,5 +101,12 @@ export function usageChart(usage, { title, id, label }) {
       ),
     ),
   );
-  return h("figure", { class: "usage", id }, h("figcaption", { id: titleId }, title), chart, totals);
+  return h(
+    "figure",
+    { class: "usage", id },
+    h("figcaption", { id: titleId }, title),
+    h("p", { class: "hint" }, `${isoText(usage.from)} to ${isoText(usage.to)}`),
+    chart,
+    totals,
+  );
 }
