@@ -115,7 +115,25 @@ export interface components {
             }[];
         };
     };
-    responses: never;
+    responses: {
+        /** @description The path does not take this method (`method_not_allowed`); `Allow` lists those it takes */
+        MethodNotAllowed: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods the path takes */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {
@@ -186,7 +204,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -196,6 +214,23 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -302,7 +337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -312,6 +347,23 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -364,7 +416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Content-Type is not JSON (`unsupported_media_type`) */
+            /** @description Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`) */
             415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -496,7 +548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -512,6 +564,29 @@ export interface operations {
                     /** @description `<{base}/pets>; rel="successor-version"`: the replacement */
                     Link?: string;
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 9745: when this operation was deprecated (`@<unix seconds>`) */
+                    Deprecation?: string;
+                    /** @description RFC 8594: when this operation stops answering (HTTP date) */
+                    Sunset?: string;
+                    /** @description `<{base}/pets>; rel="successor-version"`: the replacement */
+                    Link?: string;
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -676,7 +751,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing, malformed, unknown or revoked (`unauthorized`) */
+            /** @description No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -686,6 +761,23 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };

@@ -54,6 +54,8 @@ export interface PostgresOptions {
   settings?: Readonly<Record<string, string>>;
   /** A streaming standby of this server: its data from `pg_basebackup -R` instead of `initdb`. */
   standbyOf?: PostgresServer;
+  /** Environment of the server on top of this process's (libfaketime's, to step its clock). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** Servers still running: killed (by PID) if the test process exits without stopping them. */
@@ -139,6 +141,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         "--reuid=postgres",
         "--regid=postgres",
         "--init-groups",
+        // Set by env, which runs as postgres: libfaketime in setpriv would make its semaphore
+        // as root, which the server, the same process once setpriv execs it, may not open.
+        ...(options.env ? ["env", ...Object.entries(options.env).map(([name, value]) => `${name}=${value}`)] : []),
         join(POSTGRES_BIN, "postgres"),
         "-D",
         data,

@@ -170,15 +170,25 @@ export interface CallOptions {
 
 export type World = Awaited<ReturnType<typeof openWorld>>;
 
-/** A petstore on a fresh adapter set with a clock the test moves: the adapters' (their stores' stand-in) and the server's. */
+/**
+ * A petstore on a fresh adapter set with a clock the test moves: the adapters' (their stores'
+ * stand-in) and the server's. The server's monotonic clock moves with it, but for the steps
+ * `step` makes (NTP correcting the clocks), which move the wall clocks only.
+ */
 export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOptions> = {}) {
   const clock = { now: T0 };
+  let stepped = 0;
+  const step = (ms: number) => {
+    clock.now += ms;
+    stepped += ms;
+  };
   const { adapters, close: closeAdapters } = await kit.open(() => clock.now);
   /** Unexpected errors (500s); a test that provokes one on purpose empties this. */
   const internalErrors: unknown[] = [];
   const petstore = createPetstore({
     ...adapters,
     clock: () => clock.now,
+    monotonicClock: () => clock.now - stepped,
     onError: (error) => internalErrors.push(error),
     ...options,
   });
@@ -212,7 +222,7 @@ export async function openWorld(kit: AdapterKit, options: Partial<PetstoreOption
     return (await response.json()) as { id: number; name: string; categoryId: number; status?: string };
   }
 
-  return { adapters, clock, petstore, key, call, createPet, internalErrors, close };
+  return { adapters, clock, step, petstore, key, call, createPet, internalErrors, close };
 }
 
 /** Limits no test of an operation reaches, so that only the rate-limit suite meets a 429. */

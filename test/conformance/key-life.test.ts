@@ -118,4 +118,25 @@ describe.each(ADAPTER_KITS)("the life of a key on $name", (kit) => {
     // Five requests this minute, the upgraded one included: the day's 10,000 carry the same count.
     expect(upgraded.headers.get("x-ratelimit-remaining")).toBe("295");
   });
+
+  it("refuses a revoked key within the key cache's 5 s though the clocks stepped back an hour since it was cached", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    world.step(HOUR);
+    expect((await get(key)).status).toBe(200);
+    world.step(-HOUR);
+    await world.adapters.keys.revoke(record.id, { actor: ADMIN });
+    world.clock.now += 5_000;
+    await errorBody(await get(key), 401, "unauthorized");
+  });
+
+  it("writes a key's last use 10 s after the first count waited though the clocks stepped back an hour meanwhile", async () => {
+    const { key, record } = await issueApiKey(world.adapters.keys, { plan: "free" });
+    const usedAt = world.clock.now;
+    await get(key);
+    world.step(-HOUR);
+    world.clock.now += 10_000;
+    await get(key);
+    // Written then, with the latest use of the two by the store's clock, which never moves back.
+    await expect.poll(async () => (await world.adapters.keys.get(record.id))!.lastUsedAt).toBe(usedAt);
+  });
 });

@@ -55,6 +55,50 @@ export function rawExchange(port: number, data: string | Uint8Array, options: Ra
   });
 }
 
+/**
+ * Writes `head` on a new loopback connection to `port`, then `body` `bytesPerSecond` bytes a
+ * second (a slow client that keeps sending), and reads until the server closes the connection
+ * (send `Connection: close`) or `deadlineMs` passes: what came back, and when (ms from the
+ * head's write).
+ */
+export function rawTrickle(
+  port: number,
+  head: string | Uint8Array,
+  body: Uint8Array,
+  options: { bytesPerSecond: number; deadlineMs: number },
+): Promise<RawExchange> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    let sent = 0;
+    let closedBy: RawExchange["closedBy"] = "server";
+    const began = performance.now();
+    const drip = setInterval(() => {
+      if (sent >= body.length) return clearInterval(drip);
+      socket.write(body.subarray(sent, sent + options.bytesPerSecond));
+      sent += options.bytesPerSecond;
+    }, 1_000);
+    const deadline = setTimeout(() => {
+      closedBy = "deadline";
+      socket.destroy();
+    }, options.deadlineMs);
+    const done = () => {
+      clearInterval(drip);
+      clearTimeout(deadline);
+    };
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", (error) => {
+      done();
+      reject(error);
+    });
+    socket.on("close", () => {
+      done();
+      resolve({ received: Buffer.concat(chunks).toString("latin1"), closedBy, ms: performance.now() - began });
+    });
+    socket.write(head);
+  });
+}
+
 /** One HTTP/1.1 request as bytes; `Content-Length` is computed unless `headers` sets it. */
 export function rawRequest(
   method: string,

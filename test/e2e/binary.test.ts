@@ -70,12 +70,15 @@ describe("the petstore binary's command line", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
       rolling: null,
       usage: {
         minute: { used: 0, limit: 1_000, resetAt: expect.any(String) },
         day: { used: 0, limit: 100_000, resetAt: expect.any(String) },
         bannedUntil: null,
       },
+      states: ["active"],
       database: db.slice("file:".length),
       databaseCreated: true,
     });

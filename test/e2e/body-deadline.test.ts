@@ -13,13 +13,44 @@ import {
   stopProcess,
   tempDatabaseUrl,
 } from "./_processes.js";
-import { parseResponse, rawExchange, rawRequest } from "./_raw-http.js";
+import { parseResponse, rawExchange, rawRequest, rawTrickle } from "./_raw-http.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 /** The deadline the suite configures: short, so that the test takes a second, not 30. */
 const DEADLINE_MS = 800;
+/** The keys' limits: high enough that no limit answers before the deadline. */
+const ENTERPRISE = ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"];
+
+/** A request whose body never arrives in full: 100 bytes announced, 11 sent. */
+const stalledRequest = (key: string) =>
+  rawRequest(
+    "POST",
+    "/v1/pets",
+    { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
+    '{"name":"Sl',
+  );
+
+/** What came back on a stalled connection: a 408 with the contract's body and headers, the connection closed by the server. */
+function expectTimedOut(answer: ReturnType<typeof parseResponse>, deadlineMs: number): void {
+  expect(answer.status).toBe(408);
+  expect(JSON.parse(answer.body)).toEqual({
+    code: "request_timeout",
+    message: `The request body did not arrive in full within ${deadlineMs / 1000} s`,
+    status: 408,
+  });
+  // The contract's headers, as on every answer.
+  expect(answer.headers).toMatchObject({
+    "x-ratelimit-limit": "100000",
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    connection: "close",
+  });
+  expect(answer.headers["x-request-id"]).toMatch(/.+/);
+}
+
+const range = (values: number[]) => `${Math.round(Math.min(...values))}..${Math.round(Math.max(...values))} ms`;
 
 /**
  * Issue 27 §3.6: a connection that sent its headers and never its whole body was held for ever
@@ -27,12 +58,7 @@ const DEADLINE_MS = 800;
  */
 async function stalledBodiesAreAnswered(server: Server, key: string, closes: boolean): Promise<void> {
   const port = Number(new URL(server.url).port);
-  const head = rawRequest(
-    "POST",
-    "/v1/pets",
-    { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": "100" },
-    '{"name":"Sl',
-  );
+  const head = stalledRequest(key);
   const began = performance.now();
   // Waited for until the server closes the connection; where it does not, a little past the deadline.
   const stalled = Array.from({ length: 200 }, () =>
@@ -51,20 +77,7 @@ async function stalledBodiesAreAnswered(server: Server, key: string, closes: boo
   );
   for (const answer of answers) {
     expect(answer.closedBy).toBe(closes ? "server" : "deadline");
-    expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({
-      code: "request_timeout",
-      message: `The request body did not arrive in full within ${DEADLINE_MS / 1000} s`,
-      status: 408,
-    });
-    // The contract's headers, as on every answer.
-    expect(answer.headers).toMatchObject({
-      "x-ratelimit-limit": "100000",
-      "content-type": "application/json",
-      "cache-control": "no-store",
-      connection: "close",
-    });
-    expect(answer.headers["x-request-id"]).toMatch(/.+/);
+    expectTimedOut(answer, DEADLINE_MS);
   }
   expect(ms).toBeLessThan(DEADLINE_MS + 10_000);
 }
@@ -72,7 +85,7 @@ async function stalledBodiesAreAnswered(server: Server, key: string, closes: boo
 describe("a body that never arrives in full", () => {
   it("is answered 408 request_timeout with the contract's headers after PETSTORE_BODY_TIMEOUT_MS, and its connection closed, on 200 connections while others are served (the binary)", async () => {
     const db = tempDatabaseUrl();
-    const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"]);
+    const { key } = await createKey(db, ENTERPRISE);
     const server = await startServer(binaryServe(db), {
       env: { ...process.env, PETSTORE_BODY_TIMEOUT_MS: String(DEADLINE_MS) },
     });
@@ -84,7 +97,7 @@ describe("a body that never arrives in full", () => {
   // cannot close the connection there (pinned: this fails once Deno closes it).
   it("is answered the same under Deno, which keeps the connection open until the client closes it", async () => {
     const db = tempDatabaseUrl("deno.db");
-    const { key } = await createKey(db, ["--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"]);
+    const { key } = await createKey(db, ENTERPRISE);
     const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
       .scripts["start:deno"]!;
     const [, ...args] = script.split(" ");
@@ -106,6 +119,64 @@ describe("a body that never arrives in full", () => {
       ),
     );
     await stalledBodiesAreAnswered(server, key, false);
+    expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
+
+describe("the default body deadline on the binary (30 s)", () => {
+  it("answers 200 stalled bodies 408 at 30 s and closes them, while 20 uploads at 4 B/s that finish at about 18 s get their 201, and other clients are served", async () => {
+    const db = tempDatabaseUrl("default-deadline.db");
+    const { key } = await createKey(db, ENTERPRISE);
+    const server = await startServer(binaryServe(db));
+    const port = Number(new URL(server.url).port);
+    // 70 bytes each: 18 drips of 4 bytes, one a second.
+    const bodies = Array.from({ length: 20 }, (_, i) =>
+      Buffer.from(
+        JSON.stringify({
+          name: `Slow upload ${String(i).padStart(2, "0")} coming in at four bytes a sec`,
+          categoryId: 1,
+        }),
+      ),
+    );
+    expect(bodies.every((body) => body.length === 70)).toBe(true);
+    const slowHead = (body: Buffer) =>
+      rawRequest("POST", "/v1/pets", {
+        Authorization: `Bearer ${key}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(body.length),
+        Connection: "close",
+      });
+    const stalled = Array.from({ length: 200 }, () =>
+      rawExchange(port, stalledRequest(key), { after: "wait", deadlineMs: 60_000 }),
+    );
+    const slow = bodies.map((body) =>
+      rawTrickle(port, slowHead(body), body, { bytesPerSecond: 4, deadlineMs: 60_000 }),
+    );
+    let settled = false;
+    const all = Promise.all([Promise.all(stalled), Promise.all(slow)]).finally(() => (settled = true));
+    // Meanwhile another client, twice a second until every stalled and slow request is answered.
+    const api = client(server.url, key);
+    const others: number[] = [];
+    while (!settled) {
+      others.push((await api("/v1/pets?limit=1")).status);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const [stalledExchanges, slowExchanges] = await all;
+    const timedOut = stalledExchanges.map((exchange) => ({ ...exchange, ...parseResponse(exchange.received) }));
+    const created = slowExchanges.map((exchange) => ({ ...exchange, ...parseResponse(exchange.received) }));
+    console.info(
+      `200 stalled bodies: ${timedOut.filter((a) => a.status === 408).length} answered 408 and ${timedOut.filter((a) => a.closedBy === "server").length} closed by the server, at ${range(timedOut.map((a) => a.ms))}; 20 uploads at 4 B/s: ${created.filter((a) => a.status === 201).length} answered 201 at ${range(created.map((a) => a.ms))}; ${others.length} other requests meanwhile: ${others.filter((status) => status === 200).length} answered 200`,
+    );
+    for (const answer of timedOut) {
+      expect(answer.closedBy).toBe("server");
+      expectTimedOut(answer, 30_000);
+    }
+    expect(Math.min(...timedOut.map((a) => a.ms))).toBeGreaterThanOrEqual(29_900);
+    expect(Math.max(...timedOut.map((a) => a.ms))).toBeLessThan(35_000);
+    expect(created.map((answer) => answer.status)).toEqual(Array(20).fill(201));
+    expect(Math.min(...created.map((a) => a.ms))).toBeGreaterThanOrEqual(17_000);
+    expect(others.length).toBeGreaterThan(50);
+    expect(others).toEqual(Array(others.length).fill(200));
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   }, 90_000);
 });

@@ -149,7 +149,7 @@ describe("petstore serve --limiter redis://", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
-  it("counts in each fail-open line the requests of its own outage only, and their total when Redis answers again", async () => {
+  it("logs each fail-open outage as two lines, the last counting the requests of that outage only", async () => {
     const { server, api } = await serveOnRedis(1_000, { PETSTORE_LIMITER_TIMEOUT_MS: "300" }, ["--limiter-fail-open"]);
     const lines = (event: string) =>
       server.stderr
@@ -171,15 +171,55 @@ describe("petstore serve --limiter redis://", () => {
         await redisBack();
       }
       await waitFor(() => reconnects() > reconnected, 15_000);
-      // The first request Redis answers again ends the outage.
+      // The first request Redis answers again ends the outage (said once Redis has answered for a second).
       expect((await api("/v1/pets")).status).toBe(200);
       await waitFor(() => lines("limiter no longer failing open").length === outage);
-      expect(lines("limiter failing open").at(-1)?.admittedWithoutLimit).toBe(1);
+      expect(lines("limiter failing open")).toHaveLength(outage);
       expect(lines("limiter no longer failing open").at(-1)?.admittedWithoutLimit).toBe(requests);
     }
-    expect(lines("limiter failing open").map((line) => line.admittedWithoutLimit)).toEqual([1, 1]);
     await stopProcess(server.child, "SIGTERM");
   }, 90_000);
+
+  it("measures a fail-open outage by the requests' own outcomes: one pair of lines for 3.8 s of OOM, however often /healthz reads Redis's TIME", async () => {
+    const { server, api } = await serveOnRedis(100_000, {}, ["--limiter-fail-open"]);
+    const lines = (event: string) =>
+      server.stderr
+        .map((line) => JSON.parse(line) as { event?: string; outageMs?: number; admittedWithoutLimit?: number })
+        .filter((line) => line.event === event);
+    let running = true;
+    const statuses: number[] = [];
+    // Requests every 50 ms, and probes of /healthz (which Redis answers under OOM) every 100 ms.
+    const load = (async () => {
+      while (running) {
+        statuses.push((await api("/v1/pets?limit=1")).status);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const probes = (async () => {
+      while (running) {
+        await (await fetch(new URL("/healthz", server.url))).body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    await waitFor(() => statuses.length > 5);
+    // Redis refuses every write (a script included) while it is over maxmemory: OOM, at once.
+    await admin.config("SET", "maxmemory", "1");
+    await new Promise((resolve) => setTimeout(resolve, 3_800));
+    await admin.config("SET", "maxmemory", "0");
+    await waitFor(() => lines("limiter no longer failing open").length > 0, 10_000);
+    running = false;
+    await Promise.all([load, probes]);
+    const [lost, back] = [lines("limiter failing open"), lines("limiter no longer failing open")];
+    console.info(
+      `a fail-open outage of 3.8 s (OOM) under /healthz probes: ${lost.length} 'failing open' and ${back.length} 'no longer failing open' line, outageMs ${back[0]?.outageMs}, admittedWithoutLimit ${back[0]?.admittedWithoutLimit}; ${statuses.length} requests, all ${[...new Set(statuses)].join(", ")}`,
+    );
+    expect(lost).toHaveLength(1);
+    expect(back).toHaveLength(1);
+    expect(Math.abs(back[0]!.outageMs! - 3_800)).toBeLessThanOrEqual(500);
+    expect(back[0]!.admittedWithoutLimit).toBeGreaterThan(0);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    await stopProcess(server.child, "SIGTERM");
+  }, 60_000);
 
   it("lifts a ban when Redis loses its data (FLUSHALL, a restart without persistence), as documented, and logs that it did", async () => {
     // Two a minute: the 3rd to 33rd requests are refused, the 34th bans the key for 600 s.

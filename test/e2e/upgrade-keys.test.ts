@@ -29,8 +29,9 @@ const NEW_MIGRATIONS = [
   "admin tokens",
   "usage history",
 ];
+const SCOPES_MIGRATION = "scopes and allowed addresses of a key";
 /** PostgreSQL has TRUNCATE, which its row triggers do not see: one more migration refuses it on the trail. */
-const NEW_POSTGRES_MIGRATIONS = [...NEW_MIGRATIONS, "the audit trail never truncated"];
+const NEW_POSTGRES_MIGRATIONS = [...NEW_MIGRATIONS, "the audit trail never truncated", SCOPES_MIGRATION];
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -93,7 +94,7 @@ describe.each([
     engine: "libSQL",
     keys: OLD_KEYS.libsql,
     versionsBefore: [1, 2, 3, 4, 5],
-    newMigrations: NEW_MIGRATIONS,
+    newMigrations: [...NEW_MIGRATIONS, SCOPES_MIGRATION],
     async load() {
       const db = tempDatabaseUrl();
       execFileSync("sqlite3", [db.slice("file:".length)], {
@@ -156,7 +157,8 @@ describe.each([
       const revoked = await client(server.url, keys.revoked.key)("/v1/pets?limit=1");
       expect([revoked.status, ((await revoked.json()) as { code: string }).code]).toEqual([401, "unauthorized"]);
 
-      // The CLI shows them with the new fields empty: no expiry, no roll; a use is written within 10 s.
+      // The CLI shows them with the new fields empty: no expiry, no roll, every scope from any
+      // address; a use is written within 10 s.
       const lastUse = (view: { lastUsedAt: string | null }) =>
         view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
       const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as {
@@ -166,7 +168,12 @@ describe.each([
       expect(listed.map((view) => view.id)).toEqual([keys.free.id, keys.enterprise.id, keys.revoked.id]);
       expect(listed.every(lastUse)).toBe(true);
       const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
-      const unchanged = { expiresAt: null, rolling: null };
+      const unchanged = {
+        expiresAt: null,
+        rolling: null,
+        scopes: ["pets:read", "pets:write", "orders:read"],
+        allowFrom: null,
+      };
       const shownFree = await shown(keys.free);
       expect(shownFree).toMatchObject({
         ...unchanged,

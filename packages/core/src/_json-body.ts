@@ -9,6 +9,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 // application/json, or any type with the +json structured syntax suffix (RFC 6839).
 const JSON_MEDIA_TYPE = /^\s*(application\/json|[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json)\s*(;.*)?$/i;
+/** A media type's charset parameter, quoted or not (RFC 9110 section 8.3.1). */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 /** A body read's wait: the request, how to answer it, and its deadline in seconds for the message. */
 interface BodyWait extends Waiting {
   request: Request;
@@ -121,24 +123,88 @@ async function readStream(request: Request): Promise<Uint8Array> {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  let value: unknown;
   try {
-    return JSON.parse(utf8.decode(bytes));
+    text = utf8.decode(bytes);
+    value = JSON.parse(text);
   } catch {
     throw new ApiError("invalid_body", "The request body is not valid JSON", [
       { path: "", message: "must be valid UTF-8 JSON" },
     ]);
   }
+  // JSON.parse keeps the last of a repeated member: the request would mean what its sender
+  // may not have meant, so it is refused, as a strict reader (RFC 8259 section 4) would.
+  const repeated = typeof value === "object" && value !== null ? repeatedMember(text) : undefined;
+  if (repeated !== undefined) {
+    throw new ApiError("invalid_body", `The request body names the member '${repeated}' twice`, [
+      { path: repeated, message: "is given more than once" },
+    ]);
+  }
+  return value;
+}
+
+/** JSON's white space (RFC 8259 section 2): space, tab, line feed, carriage return. */
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * The dot path of the first member an object of `text` (valid JSON) names twice, or
+ * undefined. Names compare as JSON.parse reads them: `"a"` and `"\u0061"` are one name.
+ */
+export function repeatedMember(text: string): string | undefined {
+  // One frame per open object or array: the names an object has seen, the path to it.
+  const frames: { names: Set<string> | undefined; path: string; index: number }[] = [];
+  let key: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      while (text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c /* \ */ ? 2 : 1;
+      const frame = frames.at(-1);
+      // A string is a member's name when it stands where one does: in an object, before a colon.
+      let next = end + 1;
+      while (JSON_SPACE.has(text.charCodeAt(next))) next++;
+      if (frame?.names && text.charCodeAt(next) === 0x3a /* : */) {
+        const raw = text.slice(i + 1, end);
+        const name = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
+        const path = frame.path === "" ? name : `${frame.path}.${name}`;
+        if (frame.names.has(name)) return path;
+        frame.names.add(name);
+        key = path;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const parent = frames.at(-1);
+      const path =
+        parent === undefined ? "" : parent.names ? (key ?? "") : `${parent.path}.${parent.index}`.replace(/^\./, "");
+      frames.push({ names: c === 0x7b ? new Set() : undefined, path, index: 0 });
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      frames.pop();
+    } else if (c === 0x2c /* , */) {
+      const frame = frames.at(-1);
+      if (frame && !frame.names) frame.index++;
+    }
+  }
+  return undefined;
 }
 
 /**
  * The request's JSON body: `415` unless its `Content-Type` is JSON (`application/json` or
- * `+json`), `413` past 16 KiB, `408` when it does not arrive within `timeoutMs`, `400` when it
- * is not valid UTF-8 JSON.
+ * `+json`) in UTF-8 (no other charset), `413` past 16 KiB, `408` when it does not arrive within
+ * `timeoutMs`, `400` when it is not valid UTF-8 JSON or an object in it names a member twice.
  */
 export async function readJsonBody(request: Request, timeoutMs: number): Promise<unknown> {
   const contentType = request.headers.get("content-type");
   if (contentType === null || !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError("unsupported_media_type", "The request body must be JSON (Content-Type: application/json)");
+  }
+  // JSON is UTF-8 (RFC 8259 section 8.1): a body sent in another charset would be misread.
+  const charset = CHARSET.exec(contentType)?.[1];
+  if (charset !== undefined && charset.toLowerCase() !== "utf-8") {
+    throw new ApiError(
+      "unsupported_media_type",
+      `The request body must be UTF-8 JSON, not charset=${charset} (Content-Type: application/json, or with charset=utf-8)`,
+    );
   }
   return parseJson(await readBody(request, timeoutMs));
 }

@@ -13,10 +13,12 @@ import { headResponse } from "./http/head-response.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { lapse } from "./pipeline/lapse.js";
+import { permitAddressStage } from "./pipeline/permit-address.js";
 import { limitStage } from "./pipeline/limit.js";
 import { recordUsageStage } from "./pipeline/record-usage.js";
 import { refuse } from "./pipeline/refuse.js";
 import { reportStage } from "./pipeline/report.js";
+import { requireScope } from "./pipeline/require-scope.js";
 import { runStage } from "./pipeline/run.js";
 
 export interface Petstore {
@@ -59,6 +61,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const identify = identifyStage(settings);
   const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);
+  const permitAddress = permitAddressStage(settings);
   const run = runStage(settings);
   const fail = failStage(settings);
   const keyUse = keyUseStage(settings);
@@ -66,7 +69,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
   const report = reportStage(settings);
 
   const fetch = async (request: Request, info?: ClientInfo) => {
-    const arrival = arrive(request, settings.clock()); // its id, path and time
+    const arrival = arrive(request, settings.clock(), settings.monotonicClock()); // its id, path and time
     let match: RouteMatch | undefined,
       identity: Identity | undefined,
       bucket: Bucket | undefined,
@@ -78,13 +81,15 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         response = await answerBeside(beside, request, arrival.requestId, arrival.pathname); // the host's page or a 404, neither limited nor authenticated
       } else {
         match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
-        identity = await identify(request, arrival.now); // 1. the caller, by its key
+        identity = await identify(request, arrival.started); // 1. the caller, by its key
         bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
         decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit
         identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
         const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
+        permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's ranges
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
+        requireScope(routed, caller); // 403 when the key lacks the operation's scope
         response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
       }
     } catch (thrown) {

@@ -6,6 +6,8 @@ export const ERROR_STATUS = {
   invalid_body: 400,
   unauthorized: 401,
   forbidden: 403,
+  insufficient_scope: 403,
+  address_not_allowed: 403,
   not_found: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,

@@ -18,10 +18,10 @@ export {
   verifyAdminToken,
 } from "./admin/tokens.js";
 export type { AdminTokenAudit } from "./admin/tokens.js";
-export { instantOf } from "./admin/schemas.js";
+export { instantOf, KEY_STATES } from "./admin/schemas.js";
 export { keyView } from "./admin/key-view.js";
 export type { KeyViewSource } from "./admin/key-view.js";
-export type { KeyView } from "./admin/schemas.js";
+export type { KeyState, KeyView } from "./admin/schemas.js";
 export { usageCsvLines, usageView } from "./admin/usage-view.js";
 export type { KeyUsageView, TopKeysView } from "./admin/usage-view.js";
 export type { Petstore } from "./app.js";
@@ -42,8 +42,7 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
 export { keyLife } from "./keys/key-life.js";
-export { KEY_STATES, keyRecordIs, keyStates } from "./keys/key-states.js";
-export type { KeyState } from "./keys/key-states.js";
+export { keyRecordIs } from "./keys/key-states.js";
 export type {
   ChangeRequest,
   IdempotencyRefusal,
@@ -55,6 +54,7 @@ export type {
   Replayed,
 } from "./keys/key-life.js";
 export {
+  allowFromProblem,
   expiryProblem,
   KeyRuleError,
   labelProblem,
@@ -63,6 +63,8 @@ export {
   newKeyProblems,
   PLAN_NAMES,
   planProblem,
+  SCOPES,
+  scopesProblem,
 } from "./keys/rules.js";
 export type { KeyFields } from "./keys/rules.js";
 
@@ -78,7 +80,7 @@ export type {
 } from "./usage/usage-history.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
+export { CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
   Actor,
   Adapters,
@@ -111,6 +113,7 @@ export type {
   PetStore,
   PlanName,
   RateLimiter,
+  Scope,
   UsageCounts,
   UsageResolution,
   UsageRow,

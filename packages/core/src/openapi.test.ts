@@ -1,7 +1,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeAll, describe, expect, it } from "vitest";
-import { issueApiKey } from "./keys/issue-api-key.js";
+import { type IssueApiKeyInput, issueApiKey } from "./keys/issue-api-key.js";
 import { createPetstore } from "./app.js";
 import type { PetstoreOptions } from "./options.js";
 import { GET_PET_SUNSET_AT } from "./context.js";
@@ -87,9 +87,14 @@ describe("OpenAPI document", () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.security).toEqual([{ bearer: [] }]);
     expect(doc.paths["/openapi.json"].get.security).toEqual([]);
+  });
+
+  it("names on each operation the scope its route needs of the key", () => {
     for (const route of ROUTES.filter((r) => !r.public)) {
       for (const method of Object.keys(route.methods))
-        expect(doc.paths[openApiPath(route.path)][method.toLowerCase()].security).toBeUndefined();
+        expect(doc.paths[openApiPath(route.path)][method.toLowerCase()].security).toEqual([
+          { bearer: [route.scopes?.[method as "GET" | "POST"]] },
+        ]);
     }
   });
 
@@ -180,7 +185,12 @@ interface Scenario {
   options?: (adapters: PetstoreOptions) => Partial<PetstoreOptions>;
   /** Requests sent first, e.g. to use up a limit. */
   before?: (key: string) => Request[];
+  /** What the key may do, when not everything: its scopes and ranges. */
+  key?: Pick<IssueApiKeyInput, "scopes" | "allowFrom">;
 }
+
+/** A key outside whose ranges the scenarios' client (192.0.2.1) is: every operation answers it 403. */
+const elsewhere = { status: 403, key: { allowFrom: ["203.0.113.0/24"] } };
 
 const url = (path: string) => `http://localhost/v1${path}`;
 const get = (path: string, key?: string) =>
@@ -217,6 +227,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 200, request: (key) => get("/pets", key) },
       { status: 400, request: (key) => get("/pets?limit=0", key) },
       { status: 401, request: () => get("/pets") },
+      { status: 403, key: { scopes: ["pets:write"] }, request: (key) => get("/pets", key) },
       { ...overLimit, before: (key) => [get("/pets", key)], request: (key) => get("/pets", key) },
       { ...storeFails, request: (key) => get("/pets", key) },
       { ...storeUnavailable, request: (key) => get("/pets", key) },
@@ -229,6 +240,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 201, request: (key) => post(key, validPet) },
       { status: 400, request: (key) => post(key, JSON.stringify({ name: "Rex" })) },
       { status: 401, request: () => post(undefined, validPet) },
+      { status: 403, key: { scopes: ["pets:read"] }, request: (key) => post(key, validPet) },
       {
         status: 409,
         options: ({ idempotency }) => ({
@@ -271,6 +283,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 200, before: (key) => [post(key, validPet)], request: (key) => get("/pets/1", key) },
       { status: 400, request: (key) => get("/pets/abc", key) },
       { status: 401, request: () => get("/pets/1") },
+      { ...elsewhere, request: (key) => get("/pets/1", key) },
       { status: 404, request: (key) => get("/pets/1", key) },
       // The sunset passes by the limiter's clock (its store's, shared by a fleet).
       {
@@ -290,6 +303,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
       { status: 200, request: (key) => get("/store/orders", key) },
       { status: 400, request: (key) => get("/store/orders?status=lost", key) },
       { status: 401, request: () => get("/store/orders") },
+      { status: 403, key: { scopes: ["pets:read"] }, request: (key) => get("/store/orders", key) },
       { ...overLimit, before: (key) => [get("/store/orders", key)], request: (key) => get("/store/orders", key) },
       { ...storeFails, request: (key) => get("/store/orders", key) },
       { ...storeUnavailable, request: (key) => get("/store/orders", key) },
@@ -300,6 +314,8 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
     method: "get",
     scenarios: [
       { status: 200, request: () => get("/openapi.json") },
+      // A public document: served to a key from outside its ranges as to anyone.
+      { status: 200, key: elsewhere.key, request: (key) => get("/openapi.json", key) },
       { ...overLimit, before: () => [get("/openapi.json")], request: () => get("/openapi.json") },
       {
         status: 500,
@@ -319,7 +335,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
 async function statusOf(scenario: Scenario): Promise<number> {
   const adapters: PetstoreOptions = { ...memoryAdapters({ clock: () => NOW }), clock: () => NOW, onError: () => {} };
   // Keys are made first, on working storage, whatever the scenario does to the adapters later.
-  const { key } = await issueApiKey(adapters.keys, { plan: "free" });
+  const { key } = await issueApiKey(adapters.keys, { plan: "free", ...scenario.key });
   const petstore = createPetstore({ ...adapters, ...scenario.options?.(adapters) });
   for (const request of scenario.before?.(key) ?? []) await petstore.fetch(request, { clientAddress: "192.0.2.1" });
   const response = await petstore.fetch(scenario.request(key), { clientAddress: "192.0.2.1" });
@@ -342,7 +358,7 @@ describe("OpenAPI document and served statuses", () => {
         expect(status, `${operationId} scenario meant to answer ${scenario.status}`).toBe(scenario.status);
         served.push(status);
       }
-      expect(Object.keys(operation.responses).map(Number).sort()).toEqual(served.sort());
+      expect(Object.keys(operation.responses).map(Number).sort()).toEqual([...new Set(served)].sort());
     });
   }
 });

@@ -2,6 +2,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ERROR_STATUS } from "./errors.js";
 import { MAX_BODY_BYTES } from "./_json-body.js";
+import type { Scope } from "./ports.js";
 import {
   ErrorBodySchema,
   IdSchema,
@@ -44,13 +45,15 @@ const DEPRECATION_HEADERS = {
 
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
+  403: "The API key may not do this (`insufficient_scope`: it lacks the operation's scope, named in `WWW-Authenticate`) or not from this address (`address_not_allowed`: outside the key's allowlist)",
   401: "No valid API key (`unauthorized`); the message says why: none sent, not valid, `The API key has been revoked`, `The API key has expired` (for as long as the key exists), or a secret replaced by a roll whose overlap ended",
   404: "Not found (`not_found`)",
+  405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
   409: "The first request with this Idempotency-Key is still running (`idempotency_key_in_use`)",
   408: "The request body did not arrive within the body deadline (`request_timeout`); the connection is closed",
   410: "Removed on its sunset date (`gone`)",
   413: `Body larger than ${MAX_BODY_BYTES} bytes (\`payload_too_large\`)`,
-  415: "Content-Type is not JSON (`unsupported_media_type`)",
+  415: "Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`)",
   422: "Idempotency-Key already used with a different body (`idempotency_key_reused`)",
   429: "Over a rate limit (`rate_limited`) or temporarily banned (`temporarily_banned`)",
   500: "Unexpected failure (`internal_error`)",
@@ -62,10 +65,14 @@ function errorResponse(status: number, extraHeaders: Json = {}): Json {
   if (status === 429 || status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
   if (status === 401)
     headers["WWW-Authenticate"] = header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent');
+  if (status === 403)
+    headers["WWW-Authenticate"] = header(
+      'On `insufficient_scope` (RFC 6750 section 3.1): `Bearer error="insufficient_scope", scope="<the scope needed>"`',
+    );
   return { description: ERROR_TEXT[status], headers, content: { "application/json": { schema: ref("Error") } } };
 }
 
-/** `authenticated: false` for an operation served without a key, which never answers 401. */
+/** `authenticated: false` for an operation served without a key, which never answers 401 nor 403. */
 function responses(
   success: Record<string, Json>,
   errors: number[],
@@ -73,10 +80,13 @@ function responses(
   authenticated = true,
 ): Json {
   const all: Json = { ...success };
-  for (const status of [...errors, ...(authenticated ? [401] : []), 429, 500, 503])
+  for (const status of [...errors, ...(authenticated ? [401, 403] : []), 429, 500, 503])
     all[String(status)] = errorResponse(status, extraHeaders);
   return all;
 }
+
+/** The operation's requirement: an API key with `scope` (OpenAPI 3.1 lets a bearer requirement list the roles it needs). */
+const needs = (scope: Scope) => [{ bearer: [scope] }];
 
 const pageParameters = (statusSchema: string) => [
   {
@@ -119,7 +129,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
     info: {
       title: "Pet Store",
       version: "1.0.0",
-      description: `Pet store inventory API. Every response carries the rate-limit headers.\n\nError codes:\n${errorCatalogue}`,
+      description: `Pet store inventory API. Every response carries the rate-limit headers. A method a path does not take is answered \`405 method_not_allowed\` with \`Allow\` listing those it takes (\`components.responses.MethodNotAllowed\`); \`HEAD\` is taken wherever \`GET\` is. Unknown query parameters are ignored.\n\nError codes:\n${errorCatalogue}`,
     },
     servers: [{ url: basePath || "/" }],
     security: [{ bearer: [] }],
@@ -127,6 +137,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
       "/pets": {
         get: {
           operationId: "listPets",
+          security: needs("pets:read"),
           summary: "List animals, optionally filtered by status",
           parameters: pageParameters("PetStatus"),
           responses: responses(
@@ -142,6 +153,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
         },
         post: {
           operationId: "createPet",
+          security: needs("pets:write"),
           summary: "Add an animal",
           parameters: [
             {
@@ -173,6 +185,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
       "/pets/{petId}": {
         get: {
           operationId: "getPet",
+          security: needs("pets:read"),
           summary: "Get an animal (deprecated: removed on 5 December 2030; use GET /pets)",
           deprecated: true,
           parameters: [{ name: "petId", in: "path", required: true, schema: schema(IdSchema) }],
@@ -192,6 +205,7 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
       "/store/orders": {
         get: {
           operationId: "listOrders",
+          security: needs("orders:read"),
           summary: "List store orders, optionally filtered by status",
           parameters: pageParameters("OrderStatus"),
           responses: responses(
@@ -227,8 +241,14 @@ export function openApiDocument({ basePath }: { basePath: string }): Json {
       },
     },
     components: {
+      responses: { MethodNotAllowed: errorResponse(405, { Allow: header("The methods the path takes") }) },
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "An API key: `psk_` + 38 base62 characters" },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "An API key: `psk_` + 38 base62 characters. Each operation names the scope it needs (`pets:read`, `pets:write`, `orders:read`); a key has every scope unless it was given fewer, and may be limited to CIDR ranges of client addresses",
+        },
       },
       schemas: {
         PetStatus: schema(PetStatusSchema),

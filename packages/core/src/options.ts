@@ -28,12 +28,18 @@ export interface PetstoreOptions extends Adapters {
   /** Default: more than 30 refusals within one minute window bans the bucket for 600 s. */
   ban?: Partial<BanPolicy>;
   /**
-   * This server's clock, Unix ms: for what is its own alone (how long a verified key is
-   * cached; the headers of a 503 when the limiter could not decide). Windows, bans, expiries
-   * and the sunset date follow the adapters' clock, which is their store's (see each adapter's
-   * `clock` option, for tests). Default `Date.now`.
+   * This server's clock, Unix ms: for the headers of a 503 when the limiter could not decide.
+   * Windows, bans, expiries and the sunset date follow the adapters' clock, which is their
+   * store's (see each adapter's `clock` option, for tests). Default `Date.now`.
    */
   clock?: () => number;
+  /**
+   * A monotonic clock, ms: what this process measures alone runs on it (how long a verified
+   * key is kept, how long the latest uses wait to be written, a request's duration), so that a
+   * step of the wall clock (NTP correcting it) moves none of it. Default `performance.now`;
+   * tests move their own.
+   */
+  monotonicClock?: () => number;
   /** Proxies (CIDR ranges) whose `X-Forwarded-For` is believed. Default: none. */
   trustProxy?: readonly string[];
   /** Send the IETF draft `RateLimit` and `RateLimit-Policy` headers. Default true. */
@@ -117,6 +123,7 @@ export interface Settings {
   limitsOf: (caller: ApiKeyRecord | undefined) => CallerLimits;
   ban: BanPolicy;
   clock: () => number;
+  monotonicClock: () => number;
   isTrustedProxy: ((address: string) => boolean) | undefined;
   ietfRateLimitHeaders: boolean;
   keyCacheMs: number;
@@ -190,6 +197,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     },
     ADAPTERS_FIX,
   );
+  const monotonicClock = options.monotonicClock ?? (() => performance.now());
   return {
     store: options.store,
     // Pages of pets kept while the store says no pet changed (when it can say so).
@@ -201,6 +209,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     limitsOf: limitsResolver({ ...DEFAULT_PLANS, ...options.plans }),
     ban: { ...DEFAULT_BAN, ...options.ban },
     clock: options.clock ?? Date.now,
+    monotonicClock,
     isTrustedProxy: options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined,
     ietfRateLimitHeaders: options.ietfRateLimitHeaders ?? true,
     keyCacheMs: options.keyCacheMs ?? 5_000,
@@ -208,7 +217,7 @@ export function resolveOptions(options: PetstoreOptions): Settings {
     bodyTimeoutMs: positiveMs(options.bodyTimeoutMs ?? 30_000, "bodyTimeoutMs"),
     deprecation: { deprecatedAt: GET_PET_DEPRECATED_AT, sunsetAt: GET_PET_SUNSET_AT, ...options.deprecation },
     beside: options.beside,
-    usage: options.recordUsage === false ? undefined : usageRecorder(options.keys),
+    usage: options.recordUsage === false ? undefined : usageRecorder(options.keys, monotonicClock),
     onError: options.onError ?? logError,
     onResponse: options.onResponse,
   };

@@ -168,13 +168,29 @@ export interface BucketState {
 }
 
 /**
+ * How far a clock may move back and still be read as the same clock, ms. A store's instant
+ * this little before a bucket's last decision is a statement that began before the one that
+ * committed first (PostgreSQL stamps a statement when it arrives, not when it takes the row):
+ * the bucket is decided at its last instant. Further back, the store's clock stepped back
+ * (see `RateLimiter`); a server logs a step of its store's clock past this either way.
+ */
+export const CLOCK_STEP_MS = 1_000;
+
+/**
  * Decides a request in one atomic step, at its store's instant: admitted requests count
  * against every window; a refusal consumes nothing but counts toward the ban; requests during
- * a ban change nothing.
+ * a ban change nothing. A bucket keeps the instant of its last decision: a hit is decided no
+ * earlier than it (within `CLOCK_STEP_MS`), and a store's instant more than `CLOCK_STEP_MS`
+ * before it means the store's clock stepped back, after which the bucket starts over, as new:
+ * its windows restart at the current ones, its refusals and its ban are forgotten. Only that
+ * keeps every promise a step back would break, with no clock but the stepped one: a window
+ * or a ban never lasts longer than its length, a client under its limits is never refused,
+ * and `Reset` and `Retry-After` never reach further ahead than a window's or a ban's length.
+ * The price is at most one more of each window's worth per step, as a step forward admits.
  */
 export interface RateLimiter {
   hit(input: HitInput): Promise<Decision>;
-  /** Optional (an operator's view of a key's usage): the bucket's windows and ban now, counting nothing. */
+  /** Optional (an operator's view of a key's usage): the bucket as a hit now would find it, counting nothing. */
   peek?(input: HitInput): Promise<BucketState>;
   /**
    * Optional (an operator lifts a ban): ends the bucket's ban and forgets its refusals, so
@@ -184,6 +200,9 @@ export interface RateLimiter {
 }
 
 export type PlanName = "free" | "pro" | "business" | "enterprise";
+
+/** What a key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `orders:read` (the store orders). */
+export type Scope = "pets:read" | "pets:write" | "orders:read";
 
 /** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
 export interface ApiKeyRecord {
@@ -200,6 +219,13 @@ export interface ApiKeyRecord {
   expiresAt?: number;
   /** The last roll: the secret before it (`previousHash`) is accepted until `until`; `at` is when it was made. */
   rolled?: { previousHash: string; at: number; until: number };
+  /** What the key may do, when it is not everything: absent, every scope. */
+  scopes?: Scope[];
+  /**
+   * The CIDR ranges (IPv4, IPv6) its requests must come from, as they were given, when it is
+   * not everywhere: absent, any address. Read with the key, so a lookup stays one read.
+   */
+  allowFrom?: string[];
   /**
    * The latest request the key was identified on (admitted or refused by its limits), by the
    * limiter's clock: written with its usage counts (see `KeyUsage.addUsage`), so a little late.
@@ -241,6 +267,10 @@ export interface KeyChanges {
   perDay?: number | null;
   label?: string | null;
   expiresAt?: number | null;
+  /** `null`: every scope again. */
+  scopes?: Scope[] | null;
+  /** `null`: from any address again. */
+  allowFrom?: string[] | null;
 }
 
 /**

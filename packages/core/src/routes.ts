@@ -1,4 +1,5 @@
 import type { Handler } from "./context.js";
+import type { Scope } from "./ports.js";
 import { createPet } from "./handlers/create-pet.js";
 import { getOpenApi } from "./handlers/get-openapi.js";
 import { getPet } from "./handlers/get-pet.js";
@@ -10,14 +11,16 @@ export interface Route {
   /** itty-router pattern under the base path. */
   path: string;
   methods: Partial<Record<"GET" | "POST", Handler>>;
+  /** The scope each method needs of the caller's key (a `HEAD` the one of `GET`); none on a public route. */
+  scopes?: Partial<Record<"GET" | "POST", Scope>>;
   /** Served without an API key (still rate-limited). */
   public?: true;
 }
 
 /** The operations of the API, by path, and the document that describes them. */
 export const ROUTES: readonly Route[] = [
-  { path: "/pets", methods: { GET: listPets, POST: createPet } },
-  { path: "/pets/:petId", methods: { GET: getPet } },
-  { path: "/store/orders", methods: { GET: listOrders } },
+  { path: "/pets", methods: { GET: listPets, POST: createPet }, scopes: { GET: "pets:read", POST: "pets:write" } },
+  { path: "/pets/:petId", methods: { GET: getPet }, scopes: { GET: "pets:read" } },
+  { path: "/store/orders", methods: { GET: listOrders }, scopes: { GET: "orders:read" } },
   { path: "/openapi.json", methods: { GET: getOpenApi }, public: true },
 ];

@@ -127,7 +127,7 @@ describe("petstore command line", () => {
     ],
     [
       ["serve", "--trust-proxy", "10.0.0.0/33"],
-      "petstore: --trust-proxy: Not an IP address or CIDR range: '10.0.0.0/33'",
+      "petstore: --trust-proxy: '10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has",
       "Usage: petstore serve ",
     ],
     [
@@ -168,10 +168,35 @@ describe("petstore command line", () => {
       "petstore: --expires must be an ISO 8601 date and time with its offset, e.g. 2027-01-31T00:00:00Z, not 'never'",
       "Usage: petstore keys create ",
     ],
+    [
+      ["keys", "create", "--plan", "free", "--scopes", "pets:read,pets:delete"],
+      "petstore: --scopes must be one or more of pets:read, pets:write, orders:read, not 'pets:delete', comma-separated",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "create", "--plan", "free", "--allow-from", "10.0.0.0/8,10.0.0.0/33"],
+      "petstore: --allow-from must be CIDR ranges: '10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has (comma-separated), or 'any'",
+      "Usage: petstore keys create ",
+    ],
+    [
+      ["keys", "update", "key_x", "--allow-from", "2001:db8::/129"],
+      "petstore: --allow-from must be CIDR ranges: '2001:db8::/129' has a prefix past /128, the longest an IPv6 range has (comma-separated), or 'any'",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--allow-from", "10.0.0"],
+      "petstore: --allow-from must be CIDR ranges: '10.0.0' is not an IP address or CIDR range (comma-separated), or 'any'",
+      "Usage: petstore keys update <id> ",
+    ],
+    [
+      ["keys", "update", "key_x", "--scopes", ""],
+      "petstore: --scopes must be one or more of pets:read, pets:write, orders:read, not '', comma-separated",
+      "Usage: petstore keys update <id> ",
+    ],
     [["keys", "show"], "petstore: missing <id> for 'petstore keys show'", "Usage: petstore keys show <id> "],
     [
       ["keys", "update", "key_x"],
-      "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires",
+      "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label, --expires, --scopes or --allow-from",
       "Usage: petstore keys update <id> ",
     ],
     [
@@ -330,13 +355,15 @@ describe("petstore command line", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
-      states: ["active"],
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
       rolling: null,
       usage: {
         minute: { used: 0, limit: 7, resetAt: expect.stringMatching(ISO) },
         day: { used: 0, limit: 10_000, resetAt: expect.stringMatching(ISO) },
         bannedUntil: null,
       },
+      states: ["active"],
       database: join(dir, "keys.db"),
       databaseCreated: true,
     });
@@ -360,10 +387,12 @@ describe("petstore command line", () => {
       expect(output).not.toMatch(/[0-9a-f]{64}/);
     }
     expect(table.out.split("\n")[0]).toMatch(
-      /^ID\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+LABEL$/,
+      /^ID\s+STATE\s+PLAN\s+PER-MINUTE\s+PER-DAY\s+TODAY\s+CREATED\s+EXPIRES\s+LAST-USED\s+ROLLING-UNTIL\s+BANNED-UNTIL\s+REVOKED\s+SCOPES\s+ALLOW-FROM\s+LABEL$/,
     );
     expect(table.out.split("\n")[1]).toMatch(
-      new RegExp(`^${key.id}\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+ci bot$`),
+      new RegExp(
+        `^${key.id}\\s+active\\s+pro\\s+7\\s+10000\\s+0/10000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+-\\s+-\\s+all\\s+any\\s+ci bot$`,
+      ),
     );
     expect(table.out).not.toContain(secret);
 
@@ -518,10 +547,13 @@ describe("the life of a key on the command line", () => {
     expect(shown.code).toBe(0);
     expect(shown.out.split("\n")).toEqual([
       `ID           ${id}`,
+      "State        active",
       "Plan         pro",
       "Per minute   7 (set for this key)",
       "Per day      10000 (the plan's)",
       "Label        shop",
+      "Scopes       all",
+      "Allow from   any address",
       `Created      ${created.createdAt.replace(/\.\d{3}Z$/, "Z")}`,
       "Expires      2099-01-30T23:00:00Z",
       "Last used    never (the servers write uses within 10 s)",
@@ -547,9 +579,10 @@ describe("the life of a key on the command line", () => {
       revokedAt: null,
     });
     const readable = await cli(["keys", "update", id, "--per-day", "5000", "--label", "shop 2", "--db", db], env);
-    expect(readable.out.split("\n").slice(0, 5)).toEqual([
+    expect(readable.out.split("\n").slice(0, 6)).toEqual([
       `Updated ${id}. Every server applies the change within 5 seconds.`,
       `  ID           ${id}`,
+      "  State        active",
       "  Plan         business",
       "  Per minute   1000 (the plan's)",
       "  Per day      5000 (set for this key)",
@@ -645,6 +678,53 @@ describe("the life of a key on the command line", () => {
     );
   });
 
+  it("creates a key with fewer scopes and ranges, shows them, changes them and clears them, audited", async () => {
+    const db = `file:${join(dir, "scopes.db")}`;
+    const created = await json(
+      [
+        "keys",
+        "create",
+        "--plan",
+        "free",
+        "--scopes",
+        "orders:read, pets:read",
+        "--allow-from",
+        "10.0.0.0/8,2001:db8::/32",
+      ],
+      db,
+    );
+    expect(created).toMatchObject({ scopes: ["pets:read", "orders:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] });
+    const shown = (await cli(["keys", "show", created.id, "--db", db], env)).out.split("\n");
+    expect(shown).toContain("Scopes       pets:read, orders:read");
+    expect(shown).toContain("Allow from   10.0.0.0/8, 2001:db8::/32");
+    const listed = (await cli(["keys", "list", "--db", db], env)).out.split("\n")[1];
+    expect(listed).toMatch(/\spets:read,orders:read\s+10\.0\.0\.0\/8,2001:db8::\/32$/);
+    const changed = await json(["keys", "update", created.id, "--scopes", "pets:write", "--allow-from", "any"], db);
+    expect(changed).toMatchObject({ scopes: ["pets:write"], allowFrom: null });
+    const opened = await json(["keys", "update", created.id, "--scopes", "pets:read,pets:write,orders:read"], db);
+    expect(opened.scopes).toEqual(["pets:read", "pets:write", "orders:read"]);
+    const trail = await json(["audit", "--key", created.id], db);
+    expect(trail.map((entry: { details: unknown }) => entry.details)).toEqual([
+      { scopes: null },
+      { scopes: ["pets:write"], allowFrom: null },
+      { plan: "free", scopes: ["pets:read", "orders:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] },
+    ]);
+  });
+
+  it("shows every state a key is in at once, and no overlap for a revoked key", async () => {
+    const db = `file:${join(dir, "states.db")}`;
+    const { id } = await json(["keys", "create", "--plan", "free"], db);
+    await json(["keys", "roll", id, "--overlap", "1h"], db);
+    expect((await json(["keys", "show", id], db)).states).toEqual(["active", "rolling"]);
+    expect((await cli(["keys", "show", id, "--db", db], env)).out).toMatch(/^State {8}active, rolling$/m);
+    await cli(["keys", "revoke", id, "--db", db], env);
+    const revoked = await json(["keys", "show", id], db);
+    expect([revoked.states, revoked.rolling]).toEqual([["revoked"], null]);
+    const row = (await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]!.split(/\s{2,}/);
+    // ID, STATE, PLAN, PER-MINUTE, PER-DAY, TODAY, CREATED, EXPIRES, LAST-USED, ROLLING-UNTIL, ...
+    expect([row[0], row[1], row[9]]).toEqual([id, "revoked", "-"]);
+  });
+
   it("shows this minute's and today's usage and a ban from the limiter, and lifts the ban, audited", async () => {
     const db = `file:${join(dir, "usage.db")}`;
     const { id } = await json(["keys", "create", "--plan", "free", "--per-minute", "2"], db);
@@ -679,7 +759,9 @@ describe("the life of a key on the command line", () => {
       `Banned       until ${until} (lift it: petstore keys unban ${id})`,
     );
     expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
-      new RegExp(`^${id}\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-$`),
+      new RegExp(
+        `^${id}\\s+active,banned\\s+free\\s+2\\s+1000\\s+2/1000\\s+\\S+Z\\s+-\\s+-\\s+-\\s+${until}\\s+-\\s+all\\s+any$`,
+      ),
     );
 
     expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
@@ -718,7 +800,7 @@ describe("the life of a key on the command line", () => {
     const text = await cli(["keys", "show", id, "--db", db], env);
     expect(text.out).toContain(`This minute  unknown (${reason})`);
     expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
-      new RegExp(`^${id}\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
+      new RegExp(`^${id}\\s+active,banned\\?\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
     );
     expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
       code: 1,

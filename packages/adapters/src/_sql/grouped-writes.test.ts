@@ -26,9 +26,10 @@ function deferredEngine(fail?: (statements: readonly Statement[]) => unknown) {
   };
 }
 
-const join = (db: ReturnType<typeof deferredEngine>, max?: number) =>
+const join = (db: ReturnType<typeof deferredEngine>, max?: number, oneAtATime?: boolean) =>
   groupedWrites<string, string>(db, {
     ...(max === undefined ? {} : { max }),
+    ...(oneAtATime === undefined ? {} : { oneAtATime }),
     make: (items) => [items.join(",")],
     answer: ([result], items) => items.map((item) => `${item} in ${String(result!.rows[0]!.sql)}`),
   });
@@ -57,5 +58,51 @@ describe("groupedWrites", () => {
     const outcomes = await Promise.allSettled([write("x", "a"), write("x", "b")]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
     expect(await write("x", "c")).toBe("c in c");
+  });
+
+  it("with oneAtATime, holds a name's next group open until its last write settled, so every caller meanwhile joins it", async () => {
+    // An engine whose writes settle when the test says: the first write of x is still running
+    // while c, d and e arrive over several turns.
+    const written: string[] = [];
+    const running: (() => void)[] = [];
+    const db = {
+      write: (unit: Unit) =>
+        new Promise<Result[]>((resolve) => {
+          const [statement] = statementsOf(unit) as string[];
+          written.push(statement!);
+          running.push(() => resolve([{ rows: [{ sql: statement }], rowsAffected: 0 }]));
+        }),
+    };
+    const write = groupedWrites<string, string>(db, {
+      make: (items) => [items.join(",")],
+      answer: ([result], items) => items.map((item) => `${item} in ${String(result!.rows[0]!.sql)}`),
+      oneAtATime: true,
+    });
+    const first = write("x", "a");
+    const other = write("y", "b");
+    const later = [write("x", "c")];
+    await new Promise((resolve) => setImmediate(resolve));
+    later.push(write("x", "d"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    later.push(write("x", "e"));
+    expect(written).toEqual(["a", "b"]);
+    running.shift()!();
+    expect(await first).toBe("a in a");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written).toEqual(["a", "b", "c,d,e"]);
+    for (const settle of running.splice(0)) settle();
+    expect(await Promise.all([other, ...later])).toEqual(["b in b", "c in c,d,e", "d in c,d,e", "e in c,d,e"]);
+  });
+
+  it("with oneAtATime, writes the next group after a failed one", async () => {
+    const db = deferredEngine((statements) => (statements[0] === "a" ? new Error("down") : undefined));
+    const write = join(db, undefined, true);
+    const first = write("x", "a").then(
+      () => "written",
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await Promise.all([first, write("x", "b")])).toEqual(["down", "b in b"]);
+    expect(db.written).toEqual([["a"], ["b"]]);
   });
 });

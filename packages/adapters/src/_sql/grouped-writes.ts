@@ -8,6 +8,14 @@ export interface GroupedWriteSpec<Item, Answer> {
   answer(results: Result[], items: readonly Item[]): Answer[];
   /** Most items one group holds: a full group takes no more, the next caller opens another. */
   max?: number;
+  /**
+   * One write of a name at a time: a group opened while the name's last write is still running
+   * is handed to the engine only when that write settles, and takes every caller until then.
+   * For writes that contend on one row (a bucket's hits): a burst on a busy key then makes one
+   * statement per round trip instead of one per turn, each waiting for the row's lock behind the
+   * others and holding it across round trips under load.
+   */
+  oneAtATime?: boolean;
   options?: WriteOptions;
 }
 
@@ -34,6 +42,8 @@ export function groupedWrites<Item, Answer>(
   const max = spec.max ?? Number.POSITIVE_INFINITY;
   /** Groups whose statements have not been made yet, by name. */
   const open = new Map<string, Group<Item, Answer>>();
+  /** With `oneAtATime`: the last write of each name, until it settles. */
+  const running = new Map<string, Promise<unknown>>();
   const close = (name: string, group: Group<Item, Answer>) => {
     if (open.get(name) === group) open.delete(name);
   };
@@ -53,7 +63,20 @@ export function groupedWrites<Item, Answer>(
         close(name, group);
         return spec.make(group.items);
       };
-      db.write(unit, spec.options).then(
+      const before = spec.oneAtATime ? running.get(name) : undefined;
+      const written =
+        before === undefined ? db.write(unit, spec.options) : before.then(() => db.write(unit, spec.options));
+      if (spec.oneAtATime) {
+        const settled = written.then(
+          () => undefined,
+          () => undefined,
+        );
+        running.set(name, settled);
+        void settled.then(() => {
+          if (running.get(name) === settled) running.delete(name);
+        });
+      }
+      written.then(
         (results) => {
           let answers: Answer[];
           try {

@@ -8,6 +8,7 @@ import type {
   KeyChange,
   KeyRecordState,
   PlanName,
+  Scope,
 } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
 import { sqlUsage } from "./usage.js";
@@ -34,7 +35,7 @@ export interface KeysDialect {
 }
 
 const COLUMNS =
-  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at";
+  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
 const DAY = 86_400_000;
@@ -48,6 +49,12 @@ const IN_STATE: Record<KeyRecordState, (now: () => string) => string> = {
 };
 
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
+
+/**
+ * A key's list (its scopes, its ranges) as its column keeps it: the items joined by commas,
+ * which none of them holds; NULL for none (every scope, any address).
+ */
+const listColumn = (list: readonly string[] | null | undefined): string | null => list?.join(",") ?? null;
 
 function toRecord(row: Row): ApiKeyRecord {
   const record: ApiKeyRecord = {
@@ -68,6 +75,8 @@ function toRecord(row: Row): ApiKeyRecord {
       until: Number(row.rolled_until),
     };
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
+  if (row.scopes !== null) record.scopes = String(row.scopes).split(",") as Scope[];
+  if (row.allow_from !== null) record.allowFrom = String(row.allow_from).split(",");
   return record;
 }
 
@@ -92,6 +101,8 @@ const CHANGEABLE = [
   ["perDay", "per_day", "integer"],
   ["label", "label", "text"],
   ["expiresAt", "expires_at", "bigint"],
+  ["scopes", "scopes", "text"],
+  ["allowFrom", "allow_from", "text"],
 ] as const;
 
 /**
@@ -183,14 +194,19 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         orNull(record.createdAt) ?? instant(),
         orNull(record.revokedAt),
         orNull(record.expiresAt),
+        listColumn(record.scopes),
+        listColumn(record.allowFrom),
       ];
-      const types = ["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"] as const;
+      const types = [
+        ...["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"],
+        ...["text", "text"],
+      ] as const;
       const placeholders = types.map((type, i) => (i === 6 ? nowAt(i + 1) : arg(i + 1, type)));
       try {
         const stored = await changeAndAudit(
           {
             // A secret that is another key's previous one is a duplicate too: the unique index knows current hashes only.
-            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at)
+            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from)
               SELECT ${placeholders.join(", ")}
               WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE previous_hash = ${arg(2, "text")})
               RETURNING ${COLUMNS}`,
@@ -255,7 +271,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       for (const [field, column, type] of CHANGEABLE) {
         const value = changes[field];
         if (value === undefined) continue;
-        args.push(value);
+        args.push(Array.isArray(value) ? listColumn(value) : value);
         set.push(`${column} = ${arg(args.length, type)}`);
       }
       // Nothing to change still answers what the key is (and audits the attempt as one).

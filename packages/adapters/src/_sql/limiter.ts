@@ -1,4 +1,11 @@
-import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
+import {
+  type BucketState,
+  CLOCK_STEP_MS,
+  type Decision,
+  type HitInput,
+  type RateLimiter,
+  type WindowState,
+} from "@petstore/core";
 import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
 
@@ -47,20 +54,32 @@ export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
     `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch)`,
     false,
   );
-  // The bucket as a hit finds it (each window moved forward to the current one, never back), counting nothing.
+  // The bucket as a hit finds it (see the dialects' hit: a bucket last decided more than
+  // CLOCK_STEP_MS after the instant read is left out, as new; the instant is never before its
+  // last; each window moved forward to the current one), counting nothing.
   const peek = bound<PeekArgs>(
-    `SELECT k.now AS decided_at,
-  CASE WHEN r.window0_start >= k.start0 THEN r.window0_start ELSE k.start0 END AS window0_start,
-  CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
-  CASE WHEN r.window1_start >= k.start1 THEN r.window1_start ELSE k.start1 END AS window1_start,
-  CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
-  coalesce(r.banned_until, 0) AS banned_until
-FROM (SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1 FROM (SELECT ${now} AS now) AS t) AS k
-LEFT JOIN rate_limits AS r ON r.bucket = :bucket`,
+    `SELECT now AS decided_at,
+  CASE WHEN window0_start >= start0 THEN window0_start ELSE start0 END AS window0_start,
+  CASE WHEN window0_start >= start0 THEN window0_count ELSE 0 END AS window0_count,
+  CASE WHEN window1_start >= start1 THEN window1_start ELSE start1 END AS window1_start,
+  CASE WHEN window1_start >= start1 THEN window1_count ELSE 0 END AS window1_count,
+  coalesce(banned_until, 0) AS banned_until
+FROM (
+  SELECT *, now - now % :length0 AS start0, now - now % :length1 AS start1
+  FROM (
+    SELECT CASE WHEN r.decided_at > t.read THEN r.decided_at ELSE t.read END AS now,
+      r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.banned_until
+    FROM (SELECT ${now} AS read) AS t
+    LEFT JOIN rate_limits AS r ON r.bucket = :bucket AND r.decided_at - t.read <= ${CLOCK_STEP_MS}
+  ) AS found
+) AS k`,
     true,
   );
+  // Banned at the instant a hit would decide at, by a clock that did not step back since.
   const unban = bound<{ bucket: string; now: number | null }>(
-    `UPDATE rate_limits SET banned_until = 0, refusals = 0 WHERE bucket = :bucket AND banned_until > ${now} RETURNING bucket`,
+    `UPDATE rate_limits SET banned_until = 0, refusals = 0
+WHERE bucket = :bucket AND banned_until > ${now} AND banned_until > decided_at AND decided_at - ${now} <= ${CLOCK_STEP_MS}
+RETURNING bucket`,
     false,
   );
   return {
@@ -181,6 +200,7 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLim
     // A count is no acknowledged write: it must survive the process, while an fsync per batch
     // of hits would cost more than the hits (see WriteOptions for what a power cut may forget).
     options: { survives: "process-crash" },
+    oneAtATime: true,
   });
 
   return {

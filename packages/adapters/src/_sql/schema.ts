@@ -23,6 +23,8 @@ export const SQL_COLUMNS = {
     "rolled_at",
     "rolled_until",
     "last_used_at",
+    "scopes",
+    "allow_from",
   ],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
   admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],

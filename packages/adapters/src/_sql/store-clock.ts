@@ -16,6 +16,14 @@ export const SQLITE_NOW = "CAST(round((julianday('now') - 2440587.5) * 86400000)
  */
 export const POSTGRES_NOW = "floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint";
 
+/**
+ * PostgreSQL's clock when it is read, Unix ms: for a decision made on a locked row, read once
+ * (in a subquery) after the lock is taken, so that the decisions on one row are stamped in
+ * the order they are made. By `statement_timestamp()` a statement that waited for the lock
+ * would be stamped before the one it waited for, by as long as it waited.
+ */
+export const POSTGRES_CLOCK_NOW = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /** The option every adapter over a shared store takes. */
 export interface StoreClockOptions {
   /**

@@ -1,4 +1,4 @@
-import type { RateLimiter } from "@petstore/core";
+import { CLOCK_STEP_MS, type RateLimiter } from "@petstore/core";
 import { type LimiterStatements, limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
@@ -7,33 +7,44 @@ import { engineOf, type LibsqlSource } from "./_source.js";
  * The whole decision for `:hits` hits on one bucket (usually 1; more when requests of one turn
  * of the event loop share a bucket, see `sqlLimiter`) as one statement, so it is atomic across
  * connections and processes, and decides exactly what as many single hits in a row would.
- * `clock`: the instant it decides at, the database's clock unless `:now` gives one (a test's),
- * and the windows containing it. `current`: the bucket as stored (or an empty one), each
- * window moved forward to the current one but never back (max), so an earlier instant cannot
- * reset a counter; refusals count within window 0 and reset with it. `decided`: during a ban
+ * `clock`: the instant it decides at, the database's clock as read unless `:now` gives one (a
+ * test's), never before the bucket's last decision (`decided_at`), and the windows containing
+ * it; the bucket is `kept` unless that last decision is more than CLOCK_STEP_MS after the
+ * clock as read: then the clock stepped back since, and the bucket starts over, as new (see
+ * `RateLimiter`). `current`: the bucket as kept (or an empty one), each window moved forward
+ * to the current one; refusals count within window 0 and reset with it. `decided`: during a ban
  * nothing is admitted; otherwise as many hits as both windows have room for. `split`: the
  * refused hits are refused as over the limit until one of them is the threshold's crossing
  * refusal, which bans the bucket: it and those after it are answered as banned. `next`:
  * admissions count in both windows; refusals consume nothing but count toward the ban, the
  * crossing one too; a ban changes nothing else. `admitted`, `refused` (the refusals counted,
- * the crossing one too) and `decided_at` are kept in the row only so that `RETURNING` can
- * report them.
+ * the crossing one too) and `decided_at` (also the bucket's last instant) are kept in the
+ * row so that `RETURNING` can report them.
  */
 const HIT_SQL_NAMED = `
 WITH
 clock AS (
-  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1
-  FROM (SELECT coalesce(:now, ${SQLITE_NOW}) AS now)
+  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1, kept
+  FROM (
+    SELECT CASE WHEN kept THEN max(read, last) ELSE read END AS now, kept
+    FROM (
+      SELECT read, last, coalesce(last - read <= ${CLOCK_STEP_MS}, 0) AS kept
+      FROM (
+        SELECT coalesce(:now, ${SQLITE_NOW}) AS read,
+          (SELECT decided_at FROM rate_limits WHERE bucket = :bucket) AS last
+      )
+    )
+  )
 ),
 current AS (
   SELECT
     k.now,
-    max(coalesce(r.window0_start, 0), k.start0) AS window0_start,
-    CASE WHEN r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN r.window0_start >= k.start0 THEN r.refusals ELSE 0 END AS refusals,
-    max(coalesce(r.window1_start, 0), k.start1) AS window1_start,
-    CASE WHEN r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
-    coalesce(r.banned_until, 0) AS banned_until
+    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.window0_start ELSE k.start0 END AS window0_start,
+    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.refusals ELSE 0 END AS refusals,
+    CASE WHEN k.kept AND r.window1_start >= k.start1 THEN r.window1_start ELSE k.start1 END AS window1_start,
+    CASE WHEN k.kept AND r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
+    CASE WHEN k.kept THEN coalesce(r.banned_until, 0) ELSE 0 END AS banned_until
   FROM clock AS k LEFT JOIN rate_limits AS r ON r.bucket = :bucket
 ),
 decided AS (

@@ -166,6 +166,16 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       ]),
     ],
   },
+  {
+    version: 10,
+    name: "scopes and allowed addresses of a key",
+    statements: [
+      // Comma-separated, read with the key in the one lookup (see _sql/keys.ts); NULL: every
+      // scope, any address, which is what every key made before had.
+      "ALTER TABLE api_keys ADD COLUMN scopes TEXT",
+      "ALTER TABLE api_keys ADD COLUMN allow_from TEXT",
+    ],
+  },
 ];
 
 /**

@@ -15,18 +15,19 @@ export { memoryStore, type MemoryStoreOptions } from "./store.js";
  * claims): spread them into `createPetstore`. `clock` decides the limiter's windows and bans
  * and the idempotency records' ages (default `Date.now`). Memory lives in this process, so its
  * clock is the process's: the bundle carries the `clock` it was given, and spread into
- * `createPetstore` it is the server's clock too; a test moves time in one place.
+ * `createPetstore` it is the server's clock too, and its monotonic one (how long a verified
+ * key is kept); a test moves time in one place.
  * @example const petstore = createPetstore({ ...memoryAdapters({ clock: () => now }) });
  */
 export function memoryAdapters(
   options: Omit<MemoryStoreOptions, "idempotency"> & MemoryLimiterOptions = {},
-): Adapters & { limiter: MemoryLimiter; clock?: () => number } {
+): Adapters & { limiter: MemoryLimiter; clock?: () => number; monotonicClock?: () => number } {
   const idempotency = memoryIdempotency({ clock: options.clock });
   return {
     store: memoryStore({ ...options, idempotency }),
     keys: memoryKeys({ clock: options.clock }),
     limiter: memoryLimiter(options),
     idempotency,
-    ...(options.clock && { clock: options.clock }),
+    ...(options.clock && { clock: options.clock, monotonicClock: options.clock }),
   };
 }

@@ -18,9 +18,14 @@ export interface MemoryKeysOptions {
   clock?: (() => number) | undefined;
 }
 
-/** A copy the caller may change without changing the store (`rolled` is an object too). */
-const copyOf = (record: ApiKeyRecord): ApiKeyRecord =>
-  record.rolled ? { ...record, rolled: { ...record.rolled } } : { ...record };
+/** A copy the caller may change without changing the store (`rolled` and the lists are objects too). */
+const copyOf = (record: ApiKeyRecord): ApiKeyRecord => {
+  const copy = { ...record };
+  if (record.rolled) copy.rolled = { ...record.rolled };
+  if (record.scopes) copy.scopes = [...record.scopes];
+  if (record.allowFrom) copy.allowFrom = [...record.allowFrom];
+  return copy;
+};
 
 /** API key records, their audit trail and their usage history in memory, looked up by hash. */
 export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
@@ -102,10 +107,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       const record = changeable(id);
       if ("state" in record) return record;
       if (changes.plan !== undefined) record.plan = changes.plan;
-      for (const field of ["perMinute", "perDay", "label", "expiresAt"] as const) {
+      for (const field of ["perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const) {
         const value = changes[field];
         if (value === null) delete record[field];
-        else if (value !== undefined) Object.assign(record, { [field]: value });
+        else if (value !== undefined) Object.assign(record, { [field]: Array.isArray(value) ? [...value] : value });
       }
       audit("update", id, note);
       return { state: "changed", record: copyOf(record) };

@@ -1,4 +1,11 @@
-import type { BucketState, Decision, HitInput, RateLimiter, WindowState } from "@petstore/core";
+import {
+  type BucketState,
+  CLOCK_STEP_MS,
+  type Decision,
+  type HitInput,
+  type RateLimiter,
+  type WindowState,
+} from "@petstore/core";
 
 export interface MemoryLimiterOptions {
   /**
@@ -25,6 +32,8 @@ interface Bucket {
   bannedUntil: number;
   /** Unix ms at which every window and the ban are over: the bucket can be dropped. */
   expiresAt: number;
+  /** The instant of the bucket's last decision (see `RateLimiter` for what a clock stepped back does). */
+  last: number;
 }
 
 const SWEEP_EVERY = 4096;
@@ -48,24 +57,31 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
       for (const [name, bucket] of map) if (bucket.expiresAt <= now) map.delete(name);
   }
 
+  /** The bucket as a hit at `read` finds it: none when it is over, or when the clock stepped back since its last decision. */
+  function found(map: Map<string, Bucket>, name: string, read: number): Bucket | undefined {
+    const bucket = map.get(name);
+    return bucket && bucket.expiresAt > read && bucket.last - read <= CLOCK_STEP_MS ? bucket : undefined;
+  }
+
   function hit({ bucket: name, windows, ban }: HitInput): Decision {
-    const now = clock();
-    if (++hits % SWEEP_EVERY === 0) sweep(now);
+    const read = clock();
+    if (++hits % SWEEP_EVERY === 0) sweep(read);
     const isKeyed = name.startsWith("key:");
     const map = isKeyed ? keyed : anonymous;
-    let bucket = map.get(name);
-    if (bucket && bucket.expiresAt <= now) bucket = undefined;
+    let bucket = found(map, name, read);
     if (!bucket) {
-      bucket = { starts: [], counts: [], refusalsStart: 0, refusals: 0, bannedUntil: 0, expiresAt: 0 };
+      bucket = { starts: [], counts: [], refusalsStart: 0, refusals: 0, bannedUntil: 0, expiresAt: 0, last: read };
       map.set(name, bucket);
     } else if (!isKeyed) {
       map.delete(name);
       map.set(name, bucket);
     }
     if (!isKeyed && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
+    // A late read (within CLOCK_STEP_MS) is decided at the bucket's last instant.
+    const now = Math.max(read, bucket.last);
+    bucket.last = now;
 
-    // Move every window forward to the one containing `now` (a window that rolled over starts
-    // at 0), never back: a request stamped late must not reset a newer window's count.
+    // Move every window forward to the one containing `now` (a window that rolled over starts at 0).
     const banned = bucket.bannedUntil > now;
     let allowed = !banned;
     for (let i = 0; i < windows.length; i++) {
@@ -113,9 +129,9 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
   }
 
   function peek({ bucket: name, windows }: HitInput): BucketState {
-    const now = clock();
-    const found = (name.startsWith("key:") ? keyed : anonymous).get(name);
-    const bucket = found && found.expiresAt > now ? found : undefined;
+    const read = clock();
+    const bucket = found(name.startsWith("key:") ? keyed : anonymous, name, read);
+    const now = Math.max(read, bucket?.last ?? read);
     const states = windows.map((window, i): WindowState => {
       const length = window.seconds * 1000;
       const start = now - (now % length);
@@ -135,9 +151,9 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
   }
 
   function unban(name: string): boolean {
-    const now = clock();
-    const bucket = (name.startsWith("key:") ? keyed : anonymous).get(name);
-    if (!bucket || bucket.bannedUntil <= now) return false;
+    const read = clock();
+    const bucket = found(name.startsWith("key:") ? keyed : anonymous, name, read);
+    if (!bucket || bucket.bannedUntil <= Math.max(read, bucket.last)) return false;
     bucket.bannedUntil = 0;
     bucket.refusals = 0;
     return true;

@@ -48,7 +48,7 @@ const RETRIED_STATES = new Set(["40001", "40P01"]);
 
 /**
  * `first`, then `again` for as long as they fail with a state in RETRIED_STATES, until
- * `deadline` (Date.now()). `again` runs under READ COMMITTED: retried under a stricter default,
+ * `deadline` (`performance.now()`: a wall clock stepped back would stretch it). `again` runs under READ COMMITTED: retried under a stricter default,
  * a statement on a busy row would fail each time another committed first.
  */
 async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<T>, deadline: number): Promise<T> {
@@ -56,7 +56,7 @@ async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<
     try {
       return await attempt();
     } catch (error) {
-      if (!RETRIED_STATES.has(sqlState(error) ?? "") || Date.now() >= deadline) throw error;
+      if (!RETRIED_STATES.has(sqlState(error) ?? "") || performance.now() >= deadline) throw error;
     }
   }
 }
@@ -70,7 +70,8 @@ async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<
  * runs as one statement, or as one transaction when it has several (READ COMMITTED, whatever
  * the database's default). A statement or transaction the server rolled back for a
  * serialization failure or a deadlock runs again, as a READ COMMITTED transaction, within the
- * timeout. A commit is durable when
+ * timeout; after the first such failure of a statement alone, every statement runs that way
+ * from its first attempt (see `aloneIsSafe`). A commit is durable when
  * the server answers (`synchronous_commit` is the server's).
  */
 function postgresEngine(source: PostgresSource): SqlEngine {
@@ -127,14 +128,36 @@ function postgresEngine(source: PostgresSource): SqlEngine {
       return results;
     }) as PromiseLike<Result[]>;
 
-  const execute = (statement: Statement) =>
-    bounded(() =>
+  /**
+   * Whether a single statement runs alone, as its own transaction under the database's default
+   * isolation: until one fails with a serialization failure, which only a default stricter than
+   * READ COMMITTED gives. From then on each runs in a READ COMMITTED transaction from its first
+   * attempt: alone, every statement on a busy row (the limiter's, in a burst) would fail once for
+   * each other that committed on it first, and spend its bound on failures and retries.
+   */
+  let aloneIsSafe = true;
+  const firstAttempt =
+    <T>(alone: () => PromiseLike<T>, inReadCommitted: () => PromiseLike<T>) =>
+    async (): Promise<T> => {
+      if (!aloneIsSafe) return inReadCommitted();
+      try {
+        return await alone();
+      } catch (error) {
+        if (sqlState(error) === "40001") aloneIsSafe = false;
+        throw error;
+      }
+    };
+
+  const execute = (statement: Statement) => {
+    const again = () => inTransaction([statement]).then(([result]) => result!);
+    return bounded(() =>
       retried(
-        () => run(sql, statement),
-        () => inTransaction([statement]).then(([result]) => result!),
-        Date.now() + timeoutMs,
+        firstAttempt(() => run(sql, statement), again),
+        again,
+        performance.now() + timeoutMs,
       ),
     );
+  };
   return {
     inProcess: false,
     read: execute,
@@ -154,9 +177,9 @@ function postgresEngine(source: PostgresSource): SqlEngine {
           const transaction = () => inTransaction(statements);
           const first =
             statements.length === 1 && only !== undefined
-              ? () => run(sql, only).then((result) => [result])
+              ? firstAttempt(() => run(sql, only).then((result) => [result]), transaction)
               : transaction;
-          bounded(() => retried(first, transaction, Date.now() + timeoutMs)).then(resolve, reject);
+          bounded(() => retried(first, transaction, performance.now() + timeoutMs)).then(resolve, reject);
         });
       }),
   };

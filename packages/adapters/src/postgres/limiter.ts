@@ -1,6 +1,6 @@
-import type { RateLimiter } from "@petstore/core";
+import { CLOCK_STEP_MS, type RateLimiter } from "@petstore/core";
 import { limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
-import { POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
+import { POSTGRES_CLOCK_NOW, POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
 
@@ -10,27 +10,37 @@ const COLUMNS =
 /**
  * The decision for `:hits` hits from a bucket as `source` gives it (columns `window0_start`,
  * `window0_count`, `window1_start`, `window1_count`, `refusals`, `banned_until`, all NULL for
- * a new bucket): the bucket's row after them, in the order of COLUMNS. The same steps as
- * libSQL's statement (see libsql/limiter.ts for each): `k` the instant (the server's clock
- * unless `:now` gives one) and its windows, `c` the bucket moved to the current windows (never
- * back), `d` banned or how many are admitted, `s` how many refusals count and whether one
- * crosses the threshold, `n` the next row.
+ * a new bucket) and `last`, its last decision's instant (NULL for a new one): the bucket's row
+ * after them, in the order of COLUMNS. The same steps as libSQL's statement (see
+ * libsql/limiter.ts for each): `k` the instant (the server's clock as read when the row is
+ * locked, unless `:now` gives one), whether the bucket is `kept` or starts over, and the
+ * windows, `c` the bucket moved to the current windows, `d` banned or how many are admitted,
+ * `s` how many refusals count and whether one crosses the threshold, `n` the next row.
  */
-const decision = (source: string) => `
+const decision = (source: string, last: string) => `
 SELECT n.window0_start, n.window0_count, n.window1_start, n.window1_count, n.refusals, n.banned_until,
   greatest(n.banned_until, n.window0_start + :length0, n.window1_start + :length1), n.admitted, n.refused, k.now
 FROM (
-  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1
-  FROM (SELECT coalesce(:now, ${POSTGRES_NOW}) AS now) AS t
+  SELECT now, now - now % :length0 AS start0, now - now % :length1 AS start1, kept
+  FROM (
+    SELECT CASE WHEN kept THEN greatest(read, ${last}) ELSE read END AS now, kept
+    FROM (
+      SELECT read, coalesce(${last} - read <= ${CLOCK_STEP_MS}, false) AS kept
+      FROM (SELECT coalesce(:now, ${POSTGRES_CLOCK_NOW}) AS read) AS t
+    ) AS u
+  ) AS v
+  -- A fence: flattened, every step that reads k would get a copy of its expressions, and
+  -- each hit would take four times as long to plan.
+  OFFSET 0
 ) AS k
 CROSS JOIN LATERAL (
   SELECT
-    greatest(coalesce(b.window0_start, 0), k.start0) AS window0_start,
-    CASE WHEN b.window0_start >= k.start0 THEN b.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN b.window0_start >= k.start0 THEN b.refusals ELSE 0 END AS refusals,
-    greatest(coalesce(b.window1_start, 0), k.start1) AS window1_start,
-    CASE WHEN b.window1_start >= k.start1 THEN b.window1_count ELSE 0 END AS window1_count,
-    coalesce(b.banned_until, 0) AS banned_until
+    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_start ELSE k.start0 END AS window0_start,
+    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.refusals ELSE 0 END AS refusals,
+    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_start ELSE k.start1 END AS window1_start,
+    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_count ELSE 0 END AS window1_count,
+    CASE WHEN k.kept THEN coalesce(b.banned_until, 0) ELSE 0 END AS banned_until
   FROM (${source}) AS b
 ) AS c
 CROSS JOIN LATERAL (
@@ -63,15 +73,18 @@ CROSS JOIN LATERAL (
  * inserted as decided from nothing; an existing one is decided again in `DO UPDATE` from the
  * row as it is then, locked and latest (under READ COMMITTED, `ON CONFLICT DO UPDATE` sees the
  * newest committed version and holds its lock to the commit), so concurrent statements on
- * one bucket are decided one after the other and never from a stale read.
+ * one bucket are decided one after the other and never from a stale read, each at the clock
+ * as read once it holds the lock: in the order they are decided.
  */
 const HIT_SQL_NAMED = `
 INSERT INTO rate_limits AS r (bucket, ${COLUMNS})
 SELECT :bucket, x.* FROM (${decision(
   "SELECT NULL::bigint AS window0_start, NULL::bigint AS window0_count, NULL::bigint AS window1_start, NULL::bigint AS window1_count, NULL::bigint AS refusals, NULL::bigint AS banned_until",
+  "NULL::bigint",
 )}) AS x
 ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
   "SELECT r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.refusals, r.banned_until",
+  "r.decided_at",
 )})
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 

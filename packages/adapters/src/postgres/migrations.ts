@@ -149,6 +149,15 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "CREATE TRIGGER key_audit_never_truncated BEFORE TRUNCATE ON key_audit FOR EACH STATEMENT EXECUTE PROCEDURE key_audit_never_edited()",
     ],
   },
+  {
+    version: 8,
+    name: "scopes and allowed addresses of a key",
+    statements: [
+      // Comma-separated, read with the key in the one lookup (see _sql/keys.ts); NULL: every
+      // scope, any address, which is what every key made before had.
+      "ALTER TABLE api_keys ADD COLUMN scopes text, ADD COLUMN allow_from text",
+    ],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

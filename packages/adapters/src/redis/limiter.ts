@@ -1,5 +1,6 @@
 import {
   type BucketState,
+  CLOCK_STEP_MS,
   type Decision,
   type HitInput,
   type RateLimiter,
@@ -27,13 +28,17 @@ export interface RedisLimiterOptions {
    */
   timeoutMs?: number;
   /**
-   * When Redis fails or does not answer in time, admit the request (and call `onFailOpen`)
-   * instead of failing it with `StorageUnavailableError` (a 503 with `Retry-After`). Off by
-   * default: limits that silently stop holding are a choice to make knowingly.
+   * When Redis fails or does not answer in time, admit the request instead of failing it with
+   * `StorageUnavailableError` (a 503 with `Retry-After`). Off by default: limits that silently
+   * stop holding are a choice to make knowingly.
    */
   failOpen?: boolean;
-  /** Called with the error each time a hit is admitted because Redis failed (`failOpen`). */
-  onFailOpen?: (error: StorageUnavailableError) => void;
+  /**
+   * Told of every hit once it is decided: `undefined` when Redis decided it, else the error
+   * (Redis failed, or did not answer in time), with which the hit then failed, or was admitted
+   * without limits (`failOpen`). For a log line per outage measured by the requests themselves.
+   */
+  onOutcome?: (error: StorageUnavailableError | undefined) => void;
   /**
    * Unix ms: decide windows and bans by this clock instead of Redis's (`TIME`). For tests that
    * move time without sleeping; a server leaves it out, so that its fleet shares Redis's clock.
@@ -47,36 +52,55 @@ export interface RedisLimiter extends Required<RateLimiter> {
   check(): Promise<number>;
 }
 
+/** Redis's clock in a script, Unix ms, unless ARGV[1] gives the instant (a test's clock). */
+const SCRIPT_NOW = `
+local now = tonumber(ARGV[1])
+if now == nil then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end`;
+
+/**
+ * The bucket as a hit finds it (`stored`: its fields, its ban first and its last decision's
+ * instant second): nothing when the clock stepped back since that decision (see
+ * `RateLimiter`), else `now` no earlier than that instant.
+ */
+const AS_A_HIT_FINDS_IT = `
+local last = tonumber(stored[2])
+if last ~= nil and last - now > ${CLOCK_STEP_MS} then
+  stored = {}
+elseif last ~= nil and last > now then
+  now = last
+end`;
+
 /**
  * The memory limiter's decision (see `memory/limiter.ts`) as one script, so it is atomic
  * across processes and decided by one clock, Redis's own (`TIME`; a script may write after
  * reading it since Redis 5 replicates a script's effects, not the script): KEYS[1] is the
  * bucket's hash; ARGV is the instant to decide at (empty: Redis's clock), the ban's threshold
- * and length, then each window's limit and length (ms). Each window moves forward to the one
- * containing `now`, never back; during a ban nothing is counted; an admission counts in every
+ * and length, then each window's limit and length (ms). A bucket whose last decision (`d`) is
+ * more than CLOCK_STEP_MS after the instant saw a clock that stepped back since: it starts
+ * over, as new (see `RateLimiter`); else the instant is never before its last. Each window
+ * moves forward to the one containing `now`; during a ban nothing is counted; an admission counts in every
  * window; a refusal consumes nothing but counts toward the ban within the first window, and
  * the one past the threshold bans the bucket. The hash expires when its last window or ban
  * ends. Replies: allowed, banned before this hit, banned until, the instant, whether this hit
  * began the ban, then each window's start and count.
  */
-const HIT_SCRIPT = `
-local now = tonumber(ARGV[1])
-if now == nil then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
+const HIT_SCRIPT = `${SCRIPT_NOW}
 local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
 local n = (#ARGV - 3) / 2
-local fields = {'b', 'r', 'rs'}
+local fields = {'b', 'd', 'r', 'rs'}
 for i = 1, n do
   fields[#fields + 1] = 's' .. i
   fields[#fields + 1] = 'c' .. i
 end
 local stored = redis.call('HMGET', KEYS[1], unpack(fields))
+${AS_A_HIT_FINDS_IT}
 local bannedUntil = tonumber(stored[1]) or 0
-local refusals = tonumber(stored[2]) or 0
-local refusalsStart = tonumber(stored[3])
+local refusals = tonumber(stored[3]) or 0
+local refusalsStart = tonumber(stored[4])
 local banned = bannedUntil > now
 local allowed = not banned
 local starts, counts, lengths = {}, {}, {}
@@ -84,8 +108,8 @@ for i = 1, n do
   local limit = tonumber(ARGV[2 + 2 * i])
   local length = tonumber(ARGV[3 + 2 * i])
   local start = now - (now % length)
-  local s = tonumber(stored[2 + 2 * i])
-  local c = tonumber(stored[3 + 2 * i])
+  local s = tonumber(stored[3 + 2 * i])
+  local c = tonumber(stored[4 + 2 * i])
   if s == nil or s < start then
     s = start
     c = 0
@@ -106,7 +130,7 @@ elseif not banned then
   end
 end
 local expiresAt = bannedUntil
-local values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0}
+local values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0, 'd', now}
 local reply = {allowed and 1 or 0, banned and 1 or 0, bannedUntil, now, banStarted and 1 or 0}
 for i = 1, n do
   if starts[i] + lengths[i] > expiresAt then expiresAt = starts[i] + lengths[i] end
@@ -122,14 +146,6 @@ redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now))
 return reply
 `;
 
-/** Redis's clock in a script, Unix ms, unless ARGV[1] gives the instant (a test's clock). */
-const SCRIPT_NOW = `
-local now = tonumber(ARGV[1])
-if now == nil then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end`;
-
 /**
  * The bucket as a hit would find it, counting nothing: KEYS[1] the bucket's hash, ARGV the
  * instant (empty: Redis's clock) then each window's length (ms). Replies: the instant, banned
@@ -137,18 +153,19 @@ end`;
  */
 const PEEK_SCRIPT = `${SCRIPT_NOW}
 local n = #ARGV - 1
-local fields = {'b'}
+local fields = {'b', 'd'}
 for i = 1, n do
   fields[#fields + 1] = 's' .. i
   fields[#fields + 1] = 'c' .. i
 end
 local stored = redis.call('HMGET', KEYS[1], unpack(fields))
+${AS_A_HIT_FINDS_IT}
 local reply = {now, tonumber(stored[1]) or 0}
 for i = 1, n do
   local length = tonumber(ARGV[1 + i])
   local start = now - (now % length)
-  local s = tonumber(stored[2 * i])
-  local c = tonumber(stored[2 * i + 1])
+  local s = tonumber(stored[1 + 2 * i])
+  local c = tonumber(stored[2 + 2 * i])
   if s == nil or s < start then
     s = start
     c = 0
@@ -161,7 +178,9 @@ return reply
 
 /** Ends the bucket's ban (if it has one at the instant of ARGV[1], else Redis's clock) and forgets its refusals: 1 when it was banned. */
 const UNBAN_SCRIPT = `${SCRIPT_NOW}
-local bannedUntil = tonumber(redis.call('HGET', KEYS[1], 'b')) or 0
+local stored = redis.call('HMGET', KEYS[1], 'b', 'd')
+${AS_A_HIT_FINDS_IT}
+local bannedUntil = tonumber(stored[1]) or 0
 if bannedUntil <= now then return 0 end
 redis.call('HSET', KEYS[1], 'b', 0, 'r', 0)
 return 1
@@ -187,7 +206,7 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     throw new TypeError(
       "redisLimiter needs send, a function that sends one command to Redis, e.g. redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) })",
     );
-  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onFailOpen, clock } = options;
+  const { send, prefix = "petstore:limit:", timeoutMs = 1_000, failOpen = false, onOutcome, clock } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
     throw new TypeError(`redisLimiter: timeoutMs must be a positive number, got ${timeoutMs}`);
   /** The script's SHA-1 once `SCRIPT LOAD` answered; forgotten when loading failed. */
@@ -277,14 +296,18 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     const { bucket, windows, ban } = input;
     const args = [clock ? String(clock()) : "", String(ban.threshold), String(ban.seconds * 1000)];
     for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
-    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then((reply) =>
-      decide(input, reply),
+    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then(
+      (reply) => {
+        onOutcome?.(undefined);
+        return decide(input, reply);
+      },
+      (error: StorageUnavailableError) => {
+        onOutcome?.(error);
+        if (!failOpen) throw error;
+        return admitted(input);
+      },
     );
-    if (!failOpen) return decided;
-    return decided.catch((error: StorageUnavailableError) => {
-      onFailOpen?.(error);
-      return admitted(input);
-    });
+    return decided;
   }
 
   /** An operator's view of a bucket: one EVAL (rare, so the script is not cached). */

@@ -490,6 +490,64 @@ describe("createAdmin", () => {
     expect(update!.details).toEqual({ expiresAt: "2031-12-31T23:00:00.000Z", perDay: null });
   });
 
+  it("creates a key with fewer scopes and ranges, shows them, and the API refuses it outside them", async () => {
+    const { call, api } = setUp();
+    const created = await call("POST", "/keys", {
+      plan: "free",
+      scopes: ["orders:read"],
+      allowFrom: ["203.0.113.0/24"],
+    });
+    expect(created.status).toBe(201);
+    const { id, key, ...view } = await json<{ id: string; key: string; scopes: string[]; allowFrom: string[] }>(
+      created,
+    );
+    expect(view).toMatchObject({ scopes: ["orders:read"], allowFrom: ["203.0.113.0/24"] });
+    expect(await json(await api(key))).toMatchObject({ status: 403, code: "insufficient_scope" });
+    const opened = await call("PATCH", `/keys/${id}`, {
+      scopes: ["pets:read", "orders:read"],
+      allowFrom: ["10.0.0.0/8"],
+    });
+    expect(await json(opened)).toMatchObject({ scopes: ["pets:read", "orders:read"], allowFrom: ["10.0.0.0/8"] });
+    expect(await json(await api(key))).toMatchObject({ status: 403, code: "address_not_allowed" });
+    const cleared = await call("PATCH", `/keys/${id}`, { scopes: null, allowFrom: null });
+    expect(await json(cleared)).toMatchObject({ scopes: ["pets:read", "pets:write", "orders:read"], allowFrom: null });
+    expect((await api(key)).status).toBe(200);
+  });
+
+  it("audits a change of scopes and ranges with what it set", async () => {
+    const { call, adapters, create } = setUp();
+    const { id } = await create();
+    await call("PATCH", `/keys/${id}`, { scopes: ["orders:read", "pets:read"], allowFrom: ["2001:db8::/32"] });
+    await call("PATCH", `/keys/${id}`, { scopes: ["pets:read", "pets:write", "orders:read"], allowFrom: null });
+    const [opened, limited] = await adapters.keys.auditTrail({ limit: 2, keyId: id });
+    expect(limited!.details).toEqual({ scopes: ["pets:read", "orders:read"], allowFrom: ["2001:db8::/32"] });
+    expect(opened!.details).toEqual({ scopes: null, allowFrom: null });
+  });
+
+  it("refuses bad scopes and ranges with 400 naming the field (a scope by its place), storing nothing", async () => {
+    const { call, adapters } = setUp();
+    for (const [field, value, message] of [
+      ["scopes", [], "must be one or more of pets:read, pets:write, orders:read"],
+      ["scopes.0", ["pets:delete"], "must be one or more of pets:read, pets:write, orders:read, not 'pets:delete'"],
+      [
+        "allowFrom",
+        ["10.0.0.0/33"],
+        "must be CIDR ranges: '10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has",
+      ],
+      ["allowFrom", ["::/129"], "must be CIDR ranges: '::/129' has a prefix past /128, the longest an IPv6 range has"],
+      ["allowFrom", ["10.0.0"], "must be CIDR ranges: '10.0.0' is not an IP address or CIDR range"],
+      ["allowFrom", "10.0.0.0/8", "must be 1 to 100 CIDR ranges such as 10.0.0.0/8 or 2001:db8::/32"],
+    ] as const) {
+      const response = await call("POST", "/keys", { plan: "free", [field.split(".")[0]!]: value });
+      expect(await json(response), JSON.stringify(value)).toMatchObject({
+        status: 400,
+        code: "invalid_body",
+        details: [{ path: field, message }],
+      });
+    }
+    expect(await adapters.keys.list()).toEqual([]);
+  });
+
   it("refuses a label an operator's screen would show wrong, as the CLI does", async () => {
     const { admin, call, adapters } = setUp();
     for (const [label, message] of [
@@ -554,5 +612,62 @@ describe("createAdmin", () => {
     expect(() => createAdmin({ keys, limiter, authenticate: "token" } as unknown as AdminOptions)).toThrow(
       new TypeError("createAdmin's authenticate must be a function, not string"),
     );
+  });
+
+  it("names a body it cannot take in people's words, never a type's name", async () => {
+    const { call, create } = setUp({ tokens: memoryAdminTokens() });
+    const { id } = await create();
+    for (const [method, path, body, words] of [
+      ["POST", "/keys", { plan: "free", color: "red" }, "new key"],
+      ["PATCH", `/keys/${id}`, { color: "red" }, "change to a key"],
+      ["POST", `/keys/${id}/roll`, { color: "red" }, "roll"],
+      ["POST", "/tokens", { color: "red" }, "new admin token"],
+    ] as const) {
+      const answer = await json<{ message: string; details: { path: string; message: string }[] }>(
+        await call(method, path, body),
+      );
+      expect(answer.message).toBe(`The request body is not a valid ${words}`);
+      expect(answer.details).toContainEqual({ path: "color", message: `is not a field of a ${words}` });
+    }
+  });
+
+  it("refuses a body in another charset than UTF-8 with 415, and a member given twice with 400 naming it", async () => {
+    const { admin, call, create } = setUp();
+    const { id } = await create();
+    const utf16 = await call(
+      "PATCH",
+      `/keys/${id}`,
+      { label: "x" },
+      { "Content-Type": "application/json; charset=utf-16" },
+    );
+    expect([utf16.status, (await json(utf16)).code]).toEqual([415, "unsupported_media_type"]);
+    const twice = await admin.fetch(
+      new Request(`http://admin.test/admin/v1/keys/${id}`, {
+        method: "PATCH",
+        headers: { Authorization: TOKEN, "Content-Type": "application/json" },
+        body: '{"plan":"free","plan":"enterprise"}',
+      }),
+    );
+    expect(twice.status).toBe(400);
+    expect(await json(twice)).toMatchObject({
+      code: "invalid_body",
+      details: [{ path: "plan", message: "is given more than once" }],
+    });
+  });
+
+  it("documents a create's Location and Idempotent-Replayed, a roll's Idempotent-Replayed, and the 405 of every path", async () => {
+    const { admin: handler } = setUp();
+    const document = await json<{
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      components: { responses: Record<string, { headers: Record<string, unknown> }> };
+    }>(await handler.fetch(new Request("http://admin.test/admin/v1/openapi.json")));
+    expect(Object.keys(document.paths["/keys"]!.post!.responses["201"]!.headers!)).toEqual([
+      "Location",
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.paths["/keys/{id}/roll"]!.post!.responses["200"]!.headers!)).toEqual([
+      "Idempotent-Replayed",
+    ]);
+    expect(Object.keys(document.components.responses.MethodNotAllowed!.headers)).toEqual(["Allow"]);
   });
 });

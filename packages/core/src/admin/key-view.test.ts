@@ -34,20 +34,40 @@ describe("keyView", () => {
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
-      states: ["active", "rolling"],
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
       rolling: { since: new Date(T0 - 1_000).toISOString(), until: new Date(T0 + 59_000).toISOString() },
       usage: {
         minute: { used: 3, limit: 300, resetAt: new Date(Date.UTC(2030, 0, 15, 12, 1)).toISOString() },
         day: { used: 3, limit: 50, resetAt: new Date(Date.UTC(2030, 0, 16)).toISOString() },
         bannedUntil: null,
       },
+      states: ["active", "rolling"],
     });
     // Peeking counted nothing.
     expect((await keyView(record, { limiter })).usage?.day.used).toBe(3);
   });
 
+  it("shows the scopes and ranges a key was given", async () => {
+    const limited = { ...record, scopes: ["pets:read" as const], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] };
+    expect(await keyView(limited)).toMatchObject({ scopes: ["pets:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] });
+  });
+
   it("says no usage without a limiter that can peek, takes the host's plans, and ends the overlap by the clock", async () => {
     const view = await keyView(record, { plans: { pro: { perMinute: 5, perDay: 7 } }, clock: () => T0 + 59_000 });
     expect(view).toMatchObject({ perMinute: 5, perDay: 50, usage: null, rolling: null, states: ["active"] });
+  });
+
+  it("lists every state a key is in at once: expired and revoked, banned while rolling", async () => {
+    const { limiter } = memoryAdapters({ clock: () => T0 });
+    const windows: WindowPair = [
+      { name: "minute", limit: 1, seconds: 60 },
+      { name: "day", limit: 50, seconds: 86_400 },
+    ];
+    for (let i = 0; i < 3; i++)
+      await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 1, seconds: 600 } });
+    expect((await keyView(record, { limiter })).states).toEqual(["active", "rolling", "banned"]);
+    const gone = { ...record, expiresAt: T0 - 1, revokedAt: T0 - 2 };
+    expect(await keyView(gone, { clock: () => T0 })).toMatchObject({ states: ["expired", "revoked"], rolling: null });
   });
 });

@@ -1,7 +1,6 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ErrorBodySchema } from "../schemas.js";
-import { KEY_STATES } from "../keys/key-states.js";
 import { PLAN_NAMES } from "../keys/rules.js";
 import { KEY_ORDERS } from "./operations.js";
 import {
@@ -9,6 +8,7 @@ import {
   AdminTokenWithSecretSchema,
   AUDIT_ACTIONS,
   AuditEntrySchema,
+  KEY_STATES,
   KeyChangesSchema,
   KeyViewSchema,
   KeyWithSecretSchema,
@@ -35,7 +35,9 @@ const ERRORS: Record<number, string> = {
   404: "No such key or admin token (`not_found`); for `/tokens`, an admin API that manages no admin tokens",
   409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`); a create or roll with the same Idempotency-Key still running (`idempotency_key_in_use`)",
   413: "Body larger than 16 KiB (`payload_too_large`)",
-  415: "Content-Type is not JSON (`unsupported_media_type`)",
+  405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
+  408: "The body did not arrive within the body deadline (`request_timeout`); the connection is closed",
+  415: "Content-Type is not JSON, or names a charset other than utf-8 (`unsupported_media_type`)",
   422: "Idempotency-Key already used with a different body (`idempotency_key_reused`)",
   429: "Too many failed credentials from this address (`rate_limited`, `temporarily_banned`)",
   500: "Unexpected failure (`internal_error`)",
@@ -84,6 +86,12 @@ const linkHeader = {
   Link: { description: 'RFC 8288 `rel="next"`: the next page, when there is one', schema: { type: "string" } },
 };
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
+const replayedHeader = {
+  "Idempotent-Replayed": {
+    description: "`true` when this answers a retry with an earlier request's Idempotency-Key and body",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
 
 /**
  * The OpenAPI 3.1 document of the admin API `createAdmin` serves under `basePath`, generated
@@ -96,7 +104,7 @@ export function adminOpenApi(basePath: string): Json {
       title: "Pet Store admin API",
       version: "1.0.0",
       description:
-        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, the audit trail, and the admin tokens. Never cached; every change audited.",
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, the audit trail, and the admin tokens. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -126,7 +134,7 @@ export function adminOpenApi(basePath: string): Json {
               in: "query",
               required: false,
               description:
-                "Only keys in this state now (a key may be in several: see `states`): `active` neither revoked, expired nor banned; `rolling` its old secret still working; `banned`; `expired`; `revoked`",
+                "Only keys in this state now (a key may be in several: see `states`): `active` neither revoked nor expired (its current secret works unless banned); `rolling` its old secret still working; `banned` by the rate limiter; `expired`; `revoked`",
               schema: { type: "string", enum: [...KEY_STATES] },
             },
             {
@@ -159,8 +167,17 @@ export function adminOpenApi(basePath: string): Json {
           parameters: [idempotencyKey],
           requestBody: body("NewKey"),
           responses: responses(
-            { 201: { description: "The key, and its secret (null on a replay)", content: json(ref("KeyWithSecret")) } },
-            [400, 413, 415, 422],
+            {
+              201: {
+                description: "The key, and its secret (null on a replay)",
+                headers: {
+                  Location: { description: "The key's path", schema: { type: "string" } },
+                  ...replayedHeader,
+                },
+                content: json(ref("KeyWithSecret")),
+              },
+            },
+            [400, 408, 413, 415, 422],
           ),
         },
       },
@@ -177,7 +194,7 @@ export function adminOpenApi(basePath: string): Json {
           requestBody: body("KeyChanges"),
           responses: responses(
             { 200: { description: "The key after the change", content: json(ref("Key")) } },
-            [400, 404, 409, 413, 415],
+            [400, 404, 408, 409, 413, 415],
           ),
         },
       },
@@ -192,10 +209,11 @@ export function adminOpenApi(basePath: string): Json {
             {
               200: {
                 description: "The key and its new secret (null on a replay)",
+                headers: replayedHeader,
                 content: json(ref("KeyWithSecret")),
               },
             },
-            [400, 404, 409, 413, 415, 422],
+            [400, 404, 408, 409, 413, 415, 422],
           ),
         },
       },
@@ -395,6 +413,13 @@ export function adminOpenApi(basePath: string): Json {
       },
     },
     components: {
+      responses: {
+        MethodNotAllowed: {
+          description: ERRORS[405],
+          headers: { Allow: { description: "The methods the path takes", schema: { type: "string" } } },
+          content: json(ref("Error")),
+        },
+      },
       securitySchemes: {
         adminToken: {
           type: "http",

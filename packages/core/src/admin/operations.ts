@@ -5,7 +5,6 @@ import { ApiError } from "../errors.js";
 import type { IdempotencyRefusal, KeyLife } from "../keys/key-life.js";
 import { KeyRuleError, PLAN_NAMES } from "../keys/rules.js";
 import type { PlanLimits } from "../plans.js";
-import { KEY_STATES } from "../keys/key-states.js";
 import type {
   Actor,
   AdminTokens,
@@ -21,7 +20,7 @@ import type {
 } from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
 import { iso, keyView } from "./key-view.js";
-import { AUDIT_ACTIONS, KeyChangesSchema, type KeyView, NewKeySchema, RollSchema } from "./schemas.js";
+import { AUDIT_ACTIONS, KEY_STATES, KeyChangesSchema, type KeyView, NewKeySchema, RollSchema } from "./schemas.js";
 
 /**
  * What an operation needs: the key life it calls, the ports it reads (admin tokens too, when kept), the plans' limits, the
@@ -115,7 +114,7 @@ export async function readBody<S extends v.GenericSchema>(
 ): Promise<v.InferOutput<S>> {
   const raw = await readJsonBody(call.request, deps.bodyTimeoutMs);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new ApiError("invalid_body", `The request body is not ${what}`, [
+    throw new ApiError("invalid_body", `The request body is not a valid ${what}`, [
       { path: "", message: "must be a JSON object" },
     ]);
   const result = v.safeParse(schema, raw);
@@ -123,10 +122,10 @@ export async function readBody<S extends v.GenericSchema>(
   const details: ErrorDetail[] = result.issues.map((issue) => {
     const path = v.getDotPath(issue) ?? "";
     if (issue.type === "strict_object" && issue.input === undefined) return { path, message: "is required" };
-    if (issue.type === "strict_object") return { path, message: `is not a field of ${what}` };
+    if (issue.type === "strict_object") return { path, message: `is not a field of a ${what}` };
     return { path, message: issue.message };
   });
-  throw new ApiError("invalid_body", `The request body is not ${what}`, details);
+  throw new ApiError("invalid_body", `The request body is not a valid ${what}`, details);
 }
 
 /** The request's Idempotency-Key, or undefined without one. */
@@ -151,7 +150,7 @@ export async function ruled<T>(what: string, change: () => Promise<T>): Promise<
     return await change();
   } catch (error) {
     if (error instanceof KeyRuleError)
-      throw new ApiError("invalid_body", `The request body is not ${what}`, error.details);
+      throw new ApiError("invalid_body", `The request body is not a valid ${what}`, error.details);
     throw error;
   }
 }
@@ -204,15 +203,15 @@ export const operations = {
     const q = search?.toLowerCase();
     const matches = (record: ApiKeyRecord) =>
       q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
-    // A ban is the limiter's: the store lists the live keys, and each one's view says whether it is banned.
-    const banned = state === "banned" || state === "active" ? state : undefined;
+    // A ban is the limiter's: the store lists every key, and each one's view says whether it is banned.
+    const banned = state === "banned";
     const stored: KeyListQuery = {
       limit: 0,
       ...(plan !== undefined && { plan }),
-      ...(state !== undefined && { state: banned ? "live" : (state as KeyRecordState) }),
+      ...(state !== undefined && !banned && { state: state === "active" ? "live" : (state as KeyRecordState) }),
       ...(order !== undefined && { order }),
     };
-    const filtered = q !== undefined || banned !== undefined;
+    const filtered = q !== undefined || banned;
     // Without a filter of its own one read of a page and one more key (to know of a next page); with one, reads of 100 until the page is full.
     const batchSize = filtered ? MAX_PAGE : limit + 1;
     const page: KeyView[] = [];
@@ -223,8 +222,8 @@ export const operations = {
       const batch = await deps.keys.list({ ...stored, limit: batchSize, ...(afterId !== undefined && { afterId }) });
       for (const record of batch) {
         if (!matches(record)) continue;
-        const view = banned === undefined && page.length === limit ? undefined : await viewOf(record, deps);
-        if (view && banned !== undefined && !view.states.includes(banned)) continue;
+        const view = !banned && page.length === limit ? undefined : await viewOf(record, deps);
+        if (view && banned && !view.states.includes("banned")) continue;
         if (page.length === limit) {
           resumeAfter = page.at(-1)!.id;
           break;
@@ -258,9 +257,9 @@ export const operations = {
    * answer was lost.
    */
   async createKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, NewKeySchema, "a NewKey");
+    const value = await readBody(call, deps, NewKeySchema, "new key");
     const idempotencyKey = idempotencyKeyOf(call, deps);
-    const created = await ruled("a valid NewKey", () =>
+    const created = await ruled("new key", () =>
       deps.life.create(
         { ...defined(value), plan: value.plan },
         { actor: call.actor, ...(idempotencyKey !== undefined && { idempotencyKey }) },
@@ -281,14 +280,14 @@ export const operations = {
 
   /** `PATCH /keys/{id}`: plan, limits, label, expiry; the secret stays. */
   async updateKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, KeyChangesSchema, "a KeyChanges");
-    const change = await ruled("a valid KeyChanges", () => deps.life.update(call.id, defined(value), call.actor));
+    const value = await readBody(call, deps, KeyChangesSchema, "change to a key");
+    const change = await ruled("change to a key", () => deps.life.update(call.id, defined(value), call.actor));
     return { status: 200, body: await viewOf(changed(call.id, change), deps) };
   },
 
   /** `POST /keys/{id}/roll`: a new secret, shown once; the old one works for the overlap. */
   async rollKey(call: Call, deps: AdminDeps): Promise<Outcome> {
-    const value = await readBody(call, deps, RollSchema, "a Roll");
+    const value = await readBody(call, deps, RollSchema, "roll");
     const idempotencyKey = idempotencyKeyOf(call, deps);
     const rolled = await deps.life.roll(call.id, value.overlapSeconds * 1000, {
       actor: call.actor,

@@ -1,6 +1,14 @@
 import * as v from "valibot";
-import { KEY_STATES } from "../keys/key-states.js";
-import { labelProblem, MAX_KEY_LIMIT, MAX_ROLL_OVERLAP_MS, PLAN_NAMES, planProblem } from "../keys/rules.js";
+import {
+  allowFromProblem,
+  labelProblem,
+  MAX_KEY_LIMIT,
+  MAX_ROLL_OVERLAP_MS,
+  PLAN_NAMES,
+  planProblem,
+  SCOPES,
+  scopesProblem,
+} from "../keys/rules.js";
 import type { AuditAction } from "../ports.js";
 
 /**
@@ -64,6 +72,29 @@ const InstantSchema = v.pipe(
   v.transform((text) => instantOf(text)!),
 );
 
+const ScopesSchema = v.pipe(
+  v.array(
+    v.picklist(SCOPES, (issue) => scopesProblem([issue.input])!),
+    (issue) => scopesProblem(issue.input)!,
+  ),
+  v.check(
+    (scopes) => scopesProblem(scopes) === undefined,
+    (issue) => scopesProblem(issue.input)!,
+  ),
+  v.description("What the key may do, each scope once; a key given none of these has every scope"),
+);
+
+const AllowFromSchema = v.pipe(
+  v.array(v.string(), (issue) => allowFromProblem(issue.input)!),
+  v.check(
+    (ranges) => allowFromProblem(ranges) === undefined,
+    (issue) => allowFromProblem(issue.input)!,
+  ),
+  v.description(
+    "CIDR ranges (IPv4, IPv6) the key's requests must come from, such as 10.0.0.0/8 or 2001:db8::/32; an address alone is a range of one",
+  ),
+);
+
 /** Body of `POST /keys`. */
 export const NewKeySchema = v.strictObject({
   plan: PlanSchema,
@@ -71,15 +102,22 @@ export const NewKeySchema = v.strictObject({
   perDay: v.optional(KeyLimitSchema),
   label: v.optional(LabelSchema),
   expiresAt: v.optional(InstantSchema),
+  scopes: v.optional(ScopesSchema),
+  allowFrom: v.optional(AllowFromSchema),
 });
 
-/** Body of `PATCH /keys/{id}`: the fields to change; `null` removes an override, the label or the expiry. */
+/**
+ * Body of `PATCH /keys/{id}`: the fields to change; `null` removes an override, the label, the
+ * expiry, the scopes (every scope again) or the allowlist (any address again).
+ */
 export const KeyChangesSchema = v.strictObject({
   plan: v.optional(PlanSchema),
   perMinute: v.optional(v.nullable(KeyLimitSchema)),
   perDay: v.optional(v.nullable(KeyLimitSchema)),
   label: v.optional(v.nullable(LabelSchema)),
   expiresAt: v.optional(v.nullable(InstantSchema)),
+  scopes: v.optional(v.nullable(ScopesSchema)),
+  allowFrom: v.optional(v.nullable(AllowFromSchema)),
 });
 
 /** Body of `POST /keys/{id}/roll`. */
@@ -95,6 +133,14 @@ export const RollSchema = v.strictObject({
 const Iso = v.pipe(v.string(), v.isoTimestamp());
 const WindowUsageSchema = v.object({ used: v.number(), limit: v.number(), resetAt: Iso });
 
+/**
+ * The states a key can be in, several at once: `active` (neither revoked nor expired: its
+ * current secret works), `rolling` (a roll's overlap runs: its old secret works too), `banned`,
+ * `expired`, `revoked`.
+ */
+export const KEY_STATES = ["active", "rolling", "banned", "expired", "revoked"] as const;
+export type KeyState = (typeof KEY_STATES)[number];
+
 /** A key as the admin API shows it: never its secret nor its hash. */
 export const KeyViewSchema = v.object({
   id: v.string(),
@@ -107,12 +153,16 @@ export const KeyViewSchema = v.object({
   revokedAt: v.nullable(Iso),
   /** The latest request the key was identified on, as the servers record it: at most about 10 s late. */
   lastUsedAt: v.nullable(Iso),
-  /** Every state the key is in now, at once: a key banned while rolled is both (`keyStates`). */
-  states: v.array(v.picklist(KEY_STATES)),
+  /** What the key may do: every scope unless it was given fewer. */
+  scopes: v.array(v.picklist(SCOPES)),
+  /** The CIDR ranges its requests must come from; null: any address. */
+  allowFrom: v.nullable(v.array(v.string())),
   /** The last roll while its overlap runs: the old secret works until `until`. */
   rolling: v.nullable(v.object({ since: Iso, until: Iso })),
   /** From the rate limiter, when it can say: this minute's and today's requests, and a ban. */
   usage: v.nullable(v.object({ minute: WindowUsageSchema, day: WindowUsageSchema, bannedUntil: v.nullable(Iso) })),
+  /** Every state the key is in, in the order of `KEY_STATES` (`banned` only when the limiter can say). */
+  states: v.array(v.picklist(KEY_STATES)),
 });
 export type KeyView = v.InferOutput<typeof KeyViewSchema>;
 

@@ -50,7 +50,7 @@ export const tokenOperations = {
    */
   async createToken(call: Call, deps: AdminDeps): Promise<Outcome> {
     const tokens = tokensOf(deps);
-    const value = defined(await readBody(call, deps, NewAdminTokenSchema, "a NewAdminToken"));
+    const value = defined(await readBody(call, deps, NewAdminTokenSchema, "new admin token"));
     const idempotencyKey = idempotencyKeyOf(call, deps);
     const name =
       idempotencyKey === undefined ? randomBase62(12) : await adminTokenNameFor(call.actor.who, idempotencyKey);

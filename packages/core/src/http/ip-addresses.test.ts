@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { trustedProxies } from "./ip-addresses.js";
+import { cidrProblem, trustedProxies } from "./ip-addresses.js";
 
 describe("trustedProxies", () => {
   it("matches IPv4 addresses inside a CIDR range and no others", () => {
@@ -89,5 +89,24 @@ describe("trustedProxies", () => {
     ]) {
       expect(() => trustedProxies([bad]), bad).toThrow(TypeError);
     }
+  });
+});
+
+describe("cidrProblem", () => {
+  it("accepts IPv4 and IPv6 ranges and bare addresses", () => {
+    for (const good of ["10.0.0.0/8", "127.0.0.2/32", "2001:db8::/32", "::/0", "203.0.113.5", "::1"])
+      expect(cidrProblem(good), good).toBeUndefined();
+  });
+
+  it("names a prefix past /32 or /128", () => {
+    expect(cidrProblem("10.0.0.0/33")).toBe("'10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has");
+    expect(cidrProblem("2001:db8::/129")).toBe(
+      "'2001:db8::/129' has a prefix past /128, the longest an IPv6 range has",
+    );
+  });
+
+  it("names what is no range at all", () => {
+    for (const bad of ["10.0.0/8", "10.0.0.0/", "any", "", "10.0.0.0/8/9"])
+      expect(cidrProblem(bad), bad).toBe(`'${bad}' is not an IP address or CIDR range`);
   });
 });

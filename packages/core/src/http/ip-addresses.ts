@@ -1,6 +1,6 @@
 /**
  * IPv4 and IPv6 addresses and CIDR ranges: the `trustProxy` option's ranges, read where the
- * options are, and the addresses the client-address stage compares with them.
+ * options are, a key's allowlist, and the addresses the client-address stage compares with them.
  */
 
 type Cidr = { bits: bigint; prefix: number; width: number };
@@ -28,25 +28,47 @@ export function parseIp(text: string): { value: bigint; width: number } | undefi
   return { value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n), width: 128 };
 }
 
-function parseCidr(text: string): Cidr {
+/** A range, or why `text` is none: a problem that names it, as a usage error says it. */
+function parseCidr(text: string): Cidr | string {
   const [address = "", prefixText, extra] = text.split("/");
   const ip = parseIp(address);
-  // Digits only: Number("") is 0, so "10.0.0.0/" would otherwise trust every address.
+  // Digits only: Number("") is 0, so "10.0.0.0/" would otherwise match every address.
   const prefix =
     prefixText === undefined ? ip?.width : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : undefined;
-  if (!ip || extra !== undefined || prefix === undefined || prefix > ip.width) {
-    throw new TypeError(`Not an IP address or CIDR range: '${text}'`);
-  }
+  if (!ip || extra !== undefined || prefix === undefined) return `'${text}' is not an IP address or CIDR range`;
+  if (prefix > ip.width)
+    return `'${text}' has a prefix past /${ip.width}, the longest an IPv${ip.width === 32 ? 4 : 6} range has`;
   const shift = BigInt(ip.width - prefix);
   return { bits: ip.value >> shift, prefix, width: ip.width };
 }
 
-/** A predicate over addresses; throws on a malformed range so bad configuration fails at start. */
-export function trustedProxies(cidrs: readonly string[]): (address: string) => boolean {
-  const ranges = cidrs.map(parseCidr);
+/** Why `text` is neither an address nor a CIDR range (IPv4 or IPv6); undefined when it is one. */
+export function cidrProblem(text: string): string | undefined {
+  const range = parseCidr(text);
+  return typeof range === "string" ? range : undefined;
+}
+
+/**
+ * A predicate over addresses: inside one of `cidrs` (an IPv4-mapped IPv6 address as its IPv4
+ * address). Throws a `TypeError` on a malformed range, so bad configuration fails at start.
+ */
+export function addressRanges(cidrs: readonly string[]): (address: string) => boolean {
+  const ranges = cidrs.map((text) => {
+    const range = parseCidr(text);
+    if (typeof range === "string") throw new TypeError(range);
+    return range;
+  });
   return (address) => {
     const ip = parseIp(address);
     if (!ip) return false;
     return ranges.some((r) => r.width === ip.width && ip.value >> BigInt(r.width - r.prefix) === r.bits);
   };
+}
+
+/**
+ * The `trustProxy` option's predicate: whether a socket's address is a proxy whose
+ * `X-Forwarded-For` is believed. Throws a `TypeError` naming a malformed range.
+ */
+export function trustedProxies(cidrs: readonly string[]): (address: string) => boolean {
+  return addressRanges(cidrs);
 }

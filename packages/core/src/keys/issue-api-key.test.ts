@@ -107,6 +107,49 @@ describe("issueApiKey", () => {
     });
   });
 
+  it("keeps a key's scopes in their order, and a key given every scope as one without scopes of its own", async () => {
+    const { record } = await issueApiKey(keys, { plan: "free", scopes: ["orders:read", "pets:read"] });
+    expect(record.scopes).toEqual(["pets:read", "orders:read"]);
+    const all = await issueApiKey(keys, { plan: "free", scopes: ["pets:write", "orders:read", "pets:read"] });
+    expect(all.record).not.toHaveProperty("scopes");
+  });
+
+  it("stores the ranges a key's requests must come from, and audits them with its scopes", async () => {
+    const input = { plan: "free", scopes: ["pets:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] } as const;
+    const { record } = await issueApiKey(
+      keys,
+      { ...input, scopes: [...input.scopes], allowFrom: [...input.allowFrom] },
+      {
+        actor: { who: "cli:ana@vm1" },
+      },
+    );
+    expect(record).toMatchObject({ scopes: ["pets:read"], allowFrom: ["10.0.0.0/8", "2001:db8::/32"] });
+    expect((await keys.auditTrail({ limit: 1 }))[0]!.details).toEqual(input);
+  });
+
+  it("refuses scopes that are none, unknown or repeated, and ranges that are malformed or too long a prefix", async () => {
+    const refused = async (fields: object, path: string, message: string) =>
+      expect(issueApiKey(keys, { plan: "free", ...fields })).rejects.toThrow(
+        expect.objectContaining({ details: [{ path, message }] }),
+      );
+    const known = "one or more of pets:read, pets:write, orders:read";
+    await refused({ scopes: [] }, "scopes", `must be ${known}`);
+    await refused({ scopes: ["pets:delete"] }, "scopes", `must be ${known}, not 'pets:delete'`);
+    await refused({ scopes: ["pets:read", "pets:read"] }, "scopes", "must name each scope once");
+    await refused({ allowFrom: [] }, "allowFrom", "must be 1 to 100 CIDR ranges such as 10.0.0.0/8 or 2001:db8::/32");
+    await refused(
+      { allowFrom: ["10.0.0/8"] },
+      "allowFrom",
+      "must be CIDR ranges: '10.0.0/8' is not an IP address or CIDR range",
+    );
+    await refused(
+      { allowFrom: ["2001:db8::/129"] },
+      "allowFrom",
+      "must be CIDR ranges: '2001:db8::/129' has a prefix past /128, the longest an IPv6 range has",
+    );
+    expect(await keys.list()).toEqual([]);
+  });
+
   it("stores a key given to it instead of making one, and refuses one that is not well-formed", async () => {
     const given = generateApiKey();
     const { key, record } = await issueApiKey(

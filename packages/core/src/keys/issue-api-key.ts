@@ -1,9 +1,9 @@
 import type { Actor, ApiKeyRecord, ApiKeys, KeyInsert, NewApiKeyRecord } from "../ports.js";
 import { auditDetails } from "./_audit-details.js";
 import { generateApiKey, hashApiKey, isWellFormedApiKey, randomBase62 } from "./api-key.js";
-import { type KeyFields, KeyRuleError, newKeyProblems } from "./rules.js";
+import { type KeyFields, KeyRuleError, keptScopes, newKeyProblems } from "./rules.js";
 
-/** What a new key asks: its plan (`free`, `pro`, `business`, `enterprise`, which needs both limits), limits, label, expiry. */
+/** What a new key asks: its plan (`free`, `pro`, `business`, `enterprise`, which needs both limits), limits, label, expiry, scopes, allowed addresses. */
 export type IssueApiKeyInput = KeyFields;
 
 export interface IssueApiKeyOptions {
@@ -17,6 +17,14 @@ export interface IssueApiKeyOptions {
   actor?: Actor;
   /** Store it under this id (`key_` and 16 base62 characters) instead of a random one. */
   id?: string;
+}
+
+/** A new key's fields as they are kept: its scopes in their order, none for every scope. */
+export function keptFields(input: KeyFields): KeyFields {
+  if (input.scopes === undefined) return input;
+  const { scopes, ...rest } = input;
+  const kept = keptScopes(scopes);
+  return kept === undefined ? rest : { ...rest, scopes: kept };
 }
 
 /** Checks `input` and `options` and stores the key; `duplicate` when a key has its id or secret already. */
@@ -40,10 +48,11 @@ export async function insertApiKey(
     hash: await hashApiKey(key),
     plan: input.plan,
   };
-  for (const field of ["perMinute", "perDay", "label", "expiresAt"] as const) {
-    if (input[field] !== undefined) Object.assign(record, { [field]: input[field] });
+  const fields = keptFields(input);
+  for (const field of ["perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const) {
+    if (fields[field] !== undefined) Object.assign(record, { [field]: fields[field] });
   }
-  const note = options.actor && { actor: options.actor, details: auditDetails(input) };
+  const note = options.actor && { actor: options.actor, details: auditDetails(fields) };
   const inserted = await keys.insert(record, note);
   return inserted.state === "inserted" ? { ...inserted, key } : inserted;
 }

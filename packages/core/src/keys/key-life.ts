@@ -5,9 +5,9 @@ import { auditDetails } from "./_audit-details.js";
 import { type IdempotencyRefusal, once } from "./_once.js";
 import { base62OfHex } from "./api-key.js";
 import { keyBucket } from "./bucket.js";
-import { type IssueApiKeyInput, insertApiKey } from "./issue-api-key.js";
+import { type IssueApiKeyInput, insertApiKey, keptFields } from "./issue-api-key.js";
 import { type KeyRoll, rollApiKey } from "./roll-api-key.js";
-import { KeyRuleError, keyChangesProblems } from "./rules.js";
+import { KeyRuleError, keyChangesProblems, keptScopes } from "./rules.js";
 
 export interface KeyLifeOptions {
   keys: ApiKeys;
@@ -54,7 +54,7 @@ export type KeyUnban =
 export interface KeyLife {
   /** A new key (shown once in `key`); a `KeyRuleError` names each field that breaks a rule. */
   create(input: IssueApiKeyInput, request: ChangeRequest): Promise<KeyCreate>;
-  /** Plan, limits, label, expiry; the secret stays. A `KeyRuleError` names each change that breaks a rule. */
+  /** Plan, limits, label, expiry, scopes, allowed addresses; the secret stays. A `KeyRuleError` names each change that breaks a rule. */
   update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
   /** A new secret; the old one works for `overlapMs` (0 to 7 days). */
   roll(id: string, overlapMs: number, request: ChangeRequest): Promise<KeyLifeRoll>;
@@ -141,7 +141,8 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       if (before.revokedAt !== undefined) return { state: "revoked", record: before };
       const problems = keyChangesProblems(changes, before, clock());
       if (problems.length > 0) throw new KeyRuleError(problems);
-      const outcome = await keys.update(id, changes, { actor, details: auditDetails(changes) });
+      const kept = keptChanges(changes);
+      const outcome = await keys.update(id, kept, { actor, details: auditDetails(kept) });
       changed(outcome, id);
       return outcome;
     },
@@ -176,7 +177,14 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
 
 /** The key has what `input` asks: the same plan, limits, label and expiry. */
 function sameFields(record: ApiKeyRecord, input: IssueApiKeyInput): boolean {
-  return (["plan", "perMinute", "perDay", "label", "expiresAt"] as const).every(
-    (field) => record[field] === input[field],
+  const kept = keptFields(input);
+  return (["plan", "perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const).every(
+    (field) => JSON.stringify(record[field]) === JSON.stringify(kept[field]),
   );
+}
+
+/** Changes as they are kept: scopes in their order, and every scope as `null` (the key's default again). */
+function keptChanges(changes: KeyChanges): KeyChanges {
+  if (changes.scopes === undefined || changes.scopes === null) return changes;
+  return { ...changes, scopes: keptScopes(changes.scopes) ?? null };
 }

@@ -1,4 +1,5 @@
-import type { ApiKeyRecord, KeyChanges, PlanName } from "../ports.js";
+import { cidrProblem } from "../http/ip-addresses.js";
+import type { ApiKeyRecord, KeyChanges, PlanName, Scope } from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
 
 /**
@@ -8,6 +9,10 @@ import type { ErrorDetail } from "../schemas.js";
  */
 
 export const PLAN_NAMES: readonly PlanName[] = ["free", "pro", "business", "enterprise"];
+/** Every scope, in the order a key's are kept and shown: a key has them all unless given fewer. */
+export const SCOPES: readonly Scope[] = ["pets:read", "pets:write", "orders:read"];
+/** The most CIDR ranges one key may carry: an allowlist, not a routing table. */
+const MAX_ALLOW_FROM = 100;
 /** The largest per-minute or per-day limit a key may have. */
 export const MAX_KEY_LIMIT = 1_000_000_000;
 /** The longest label, in characters (code points). */
@@ -80,6 +85,39 @@ export function overlapProblem(overlapMs: unknown): string | undefined {
     : `must be a whole number of milliseconds from 0 to ${MAX_ROLL_OVERLAP_MS} (7 days)`;
 }
 
+/** Why `scopes` cannot be a key's: one or more of `SCOPES`, each once; undefined when it can. */
+export function scopesProblem(scopes: unknown): string | undefined {
+  const known = `one or more of ${SCOPES.join(", ")}`;
+  if (!Array.isArray(scopes) || scopes.length === 0) return `must be ${known}`;
+  const unknown = scopes.find((scope) => !SCOPES.includes(scope as Scope));
+  if (unknown !== undefined) return `must be ${known}, not '${String(unknown)}'`;
+  return new Set(scopes).size === scopes.length ? undefined : "must name each scope once";
+}
+
+/**
+ * A key's scopes as they are kept: in the order of `SCOPES`, and none at all (undefined) for
+ * every scope, so that a key given all of them is the same as a key given none.
+ */
+export function keptScopes(scopes: readonly Scope[]): Scope[] | undefined {
+  const kept = SCOPES.filter((scope) => scopes.includes(scope));
+  return kept.length === SCOPES.length ? undefined : kept;
+}
+
+/**
+ * Why `ranges` cannot be a key's allowlist: 1 to `MAX_ALLOW_FROM` CIDR ranges or addresses
+ * (IPv4, IPv6); the first one that is none is named. Undefined when it can.
+ */
+export function allowFromProblem(ranges: unknown): string | undefined {
+  if (!Array.isArray(ranges) || ranges.length === 0 || ranges.length > MAX_ALLOW_FROM)
+    return `must be 1 to ${MAX_ALLOW_FROM} CIDR ranges such as 10.0.0.0/8 or 2001:db8::/32`;
+  for (const range of ranges) {
+    if (typeof range !== "string") return "must be CIDR ranges as strings, such as 10.0.0.0/8";
+    const problem = cidrProblem(range);
+    if (problem !== undefined) return `must be CIDR ranges: ${problem}`;
+  }
+  return undefined;
+}
+
 const iso = (ms: number) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
 
 /** What a new key asks: its plan, and what else it sets. */
@@ -90,6 +128,10 @@ export interface KeyFields {
   label?: string;
   /** Unix ms from which the key is refused (by its store's clock). */
   expiresAt?: number;
+  /** What it may do; absent, every scope. */
+  scopes?: Scope[];
+  /** The CIDR ranges its requests must come from; absent, any address. */
+  allowFrom?: string[];
 }
 
 /** An enterprise key's numbers are agreed per key: the plan's fallback would sell them by accident. */
@@ -108,6 +150,8 @@ export function newKeyProblems(fields: KeyFields, now: number): ErrorDetail[] {
   }
   if (fields.label !== undefined) add("label", labelProblem(fields.label));
   if (fields.expiresAt !== undefined) add("expiresAt", expiryProblem(fields.expiresAt, now));
+  if (fields.scopes !== undefined) add("scopes", scopesProblem(fields.scopes));
+  if (fields.allowFrom !== undefined) add("allowFrom", allowFromProblem(fields.allowFrom));
   return problems;
 }
 
@@ -129,6 +173,9 @@ export function keyChangesProblems(changes: KeyChanges, before: ApiKeyRecord, no
   if (changes.label !== undefined && changes.label !== null) add("label", labelProblem(changes.label));
   if (changes.expiresAt !== undefined && changes.expiresAt !== null)
     add("expiresAt", expiryProblem(changes.expiresAt, now));
+  if (changes.scopes !== undefined && changes.scopes !== null) add("scopes", scopesProblem(changes.scopes));
+  if (changes.allowFrom !== undefined && changes.allowFrom !== null)
+    add("allowFrom", allowFromProblem(changes.allowFrom));
   const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
   if (touchesLimits && (changes.plan ?? before.plan) === "enterprise") {
     for (const field of ["perMinute", "perDay"] as const) {

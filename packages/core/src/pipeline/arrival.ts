@@ -6,15 +6,15 @@ export interface Arrival {
   requestId: string;
   pathname: string;
   /**
-   * Unix ms of this request by this server's clock (`clock`): for what is this server's own
-   * (how long a verified key stays cached); every shared instant is the limiter's `Decision.now`.
+   * Unix ms of this request by this server's clock (`clock`): for the headers of a 503 before
+   * the limiter decided; every shared instant is the limiter's `Decision.now`.
    */
   now: number;
-  /** `performance.now()` when the request arrived. */
+  /** The monotonic clock (`monotonicClock`) when the request arrived: what this process measures from it. */
   started: number;
 }
 
-/** The request's id (its own `X-Request-Id` when usable), its path and its time. */
-export function arrive(request: Request, now: number): Arrival {
-  return { requestId: requestIdOf(request), pathname: pathnameOf(request.url), now, started: performance.now() };
+/** The request's id (its own `X-Request-Id` when usable), its path and its time by each clock. */
+export function arrive(request: Request, now: number, started: number): Arrival {
+  return { requestId: requestIdOf(request), pathname: pathnameOf(request.url), now, started };
 }

@@ -10,23 +10,31 @@ const finder = findRouteStage({ basePath: "/v1" });
 const find = async (pathname: string) => finder(pathname);
 
 describe("chooseHandler", () => {
-  it("picks the handler of the method, and the GET handler for HEAD", async () => {
+  it("picks the handler of the method and the scope it needs, and the GET handler for HEAD", async () => {
     expect(chooseHandler(await find("/v1/pets"), "GET", "/v1/pets")).toEqual({
       handler: listPets,
       params: expect.any(Object),
+      scope: "pets:read",
     });
     expect(chooseHandler(await find("/v1/pets"), "POST", "/v1/pets")).toEqual({
       handler: createPet,
       params: expect.any(Object),
+      scope: "pets:write",
     });
     expect(chooseHandler(await find("/v1/pets/1"), "HEAD", "/v1/pets/1")).toEqual({
       handler: getPet,
       params: { petId: "1" },
+      scope: "pets:read",
     });
     expect(chooseHandler(await find("/v1/store/orders"), "GET", "/v1/store/orders")).toEqual({
       handler: listOrders,
       params: expect.any(Object),
+      scope: "orders:read",
     });
+  });
+
+  it("needs no scope for the public document", async () => {
+    expect(chooseHandler(await find("/v1/openapi.json"), "GET", "/v1/openapi.json")).not.toHaveProperty("scope");
   });
 
   it("answers 404 not_found for a path no route serves", () => {

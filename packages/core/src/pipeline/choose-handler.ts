@@ -1,5 +1,6 @@
 import type { Handler } from "../context.js";
 import { ApiError } from "../errors.js";
+import type { Scope } from "../ports.js";
 import type { Route } from "../routes.js";
 import type { RouteMatch } from "./find-route.js";
 
@@ -7,6 +8,8 @@ import type { RouteMatch } from "./find-route.js";
 export interface Routed {
   handler: Handler;
   params: Readonly<Record<string, string>>;
+  /** The scope the operation needs of the caller's key, if any. */
+  scope?: Scope;
 }
 
 /** The `Allow` header of a route: its methods, plus HEAD wherever GET is served. */
@@ -30,5 +33,6 @@ export function chooseHandler(match: RouteMatch | undefined, method: string, pat
     throw new ApiError("method_not_allowed", `${method} is not allowed on this path`, undefined, {
       Allow: allowedMethods(match.route),
     });
-  return { handler, params: match.params };
+  const scope = match.route.scopes?.[key as "GET" | "POST"];
+  return scope === undefined ? { handler, params: match.params } : { handler, params: match.params, scope };
 }

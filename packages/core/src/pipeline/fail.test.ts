@@ -20,7 +20,7 @@ function setUp() {
     ...memoryAdapters(),
     onError: (error: unknown, requestId: string) => logged.push([error, requestId]),
   });
-  const arrival = arrive(new Request("http://petstore.test/v1/pets", { headers: { "X-Request-Id": "r-1" } }), T0);
+  const arrival = arrive(new Request("http://petstore.test/v1/pets", { headers: { "X-Request-Id": "r-1" } }), T0, 0);
   const bucket = { name: "key:key_p", client: undefined, limits: settings.limitsOf(pro) };
   return { fail: failStage(settings), arrival, bucket, logged };
 }

@@ -39,9 +39,11 @@ const CACHED_HEADER_LENGTH = 64;
 /**
  * Stage 1, identify: `Authorization: Bearer <key>` resolved to a key record. A key with a bad
  * checksum is refused without touching storage; a revoked key is refused by its id. Verified
- * keys are remembered for `keyCacheMs`, which bounds how late a revocation made by another
- * process takes effect (one made through this process's `forget` applies at once; an expiry
- * and the end of a roll's overlap are exact: `lapse` checks them at the limiter's instant).
+ * keys are remembered for `keyCacheMs` by the monotonic clock (`now`: the request's arrival by
+ * it, so that no step of the wall clock lengthens it), which bounds how late a revocation made
+ * by another process takes effect (one made through this process's `forget` applies at once;
+ * an expiry and the end of a roll's overlap are exact: `lapse` checks them at the limiter's
+ * instant).
  */
 export function identifyStage(settings: Pick<Settings, "keys" | "keyCacheMs">): Identify {
   const { keys, keyCacheMs } = settings;

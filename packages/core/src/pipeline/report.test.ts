@@ -18,7 +18,7 @@ const findRoute = findRouteStage({ basePath: "/v1" });
 /** What the stages found for a request to `url`: nothing but its arrival and its route, unless told. */
 async function findings(url: string, init: RequestInit = {}, found: Partial<Findings> = {}): Promise<Findings> {
   const request = new Request(url, init);
-  const arrival = arrive(request, T0);
+  const arrival = arrive(request, T0, performance.now());
   const match = findRoute(arrival.pathname);
   return {
     request,
@@ -44,7 +44,7 @@ describe("reportStage", () => {
       reportStage(settings)(answer(), {
         request: new Request("http://petstore.test/v1/pets"),
         info: undefined,
-        arrival: arrive(new Request("http://petstore.test/v1/pets"), T0),
+        arrival: arrive(new Request("http://petstore.test/v1/pets"), T0, performance.now()),
         match: undefined,
         identity: undefined,
         bucket: undefined,

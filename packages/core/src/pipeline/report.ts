@@ -24,8 +24,10 @@ export interface Findings {
  * The last stage: `onResponse` hears of the answer with what the stages found (nothing to do
  * without it).
  */
-export function reportStage(settings: Pick<Settings, "onResponse">): (response: Response, findings: Findings) => void {
-  const { onResponse } = settings;
+export function reportStage(
+  settings: Pick<Settings, "onResponse" | "monotonicClock">,
+): (response: Response, findings: Findings) => void {
+  const { onResponse, monotonicClock } = settings;
   if (!onResponse) return () => {};
   return (response, { request, info, arrival, match, identity, bucket, decision, failure }) => {
     const event: ResponseEvent = {
@@ -33,7 +35,7 @@ export function reportStage(settings: Pick<Settings, "onResponse">): (response: 
       response,
       requestId: arrival.requestId,
       pathname: arrival.pathname,
-      durationMs: performance.now() - arrival.started,
+      durationMs: monotonicClock() - arrival.started,
     };
     if (identity?.caller) {
       event.keyId = identity.caller.id;

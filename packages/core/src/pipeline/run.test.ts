@@ -32,7 +32,7 @@ describe("runStage", () => {
       { handler, params: { petId: "3" } },
       request,
       caller,
-      arrive(request, 999),
+      arrive(request, 999, 0),
       bucket,
       admitted,
     );
@@ -68,7 +68,7 @@ describe("runStage", () => {
       { handler, params: {} },
       request,
       undefined,
-      arrive(request, 0),
+      arrive(request, 0, 0),
       { name: "ip:unknown", client: "unknown", limits: settings.limitsOf(undefined) },
       admitted,
     );

@@ -1,4 +1,4 @@
-import type { Decision, HitInput, WindowState } from "../ports.js";
+import { CLOCK_STEP_MS, type Decision, type HitInput, type WindowState } from "../ports.js";
 
 interface BucketState {
   /** Start (Unix ms) and admitted count of each window, in the order of the hit's windows. */
@@ -7,26 +7,35 @@ interface BucketState {
   refusals: { start: number; count: number };
   /** Unix ms at which the bucket's ban ends; 0 when it was never banned. */
   bannedUntil: number;
+  /** The instant of the bucket's last decision. */
+  last: number;
 }
 
 /**
  * The rate limit's rules as plain code (docs/design.md, "Rate limits"; `RateLimiter` in
- * ports.ts), for the property tests of the contract: given the same hits at the same instants,
- * a limiter must decide exactly what this does. A reference, not an adapter: one hit at a
+ * ports.ts), for the property tests of the contract: given the same hits at the same instants
+ * (the store's clock as read, steps included), a limiter must decide exactly what this does. A reference, not an adapter: one hit at a
  * time, every bucket kept forever (a bucket whose windows and ban ended decides as a new one).
  */
-export function limiterRules(): (input: HitInput, now: number) => Decision {
+export function limiterRules(): (input: HitInput, read: number) => Decision {
   const buckets = new Map<string, BucketState>();
-  return ({ bucket: name, windows, ban }, now) => {
-    const bucket = buckets.get(name) ?? { windows: [], refusals: { start: Number.NaN, count: 0 }, bannedUntil: 0 };
+  return ({ bucket: name, windows, ban }, read) => {
+    const kept = buckets.get(name);
+    // A clock read more than CLOCK_STEP_MS before the bucket's last decision stepped back: the
+    // bucket starts over, as new. Less than that is a late statement, decided at the last instant.
+    const bucket =
+      kept && kept.last - read <= CLOCK_STEP_MS
+        ? kept
+        : { windows: [], refusals: { start: Number.NaN, count: 0 }, bannedUntil: 0, last: read };
     buckets.set(name, bucket);
-    // Fixed windows aligned to the Unix epoch. A window only moves forward: a hit stamped
-    // before the bucket's window (a late clock) counts in the newer one.
+    const now = Math.max(read, bucket.last);
+    bucket.last = now;
+    // Fixed windows aligned to the Unix epoch.
     const current = windows.map((window, i) => {
       const length = window.seconds * 1000;
       const start = now - (now % length);
-      const kept = bucket.windows[i];
-      return kept !== undefined && kept.start >= start ? kept : { start, count: 0 };
+      const stored = bucket.windows[i];
+      return stored !== undefined && stored.start >= start ? stored : { start, count: 0 };
     });
     bucket.windows = current;
 

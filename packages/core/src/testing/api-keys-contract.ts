@@ -111,6 +111,40 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(typeof (await fixture.keys.findByHash(hashOf(1)))!.createdAt).toBe("number");
       });
 
+      it("keeps a key's scopes and allowed ranges, IPv4 and IPv6, with the key in one read", async () => {
+        const limited = recordOf(1, {
+          scopes: ["pets:read", "orders:read"],
+          allowFrom: ["10.0.0.0/8", "2001:db8::/32", "127.0.0.2/32"],
+        });
+        await fixture.keys.insert(limited);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(limited);
+        expect(await fixture.keys.get("key_1")).toEqual(limited);
+        expect(await fixture.keys.list()).toEqual([limited]);
+      });
+
+      it("changes a key's scopes and ranges; null gives it every scope and any address again", async () => {
+        await fixture.keys.insert(recordOf(1, { allowFrom: ["10.0.0.0/8"] }));
+        const limited = await fixture.keys.update(
+          "key_1",
+          { scopes: ["pets:write"], allowFrom: ["192.0.2.0/24", "::1"] },
+          ADMIN,
+        );
+        const after = recordOf(1, { scopes: ["pets:write"], allowFrom: ["192.0.2.0/24", "::1"] });
+        expect(limited).toEqual({ state: "changed", record: after });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(after);
+        const opened = await fixture.keys.update("key_1", { scopes: null, allowFrom: null }, ADMIN);
+        expect(opened).toEqual({ state: "changed", record: recordOf(1) });
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual(recordOf(1));
+      });
+
+      it("hands out a key's lists as copies: changing one changes nothing stored", async () => {
+        await fixture.keys.insert(recordOf(1, { scopes: ["pets:read"], allowFrom: ["10.0.0.0/8"] }));
+        const found = (await fixture.keys.findByHash(hashOf(1)))!;
+        found.scopes!.push("pets:write");
+        found.allowFrom!.push("0.0.0.0/0");
+        expect(await fixture.keys.get("key_1")).toMatchObject({ scopes: ["pets:read"], allowFrom: ["10.0.0.0/8"] });
+      });
+
       it("lists nothing when there are no keys", async () => {
         expect(await fixture.keys.list()).toEqual([]);
       });

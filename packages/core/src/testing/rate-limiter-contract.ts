@@ -2,7 +2,14 @@ import fc from "fast-check";
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
 import { limiterRules } from "./_limiter-rules.js";
-import type { BanPolicy, Decision, HitInput, RateLimiter, WindowPair } from "../ports.js";
+import {
+  type BanPolicy,
+  CLOCK_STEP_MS,
+  type Decision,
+  type HitInput,
+  type RateLimiter,
+  type WindowPair,
+} from "../ports.js";
 
 /** A fresh limiter with no buckets. */
 export interface LimiterFixture extends Closable {
@@ -10,6 +17,8 @@ export interface LimiterFixture extends Closable {
 }
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 /** A whole UTC minute, mid-day: the minute window starts here, the day window at midnight. */
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const NEXT_MIDNIGHT = Date.UTC(2030, 0, 16);
@@ -28,6 +37,15 @@ const day = (d: Decision) => d.windows[1]!;
 const BUCKET = fc.constantFrom("key:a", "key:b", "ip:203.0.113.7");
 /** Mostly hits within one window, sometimes a jump over a window or a ban. */
 const ADVANCE = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 400_000 }));
+/**
+ * Now and then the store's clock stepped back, by over a day: before every instant of the run
+ * so far (a run moves forward by less than a day), so that no bucket a store swept meanwhile
+ * would have been found by a late read of the rules (which keep every bucket).
+ */
+const ADVANCE_OR_STEP_BACK = fc.oneof(
+  { arbitrary: ADVANCE, weight: 6 },
+  { arbitrary: fc.integer({ min: DAY, max: DAY + 400_000 }).map((ms) => -ms), weight: 1 },
+);
 
 interface Limits {
   perMinute: number;
@@ -171,9 +189,9 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
 
       it("never moves a window back: a late request stamped in an older window counts in the current one", async () => {
         for (let i = 0; i < 3; i++) await hit(T0 + MINUTE + i, windowsOf(3, 100), "key:key_a", NO_BAN);
-        // A process with a slightly late clock, or a request delayed in flight.
+        // A statement stamped before the one that took the bucket first committed.
         const late = await hit(T0 + MINUTE - 1, windowsOf(3, 100), "key:key_a", NO_BAN);
-        expect(late.allowed).toBe(false);
+        expect(late).toMatchObject({ allowed: false, now: T0 + MINUTE + 2 });
         expect(minute(late)).toMatchObject({ remaining: 0, resetAt: T0 + 2 * MINUTE });
         expect((await hit(T0 + MINUTE + 10, windowsOf(3, 100), "key:key_a", NO_BAN)).allowed).toBe(false);
       });
@@ -370,12 +388,108 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
         expect(await unban(T0 + MINUTE + 1, "key:never_seen")).toBe(false);
       });
 
+      it("peeks at a bucket after a step back as a hit would find it: started over, with no ban to lift", async () => {
+        if (!fixture.limiter.peek || !fixture.limiter.unban) return;
+        const windows = windowsOf(1, 100);
+        await hit(T0 + HOUR, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + HOUR + i, windows);
+        expect(await peek(T0 + 5, windows)).toEqual({
+          now: T0 + 5,
+          windows: [
+            { name: "minute", limit: 1, remaining: 1, resetAt: T0 + MINUTE, exceeded: false },
+            { name: "day", limit: 100, remaining: 100, resetAt: NEXT_MIDNIGHT, exceeded: false },
+          ],
+        });
+        expect(await unban(T0 + 6)).toBe(false);
+      });
+
       it("still bans when the refusals arrive concurrently", async () => {
         const windows = windowsOf(2, 100);
         await Promise.all(Array.from({ length: 2 + BAN.threshold + 3 }, () => hit(T0, windows)));
         const next = await hit(T0 + 1, windows);
         expect(next.allowed).toBe(false);
         expect(next.bannedUntil).toBeGreaterThan(T0 + 1);
+      });
+
+      // The store's clock stepping (NTP correcting it): see `RateLimiter` in ports.ts.
+      it("decides a hit read up to CLOCK_STEP_MS before the bucket's last decision at that decision's instant", async () => {
+        for (let i = 0; i < 3; i++) await hit(T0 + 30_000);
+        const late = await hit(T0 + 30_000 - CLOCK_STEP_MS);
+        expect(late).toMatchObject({ allowed: false, now: T0 + 30_000 });
+        expect(minute(late)).toMatchObject({ remaining: 0, resetAt: T0 + MINUTE });
+      });
+
+      it("starts a bucket over when its store's clock steps back further: every window restarts", async () => {
+        for (let i = 0; i < 3; i++) await hit(T0 + 30_000);
+        const back = await hit(T0 + 30_000 - CLOCK_STEP_MS - 1);
+        expect(back).toMatchObject({ allowed: true, now: T0 + 30_000 - CLOCK_STEP_MS - 1 });
+        expect(minute(back)).toMatchObject({ remaining: 2, resetAt: T0 + MINUTE });
+        expect(day(back).remaining).toBe(9);
+      });
+
+      it("never refuses a client under its limits across steps back of 5 minutes and of an hour", async () => {
+        // 40 a minute against 60: one hit every 1.5 s, for 90 s before each step and after the last.
+        const windows = windowsOf(60, 1_000);
+        const refusedAt: number[] = [];
+        let now = T0 + 20_000;
+        for (const step of [0, -5 * MINUTE, -HOUR]) {
+          now += step;
+          for (let i = 0; i < 60; i++, now += 1_500)
+            if (!(await hit(now, windows, "key:key_a", NO_BAN)).allowed) refusedAt.push(now);
+        }
+        expect(refusedAt).toEqual([]);
+      });
+
+      it("reports no window resetting further ahead than its length after a step back", async () => {
+        const windows = windowsOf(2, 100);
+        for (let i = 0; i < 3; i++) await hit(T0 + HOUR + 50_000, windows, "key:key_a", NO_BAN);
+        for (const decision of [
+          await hit(T0 + 50_000, windows, "key:key_a", NO_BAN),
+          await hit(T0 + 50_001, windows),
+        ]) {
+          expect(minute(decision).resetAt - decision.now).toBeLessThanOrEqual(MINUTE);
+          expect(day(decision).resetAt - decision.now).toBeLessThanOrEqual(DAY);
+        }
+      });
+
+      it("ends a ban when its store's clock steps back: a ban never lasts longer than its length", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0 + HOUR, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + HOUR + i, windows);
+        expect((await hit(T0 + HOUR + 10, windows)).bannedUntil).toBe(
+          T0 + HOUR + BAN.threshold + 1 + BAN.seconds * 1000,
+        );
+        const back = await hit(T0 + 10, windows);
+        expect(back.allowed).toBe(true);
+        expect(back.bannedUntil).toBeUndefined();
+      });
+
+      it("bans after a step back for the ban's length from the refusal that began it", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0 + HOUR, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + HOUR + i, windows);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold; i++) expect((await hit(T0 + i, windows)).bannedUntil).toBeUndefined();
+        expect(await hit(T0 + 100, windows)).toMatchObject({
+          banStarted: true,
+          bannedUntil: T0 + 100 + BAN.seconds * 1000,
+          now: T0 + 100,
+        });
+      });
+
+      it("admits at most one more window's worth on a step forward", async () => {
+        const windows = windowsOf(3, 100);
+        for (let i = 0; i < 4; i++) await hit(T0 + 10_000, windows, "key:key_a", NO_BAN);
+        const after: boolean[] = [];
+        for (let i = 0; i < 5; i++) after.push((await hit(T0 + HOUR + 10_000, windows, "key:key_a", NO_BAN)).allowed);
+        expect(after).toEqual([true, true, true, false, false]);
+      });
+
+      it("ends a ban at its end by the store's clock, so a step forward past it ends it", async () => {
+        const windows = windowsOf(1, 100);
+        await hit(T0, windows);
+        for (let i = 1; i <= BAN.threshold + 1; i++) await hit(T0 + i, windows);
+        expect((await hit(T0 + HOUR, windows)).allowed).toBe(true);
       });
 
       // Random hits against the rules as plain code (./_limiter-rules.ts), decision for decision.
@@ -409,25 +523,27 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
         }
       };
       const runs = options.runs ?? 100;
+      /** Runs of up to `most` bursts under `limits`, each decided as the rules decide it. */
+      const holds = (limits: fc.Arbitrary<Limits>, burst: fc.Arbitrary<Burst>, most: number) =>
+        fc.assert(fc.asyncProperty(limits, fc.array(burst, { minLength: 1, maxLength: most }), decidesByTheRules), {
+          numRuns: runs,
+        });
 
       it("decides every sequence of hits exactly as the rules do", async () => {
-        const one = fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE });
-        await fc.assert(
-          fc.asyncProperty(limitsUpTo(5, 12, 4, 1), fc.array(one, { minLength: 1, maxLength: 60 }), decidesByTheRules),
-          { numRuns: runs },
-        );
+        await holds(limitsUpTo(5, 12, 4, 1), fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE }), 60);
+      }, 120_000);
+
+      it("decides every sequence of hits exactly as the rules do when the store's clock steps back", async () => {
+        const burst = fc.record({
+          buckets: fc.array(BUCKET, { minLength: 1, maxLength: 5 }),
+          advanceMs: ADVANCE_OR_STEP_BACK,
+        });
+        await holds(limitsUpTo(5, 12, 4, 1), burst, 40);
       }, 120_000);
 
       it("decides hits fired at once exactly as the rules decide them one by one", async () => {
         const burst = fc.record({ buckets: fc.array(BUCKET, { minLength: 1, maxLength: 30 }), advanceMs: ADVANCE });
-        await fc.assert(
-          fc.asyncProperty(
-            limitsUpTo(12, 30, 6, 0),
-            fc.array(burst, { minLength: 1, maxLength: 12 }),
-            decidesByTheRules,
-          ),
-          { numRuns: runs },
-        );
+        await holds(limitsUpTo(12, 30, 6, 0), burst, 12);
       }, 120_000);
     },
   );

@@ -23,8 +23,8 @@ const toTally = ({ lastUsedAt, ...tally }: Counting): UsageTally => (lastUsedAt 
 export interface UsageRecorder {
   /**
    * Counts one request of `keyId` in the minute of `at` (the limiter's instant); `identified`:
-   * the key was the caller, so its last use moves to `at`. `monotonicNow` is `performance.now()`
-   * (the request's arrival): past the flush bound since the first count waiting, it flushes.
+   * the key was the caller, so its last use moves to `at`. `monotonicNow` is the monotonic clock
+   * at the request's arrival: past the flush bound since the first count waiting, it flushes.
    */
   count(keyId: string, outcome: UsageOutcome, at: number, identified: boolean, monotonicNow: number): void;
   /**
@@ -45,12 +45,16 @@ export interface UsageRecorder {
  * write whose commit was answered too late, past the store's own bound, may then be counted
  * twice); a store failing for long drops the oldest past `TALLIES_KEPT`.
  */
-export function usageRecorder(usage: Pick<KeyUsage, "addUsage">): UsageRecorder {
+export function usageRecorder(
+  usage: Pick<KeyUsage, "addUsage">,
+  /** The monotonic clock `count`'s `monotonicNow` reads (createPetstore's `monotonicClock`). */
+  monotonic: () => number = () => performance.now(),
+): UsageRecorder {
   /** Each key's tally of its latest minute. */
   let current = new Map<string, Counting>();
   /** Tallies of earlier minutes, waiting with `current`'s. */
   let earlier: Counting[] = [];
-  /** `performance.now()` of the first count waiting; undefined when none waits. */
+  /** The monotonic clock at the first count waiting; undefined when none waits. */
   let firstAt: number | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
@@ -60,7 +64,7 @@ export function usageRecorder(usage: Pick<KeyUsage, "addUsage">): UsageRecorder 
       await usage.addUsage(tallies.map(toTally));
     } catch (error) {
       earlier = [...tallies, ...earlier].slice(-TALLIES_KEPT);
-      startWaiting(performance.now());
+      startWaiting(monotonic());
       throw error;
     }
   };

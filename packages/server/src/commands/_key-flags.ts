@@ -1,4 +1,5 @@
 import {
+  allowFromProblem,
   expiryProblem,
   instantOf,
   type KeyRuleError,
@@ -7,6 +8,8 @@ import {
   MAX_ROLL_OVERLAP_MS,
   type PlanName,
   planProblem,
+  type Scope,
+  scopesProblem,
   USAGE_STEPS,
   type UsageStep,
 } from "@petstore/core";
@@ -31,6 +34,8 @@ const FLAGS: Record<string, string> = {
   label: "--label",
   expiresAt: "--expires",
   overlapMs: "--overlap",
+  scopes: "--scopes",
+  allowFrom: "--allow-from",
 };
 
 /** The rules of a key the key life found broken, as the CLI says them: each problem after its flag. */
@@ -77,6 +82,26 @@ export function expiresFlag(text: string, now: number, neverWord = false): numbe
   const problem = expiryProblem(instant, now);
   if (problem !== undefined) throw new UsageError(`--expires ${problem}`);
   return instant;
+}
+
+/** The items of a comma-separated flag, each trimmed. */
+const listOf = (text: string) => text.split(",").map((item) => item.trim());
+
+/** `--scopes pets:read,orders:read`: what the key may do. */
+export function scopesFlag(text: string): Scope[] {
+  const scopes = listOf(text);
+  const problem = scopesProblem(scopes);
+  if (problem !== undefined) throw new UsageError(`--scopes ${problem}, comma-separated`);
+  return scopes as Scope[];
+}
+
+/** `--allow-from 10.0.0.0/8,2001:db8::/32`: the ranges the key's requests must come from; `any`: null, from anywhere. */
+export function allowFromFlag(text: string): string[] | null {
+  if (text === "any") return null;
+  const ranges = listOf(text);
+  const problem = allowFromProblem(ranges);
+  if (problem !== undefined) throw new UsageError(`--allow-from ${problem} (comma-separated), or 'any'`);
+  return ranges;
 }
 
 /** `--overlap`: 0s to 7d as milliseconds (`0`, `90s`, `10m`, `12h`, `7d`). */

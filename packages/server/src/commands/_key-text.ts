@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, KeyView } from "@petstore/core";
+import { type ApiKeyRecord, type KeyView, SCOPES } from "@petstore/core";
 
 /** How the keys commands print for a person (their `--json` prints the views as they are). */
 
@@ -18,6 +18,21 @@ export function table(rows: string[][]): string[] {
   );
 }
 
+/** Every state the key is in (`active,rolling,banned`); `banned?` when the limiter cannot say. */
+export function stateCell(view: KeyView): string {
+  return [...view.states, ...(view.usage === null ? ["banned?"] : [])].join(",");
+}
+
+/** The key's scopes (`pets:read,orders:read`), or `all` for a key with every scope. */
+export function scopesCell(view: KeyView): string {
+  return view.scopes.length === SCOPES.length ? "all" : view.scopes.join(",");
+}
+
+/** The ranges the key's requests must come from, or `any`. */
+export function allowFromCell(view: KeyView): string {
+  return view.allowFrom === null ? "any" : view.allowFrom.join(",");
+}
+
 /** `used/limit` of today, or `?` when the limiter cannot say. */
 export function todayCell(view: KeyView): string {
   return view.usage ? `${view.usage.day.used}/${view.usage.day.limit}` : "?";
@@ -25,9 +40,16 @@ export function todayCell(view: KeyView): string {
 
 /**
  * `keys show` for a person: one line a field. `record` says which limits are the key's own;
- * `now` (the limiter's instant when it said, else this machine's) whether it expired.
+ * `now` (the limiter's instant when it said, else this machine's) whether it expired; `program`
+ * names this program as it runs, for the command a line suggests.
  */
-export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, noLimiter: string | undefined): string[] {
+export function detailLines(
+  view: KeyView,
+  record: ApiKeyRecord,
+  now: number,
+  noLimiter: string | undefined,
+  program: string,
+): string[] {
   const own = (value: number | undefined) => (value === undefined ? "the plan's" : "set for this key");
   const expires =
     view.expiresAt === null
@@ -41,10 +63,13 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
   const unknown = `unknown (${noLimiter ?? "the limiter cannot say"})`;
   const fields: [string, string][] = [
     ["ID", view.id],
+    ["State", stateCell(view).replaceAll(",", ", ")],
     ["Plan", view.plan],
     ["Per minute", `${view.perMinute} (${own(record.perMinute)})`],
     ["Per day", `${view.perDay} (${own(record.perDay)})`],
     ["Label", view.label ?? "-"],
+    ["Scopes", scopesCell(view).replaceAll(",", ", ")],
+    ["Allow from", view.allowFrom === null ? "any address" : allowFromCell(view).replaceAll(",", ", ")],
     ["Created", shortTime(view.createdAt)],
     ["Expires", expires],
     [
@@ -67,7 +92,7 @@ export function detailLines(view: KeyView, record: ApiKeyRecord, now: number, no
       usage
         ? usage.bannedUntil === null
           ? "no"
-          : `until ${shortTime(usage.bannedUntil)} (lift it: petstore keys unban ${view.id})`
+          : `until ${shortTime(usage.bannedUntil)} (lift it: ${program} keys unban ${view.id})`
         : unknown,
     ],
     ["Revoked", view.revokedAt === null ? "no" : shortTime(view.revokedAt)],

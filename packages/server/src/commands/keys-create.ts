@@ -11,7 +11,7 @@ import type { ParsedArgs } from "../cli/parse-args.js";
 import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { storedLine, withCredentialDatabase } from "./_database-file.js";
-import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { allowFromFlag, expiresFlag, flagProblems, labelFlag, limitFlag, planFlag, scopesFlag } from "./_key-flags.js";
 import { shortTime } from "./_key-text.js";
 import { cliActor, dbConfig } from "./_options.js";
 
@@ -19,11 +19,14 @@ function keyInput(args: ParsedArgs): IssueApiKeyInput {
   const plan = args.values.plan;
   if (plan === undefined) throw new UsageError("--plan is required (free, pro, business or enterprise)");
   const input: IssueApiKeyInput = { plan: planFlag(plan) };
-  const { "per-minute": perMinute, "per-day": perDay, label, expires } = args.values;
+  const { "per-minute": perMinute, "per-day": perDay, label, expires, scopes, "allow-from": allowFrom } = args.values;
   if (perMinute !== undefined) input.perMinute = limitFlag(perMinute, "--per-minute")!;
   if (perDay !== undefined) input.perDay = limitFlag(perDay, "--per-day")!;
   if (label !== undefined) input.label = labelFlag(label);
   if (expires !== undefined) input.expiresAt = expiresFlag(expires, Date.now())!;
+  if (scopes !== undefined) input.scopes = scopesFlag(scopes);
+  const ranges = allowFrom === undefined ? null : allowFromFlag(allowFrom);
+  if (ranges !== null) input.allowFrom = ranges;
   // Before a database is made or opened: a key that cannot be is a usage mistake.
   const problems = newKeyProblems(input, Date.now());
   if (problems.length > 0) throw new UsageError(flagProblems(problems));
@@ -46,13 +49,15 @@ export const keysCreateCommand: Command = {
       "per-day": "value",
       label: "value",
       expires: "value",
+      scopes: "value",
+      "allow-from": "value",
       db: "value",
       json: "switch",
     },
     positionals: [],
   },
   usage:
-    "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--expires ISO-8601] [--db URL] [--json]",
+    "petstore keys create --plan free|pro|business|enterprise [--per-minute N] [--per-day N] [--label TEXT] [--expires ISO-8601] [--scopes S,...] [--allow-from CIDR,...] [--db URL] [--json]",
   help: `Creates an API key and prints it. The key is shown only this once: the database keeps its
 SHA-256, never the key.
 
@@ -63,6 +68,12 @@ SHA-256, never the key.
   --label TEXT      a note to recognise the key by in 'petstore keys list'
   --expires TIME    from this instant on the key is refused (401), e.g. 2027-01-31T00:00:00Z:
                     ISO 8601 with its offset, in the future ('petstore keys update' changes it)
+  --scopes LIST     what the key may do, comma-separated: pets:read (list and get pets),
+                    pets:write (create pets), orders:read (store orders); default all three.
+                    Outside them a request is answered 403 insufficient_scope
+  --allow-from LIST CIDR ranges the key's requests must come from, comma-separated, IPv4 or
+                    IPv6 (10.0.0.0/8,2001:db8::/32; an address alone is a range of one); from
+                    elsewhere 403 address_not_allowed. Default (or 'any'): any address
   --db URL          the database: file:PATH (default file:petstore.db, in the current
                     directory; made when missing), libsql://, postgres:// (env PETSTORE_DB;
                     PETSTORE_DB_AUTH_TOKEN, PGPASSWORD). Not :memory:, which ends with the command.

@@ -1,12 +1,13 @@
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, viewsOf, withDatabase } from "./_key-access.js";
-import { shortTime, table, todayCell } from "./_key-text.js";
+import { allowFromCell, scopesCell, shortTime, stateCell, table, todayCell } from "./_key-text.js";
 
 /** `petstore keys list`: every key as `keys show` sees it, one row each; never key material. */
 export const keysListCommand: Command = {
   spec: { name: "keys list", flags: { db: "value", limiter: "value", json: "switch" }, positionals: [] },
   usage: "petstore keys list [--db URL] [--limiter URL] [--json]",
-  help: `Lists the API keys in the order they were made: id, plan, limits, today's requests
+  help: `Lists the API keys in the order they were made: id, every state it is in (active, rolling,
+banned, expired, revoked), plan, limits, today's requests
 against the day's limit, when each was created, expires, was last used (written by the
 servers within 10 s), until when a rolled key's old secret works, a ban, when it was revoked,
 and its label. Keys themselves are never stored, so they cannot be shown.
@@ -22,11 +23,12 @@ ${DB_AND_LIMITER_HELP}
         return 0;
       }
       if (keys.length === 0) {
-        io.out("No API keys yet. Create one: petstore keys create --plan free");
+        io.out(`No API keys yet. Create one: ${io.program} keys create --plan free`);
         return 0;
       }
       const header = [
         "ID",
+        "STATE",
         "PLAN",
         "PER-MINUTE",
         "PER-DAY",
@@ -37,10 +39,13 @@ ${DB_AND_LIMITER_HELP}
         "ROLLING-UNTIL",
         "BANNED-UNTIL",
         "REVOKED",
+        "SCOPES",
+        "ALLOW-FROM",
         "LABEL",
       ];
       const rows = keys.map((k) => [
         k.id,
+        stateCell(k),
         k.plan,
         String(k.perMinute),
         String(k.perDay),
@@ -51,6 +56,8 @@ ${DB_AND_LIMITER_HELP}
         shortTime(k.rolling?.until ?? null),
         k.usage ? shortTime(k.usage.bannedUntil) : "?",
         shortTime(k.revokedAt),
+        scopesCell(k),
+        allowFromCell(k),
         k.label ?? "",
       ]);
       for (const line of table([header, ...rows])) io.out(line);

@@ -27,7 +27,7 @@ ${DB_AND_LIMITER_HELP}
         // usage is null: said once on stderr, where a program reading stdout does not trip on it.
         if (access.noLimiter !== undefined) io.err(`petstore: usage unknown: ${access.noLimiter}`);
         io.out(JSON.stringify(view));
-      } else for (const line of detailLines(view, record, Date.now(), access.noLimiter)) io.out(line);
+      } else for (const line of detailLines(view, record, Date.now(), access.noLimiter, io.program)) io.out(line);
       return 0;
     });
   },

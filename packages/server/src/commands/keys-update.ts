@@ -3,13 +3,21 @@ import type { ParsedArgs } from "../cli/parse-args.js";
 import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { DB_AND_LIMITER_HELP, noSuchKey, revokedKey, withDatabase } from "./_key-access.js";
-import { expiresFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
+import { allowFromFlag, expiresFlag, flagProblems, labelFlag, limitFlag, planFlag, scopesFlag } from "./_key-flags.js";
 import { detailLines } from "./_key-text.js";
 import { cliActor } from "./_options.js";
 
 /** The changes the flags ask for; a usage mistake when they ask none, or ask two things of one field. */
 function changesOf(args: ParsedArgs): KeyChanges {
-  const { plan, "per-minute": perMinute, "per-day": perDay, label, expires } = args.values;
+  const {
+    plan,
+    "per-minute": perMinute,
+    "per-day": perDay,
+    label,
+    expires,
+    scopes,
+    "allow-from": allowFrom,
+  } = args.values;
   const changes: KeyChanges = {};
   if (plan !== undefined) changes.plan = planFlag(plan);
   if (perMinute !== undefined) changes.perMinute = limitFlag(perMinute, "--per-minute", true);
@@ -19,12 +27,16 @@ function changesOf(args: ParsedArgs): KeyChanges {
   if (label !== undefined) changes.label = labelFlag(label);
   if (args.switches.has("no-label")) changes.label = null;
   if (expires !== undefined) changes.expiresAt = expiresFlag(expires, Date.now(), true);
+  if (scopes !== undefined) changes.scopes = scopesFlag(scopes);
+  if (allowFrom !== undefined) changes.allowFrom = allowFromFlag(allowFrom);
   if (Object.keys(changes).length === 0)
-    throw new UsageError("nothing to change: give --plan, --per-minute, --per-day, --label, --no-label or --expires");
+    throw new UsageError(
+      "nothing to change: give --plan, --per-minute, --per-day, --label, --no-label, --expires, --scopes or --allow-from",
+    );
   return changes;
 }
 
-/** `petstore keys update <id>`: plan, limits, label, expiry; the key itself stays the same. */
+/** `petstore keys update <id>`: plan, limits, label, expiry, scopes, allowed ranges; the key itself stays the same. */
 export const keysUpdateCommand: Command = {
   spec: {
     name: "keys update",
@@ -35,6 +47,8 @@ export const keysUpdateCommand: Command = {
       label: "value",
       "no-label": "switch",
       expires: "value",
+      scopes: "value",
+      "allow-from": "value",
       db: "value",
       limiter: "value",
       json: "switch",
@@ -42,11 +56,12 @@ export const keysUpdateCommand: Command = {
     positionals: ["id"],
   },
   usage:
-    "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--db URL] [--limiter URL] [--json]",
-  help: `Changes an API key: its plan, its limits, its label or its expiry. The key (its secret) stays
-the same, and so does its usage today: an upgrade counts what the key already used. Every
-server on the database applies the change within 5 seconds. The change is recorded in the
-audit trail ('petstore audit') as made by cli:USER@HOST. A revoked key takes no change.
+    "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--scopes S,...] [--allow-from CIDR,...|any] [--db URL] [--limiter URL] [--json]",
+  help: `Changes an API key: its plan, its limits, its label, its expiry, its scopes or the addresses
+it may be used from. The key (its secret) stays the same, and so does its usage today: an
+upgrade counts what the key already used. Every server on the database applies the change
+within 5 seconds. The change is recorded in the audit trail ('petstore audit') as made by
+cli:USER@HOST. A revoked key takes no change.
 
   --plan NAME         free, pro, business or enterprise (an enterprise key needs limits of
                       its own: give --per-minute and --per-day unless it has them)
@@ -57,6 +72,10 @@ audit trail ('petstore audit') as made by cli:USER@HOST. A revoked key takes no 
   --no-label          removes the label
   --expires TIME      from this instant on the key is refused (401): ISO 8601 with its
                       offset, in the future, e.g. 2027-01-31T00:00:00Z; 'never' removes the expiry
+  --scopes LIST       what the key may do from now on, comma-separated: pets:read,
+                      pets:write, orders:read (all three: every scope again)
+  --allow-from LIST   the CIDR ranges its requests must come from, comma-separated, IPv4
+                      or IPv6 (10.0.0.0/8,2001:db8::/32); 'any' removes the allowlist
 ${DB_AND_LIMITER_HELP}
   --json          print the key after the change, as 'petstore keys show --json' prints it`,
   run: async (args, env, io) => {
@@ -81,7 +100,8 @@ ${DB_AND_LIMITER_HELP}
         return 0;
       }
       io.out(`Updated ${id}. Every server applies the change within 5 seconds.`);
-      for (const line of detailLines(view, changed.record, Date.now(), access.noLimiter)) io.out(`  ${line}`);
+      for (const line of detailLines(view, changed.record, Date.now(), access.noLimiter, io.program))
+        io.out(`  ${line}`);
       return 0;
     });
   },

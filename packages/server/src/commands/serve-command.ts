@@ -1,5 +1,5 @@
 import { BUILD_INFO, VERSION } from "../cli/version.js";
-import { CLOCK_CHECK_EVERY_MS, clockOffsets } from "../storage/clock-offset.js";
+import { CLOCK_CHECK_EVERY_MS, clockOffsets, observedLimiter } from "../storage/clock-offset.js";
 import { serverMetrics } from "../metrics/server-metrics.js";
 import { openLimiter } from "../limiter/open-limiter.js";
 import { openStorage, storageFailure } from "../storage/open-storage.js";
@@ -8,7 +8,7 @@ import { health } from "../http/health.js";
 import { serve } from "../http/serve.js";
 import { serverFetch } from "../http/server-fetch.js";
 import type { Command } from "./_command.js";
-import { availabilityLog } from "./serve/availability-log.js";
+import { outageLog } from "./serve/outage-log.js";
 import { ensureBootstrapKey } from "./serve/bootstrap-key.js";
 import { agreeOnLimiter } from "./serve/agree-on-limiter.js";
 import { pastableDb } from "./_options.js";
@@ -104,7 +104,7 @@ database and exits 0.
   PETSTORE_BODY_TIMEOUT_MS=N
                        how long a request body may take to arrive once its headers are in:
                        past it the answer is 408 request_timeout and the connection is closed
-                       (default 30000)
+                       (default 30000, at most 245000)
   --dev                development mode: listen on 127.0.0.1 unless --host says otherwise,
                        and when the database has no active key create a Free key and print it
 
@@ -122,6 +122,16 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
     const metrics = config.metricsListen ? serverMetrics({ build: BUILD_INFO }) : undefined;
     const warn = (event: string, fields: Record<string, unknown>) =>
       io.err(JSON.stringify({ time: new Date().toISOString(), level: "warn", event, ...fields }));
+    // A database server that stops answering, and answers again: a line each, with the 503s answered meanwhile (Postgres).
+    const storageOutages = outageLog(
+      {
+        lost: "storage unavailable",
+        back: "storage available again",
+        lengthField: "unavailableMs",
+        countField: "answered503",
+      },
+      warn,
+    );
     const storage = await openStorage(config.db, {
       ...metrics?.storage,
       // A storage failure no request meets: logged, counted, and reported by /healthz.
@@ -129,12 +139,39 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         warn("checkpoint failed", { reason });
         metrics?.storage.onCheckpointFailed(reason);
       },
-      // A database server that stops answering, and answers again: a line each (Postgres).
-      onAvailabilityChange: availabilityLog(warn),
+      onAvailabilityChange: (problem) =>
+        problem === undefined ? storageOutages.answered() : storageOutages.failed(problem),
     });
+    // Redis failing the hits, by their own outcomes (never a health check's): each one a 503, or admitted without limits.
+    const limiterOutages =
+      config.limiter &&
+      outageLog(
+        config.limiter.failOpen
+          ? {
+              lost: "limiter failing open",
+              back: "limiter no longer failing open",
+              lengthField: "outageMs",
+              countField: "admittedWithoutLimit",
+              fields: { limiter: shownUrl(config.limiter.url) },
+            }
+          : {
+              lost: "limiter unavailable",
+              back: "limiter available again",
+              lengthField: "unavailableMs",
+              countField: "answered503",
+              fields: { limiter: shownUrl(config.limiter.url) },
+            },
+        warn,
+      );
     const redis =
       config.limiter &&
-      (await openLimiter(config.limiter, warn).catch((error: unknown) => {
+      (await openLimiter(config.limiter, warn, {
+        onOutcome: (error) => {
+          if (error === undefined) return limiterOutages!.answered();
+          limiterOutages!.failed(error.message);
+          limiterOutages!.counted();
+        },
+      }).catch((error: unknown) => {
         storage.close();
         throw error;
       }));
@@ -146,9 +183,27 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
       await agreeOnLimiter(storage, config, io);
       if (config.bootstrap !== undefined) await ensureBootstrapKey(storage.adapters.keys, config.bootstrap, io);
       const devKey = await checkKeys(storage, config, io);
+      // The stores decide every shared instant by their clocks; how far this server's is from theirs, and their steps, are only said.
+      // A database file's clock is this machine's, read here for free: it has no offset, but it steps as the store's.
+      const database = storage.remote
+        ? { store: "database", shown: shownUrl(config.db.url), now: storage.check }
+        : { store: "database", shown: shownUrl(config.db.url), now: async () => Date.now(), local: true };
+      const clocks = clockOffsets(
+        [
+          database,
+          ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
+        ],
+        {
+          log: (level, event, fields) =>
+            io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })),
+          ...(metrics && { onOffset: metrics.clockOffset, onStep: metrics.clockStep }),
+        },
+      );
       const api = {
         ...storage.adapters,
-        ...(redis && { limiter: redis.limiter }),
+        // Every decision of the database's limiter reads its clock: a step is seen at the next request.
+        // (Redis's, failing open, would decide by this server's clock: its steps are seen by the checks.)
+        limiter: redis ? redis.limiter : observedLimiter(storage.adapters.limiter, "database", clocks),
         trustProxy: config.trustProxy,
         bodyTimeoutMs: config.bodyTimeoutMs,
         ...(config.rolledKeyLink !== undefined && { rolledKeyLink: config.rolledKeyLink }),
@@ -159,23 +214,19 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
         limiterCheck && !config.limiter!.failOpen
           ? () => Promise.all([storage.check(), limiterCheck()])
           : storage.check;
-      // The stores decide every shared instant by their clocks; how far this server's is from theirs is only said.
-      const clocks = clockOffsets(
-        [
-          ...(storage.remote ? [{ store: "database", shown: shownUrl(config.db.url), now: storage.check }] : []),
-          ...(redis ? [{ store: "limiter", shown: shownUrl(config.limiter!.url), now: redis.limiter.check }] : []),
-        ],
-        {
-          log: (level, event, fields) =>
-            io.err(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })),
-          ...(metrics && { onOffset: metrics.clockOffset }),
+      const status = health(check, undefined, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
+      // Every 503 the API answers counts in the storage outage under way, if any.
+      const watched = {
+        ...status,
+        storageFailed(what: string) {
+          status.storageFailed(what);
+          storageOutages.counted();
         },
-      );
-      const status = health(check, Date.now, config.limiter?.failOpen ? limiterCheck : undefined, clocks.notice);
+      };
       const served = serverFetch({
         api,
         basePath: BASE_PATH,
-        health: status,
+        health: watched,
         log: io.out,
         ...(metrics ? { metrics } : {}),
       });
@@ -188,7 +239,12 @@ Bootstrap key (off by default; environment only, so the key never shows in the p
           throw error;
         },
       );
-      const server = await serve({ fetch, hostname: config.host, port: config.port }).catch(async (error: unknown) => {
+      const server = await serve({
+        fetch,
+        hostname: config.host,
+        port: config.port,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+      }).catch(async (error: unknown) => {
         await Promise.all([metricsServer?.stop(0), adminServer?.stop(0)]);
         throw new Error(listenFailure("", config.host, config.port, error, "--port (or PETSTORE_PORT)"));
       });

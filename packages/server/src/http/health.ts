@@ -36,7 +36,8 @@ function reasonOf(error: unknown): string {
  */
 export function health(
   check: () => Promise<unknown>,
-  clock: () => number = Date.now,
+  /** Monotonic, ms: how long a failure is remembered is this process's own. */
+  clock: () => number = () => performance.now(),
   degraded?: () => Promise<unknown>,
   remarks?: () => string | undefined,
 ): Health {

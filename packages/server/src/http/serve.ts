@@ -17,7 +17,24 @@ export interface ServeOptions {
   hostname: string;
   /** 0 picks a free port. */
   port: number;
+  /**
+   * The longest a request body may take to arrive (the handlers' deadline, which answers 408):
+   * Bun's idle timeout is set past it, so that the deadline governs. At most `MAX_BODY_TIMEOUT_MS`.
+   */
+  bodyTimeoutMs: number;
 }
+
+/**
+ * Bun closes a connection whose request has been in flight for its idle timeout (default 10
+ * s), even while the body is still arriving, and says nothing: it is set this much past the
+ * body deadline (Bun checks it every few seconds), so that a slow body that keeps arriving is
+ * read, and a stalled one gets its 408 at the deadline.
+ */
+const IDLE_PAST_DEADLINE_S = 10;
+/** Bun's longest idle timeout. */
+const BUN_MAX_IDLE_S = 255;
+/** The longest body deadline Bun's idle timeout can stay past. */
+export const MAX_BODY_TIMEOUT_MS = (BUN_MAX_IDLE_S - IDLE_PAST_DEADLINE_S) * 1000;
 
 export interface RunningServer {
   hostname: string;
@@ -62,6 +79,7 @@ function serveOnBun(bun: typeof Bun, options: ServeOptions): RunningServer {
     // address and port would start without error and the kernel would split connections
     // between the two. A port in use must be an error instead.
     reusePort: false,
+    idleTimeout: Math.min(BUN_MAX_IDLE_S, Math.ceil(options.bodyTimeoutMs / 1000) + IDLE_PAST_DEADLINE_S),
     // Bun answers a declared body past this limit with its own bare 413 (no JSON, none of the
     // contract's headers) before the API sees the request. The API refuses bodies past its own
     // 16 KiB with its 413 without reading them, so Bun's limit is lifted: every 413 is the API's.
@@ -104,7 +122,7 @@ async function serveOnDeno(deno: DenoRuntime, options: ServeOptions): Promise<Ru
 /**
  * Listens on `hostname:port` with the runtime's own server; throws when the runtime is
  * neither Bun nor Deno, or when the address cannot be bound.
- * @example const server = await serve({ fetch, hostname: "127.0.0.1", port: 8080 }); await server.stop(10_000);
+ * @example const server = await serve({ fetch, hostname: "127.0.0.1", port: 8080, bodyTimeoutMs: 30_000 }); await server.stop(10_000);
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const runtime = globalThis as { Bun?: typeof Bun; Deno?: DenoRuntime };

@@ -1,4 +1,4 @@
-import { type RedisLimiter, redisLimiter } from "@petstore/adapters/redis";
+import { type RedisLimiter, type RedisLimiterOptions, redisLimiter } from "@petstore/adapters/redis";
 import { outcomeWithin } from "../http/_outcome-within.js";
 import { shownUrl } from "../messages/shown-url.js";
 import { redisClient } from "./redis-client.js";
@@ -34,8 +34,6 @@ const MARKER_KEY = "petstore:limit:data-since";
 
 /** How long the server waits for Redis at start before it refuses to start. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** While failing open, at most one warning per this many milliseconds (and one when it ends). */
-const FAIL_OPEN_LOG_EVERY_MS = 10_000;
 
 /** Redis refusing a reconnect: the credentials it was given (a changed password, a user disabled). */
 const REFUSED_RECONNECT = /^(WRONGPASS|NOAUTH|NOPERM)\b/;
@@ -57,17 +55,23 @@ function noAnswer(url: string): string {
  * or a Redis that is down stops the server at start with one line. While serving, a lost
  * connection is retried every second at most, forever; meanwhile hits fail at once (no offline
  * queue) and requests get 503s, or are admitted with `failOpen`. `warn` gets one line when the
- * connection is lost and one when it is back, and while failing open one line per 10 s and
- * one when Redis answers again, each counting the requests of its own outage.
+ * connection is lost and one when it is back; `onOutcome` hears of every hit (see
+ * `RedisLimiterOptions.onOutcome`), for the lines of the requests' own outages.
  */
 export async function openLimiter(
   config: LimiterConfig,
   warn: (event: string, fields: Record<string, unknown>) => void,
-  /**
-   * `watchDataLoss: false` for a command that only reads or lifts a ban: it leaves the marker
-   * alone, since setting it after a loss would hide the loss from the servers.
-   */
-  { watchDataLoss = true }: { watchDataLoss?: boolean } = {},
+  {
+    watchDataLoss = true,
+    onOutcome,
+  }: {
+    /**
+     * False for a command that only reads or lifts a ban: it leaves the marker alone, since
+     * setting it after a loss would hide the loss from the servers.
+     */
+    watchDataLoss?: boolean;
+    onOutcome?: RedisLimiterOptions["onOutcome"];
+  } = {},
 ): Promise<OpenLimiter> {
   const shown = shownUrl(config.url);
   // One Redis, a Cluster or the master Sentinel names, as the URL says (see redis-client.ts).
@@ -157,12 +161,6 @@ export async function openLimiter(
   started = true;
   // Lost during the checks above, the connection says when it is back (and what was lost).
   connected = redis.status === "ready";
-  /**
-   * The requests admitted without limits since Redis last answered: one outage. It ends at
-   * the first command Redis answers again (after a reconnect, or once a hung Redis goes on), so
-   * that no line counts the requests of another outage.
-   */
-  let outage: { startedAt: number; admitted: number; logged: number; lastWarned: number } | undefined;
   /** Why Redis, connected, refuses the limiter's commands (OOM, MISCONF, NOPERM...): said once, until one is answered. */
   let refusing: string | undefined;
   const refused = (error: unknown): never => {
@@ -181,14 +179,6 @@ export async function openLimiter(
       refusing = undefined;
       warn("limiter answering again", { limiter: shown });
     }
-    if (outage === undefined) return;
-    const { startedAt, admitted } = outage;
-    outage = undefined;
-    warn("limiter no longer failing open", {
-      limiter: shown,
-      admittedWithoutLimit: admitted,
-      outageMs: Date.now() - startedAt,
-    });
   };
   const limiter = redisLimiter({
     send: (args) =>
@@ -198,20 +188,7 @@ export async function openLimiter(
       }, refused),
     timeoutMs: config.timeoutMs,
     failOpen: config.failOpen,
-    onFailOpen: (error) => {
-      const now = Date.now();
-      outage ??= { startedAt: now, admitted: 0, logged: 0, lastWarned: Number.NEGATIVE_INFINITY };
-      outage.admitted += 1;
-      if (now - outage.lastWarned < FAIL_OPEN_LOG_EVERY_MS) return;
-      // Each line counts the requests since the previous line of this outage; the last line, its total.
-      warn("limiter failing open", {
-        limiter: shown,
-        reason: error.message,
-        admittedWithoutLimit: outage.admitted - outage.logged,
-      });
-      outage.lastWarned = now;
-      outage.logged = outage.admitted;
-    },
+    ...(onOutcome && { onOutcome }),
   });
   // Health checks look for the marker too: a FLUSHALL loses the data without a reconnect.
   const ping = limiter.check;

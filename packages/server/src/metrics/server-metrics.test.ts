@@ -12,8 +12,13 @@ const BUILD = { version: "1.2.3", commit: "abc1234", target: "bun-linux-x64" };
 /** The server's request path with metrics, on memory adapters and a clock the test moves. */
 async function setup() {
   const adapters = memoryAdapters();
-  const clock = { now: Date.UTC(2026, 10, 23, 12, 0, 0) };
-  const metrics = serverMetrics({ build: BUILD, clock: () => clock.now, rss: () => 123_456 });
+  const clock = { now: Date.UTC(2026, 10, 23, 12, 0, 0), monotonic: 0 };
+  const metrics = serverMetrics({
+    build: BUILD,
+    clock: () => clock.now,
+    monotonic: () => clock.monotonic,
+    rss: () => 123_456,
+  });
   const { fetch } = serverFetch({
     api: { ...adapters, clock: () => clock.now, ban: { threshold: 2, seconds: 60 } },
     basePath: "/v1",
@@ -93,7 +98,9 @@ describe("the server's metrics", () => {
 
   it("reports the build, memory, uptime, requests in flight and libSQL batches", async () => {
     const { clock, metrics, scrape } = await setup();
-    clock.now += 90_000;
+    // The uptime is the monotonic clock's: the wall clock stepped back an hour meanwhile.
+    clock.now += 90_000 - 3_600_000;
+    clock.monotonic += 90_000;
     metrics.requestStarted();
     metrics.storage.onBatch({ units: 3, commitMs: 2 });
     metrics.storage.onFsync(4);
@@ -114,6 +121,19 @@ describe("the server's metrics", () => {
     );
     expect(samples(text, "petstore_libsql_commit_seconds_sum")).toEqual(["petstore_libsql_commit_seconds_sum 0.002"]);
     expect(samples(text, "petstore_libsql_fsync_seconds_count")).toEqual(["petstore_libsql_fsync_seconds_count 1"]);
+  });
+
+  it("counts the steps of each store's clock, the database's from zero", async () => {
+    const { metrics, scrape } = await setup();
+    expect(samples(await scrape(), "petstore_clock_steps_total")).toEqual([
+      'petstore_clock_steps_total{store="database"} 0',
+    ]);
+    metrics.clockStep("database");
+    metrics.clockStep("limiter");
+    expect(samples(await scrape(), "petstore_clock_steps_total")).toEqual([
+      'petstore_clock_steps_total{store="database"} 1',
+      'petstore_clock_steps_total{store="limiter"} 1',
+    ]);
   });
 
   it("serves the exposition only at GET /metrics, and promtool accepts it", async () => {

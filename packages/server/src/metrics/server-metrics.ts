@@ -11,8 +11,9 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 
 export interface ServerMetricsOptions {
   build: { version: string; commit: string; target: string };
-  /** Unix ms; injectable for tests. */
+  /** Unix ms (the start time) and a monotonic clock, ms (the uptime); injectable for tests. */
   clock?: () => number;
+  monotonic?: () => number;
   /** Resident set size in bytes; injectable for tests. */
   rss?: () => number;
 }
@@ -38,6 +39,8 @@ export interface ServerMetrics {
   };
   /** The latest measured offset of this server's clock from a store's (`database`, `limiter`), seconds. */
   clockOffset(store: string, seconds: number): void;
+  /** A store's clock (`database`, `limiter`) stepped by more than 1 s, either way. */
+  clockStep(store: string): void;
   render(): string;
 }
 
@@ -48,8 +51,10 @@ export interface ServerMetrics {
  */
 export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
   const clock = options.clock ?? Date.now;
+  const monotonic = options.monotonic ?? (() => performance.now());
   const rss = options.rss ?? (() => process.memoryUsage.rss());
   const startedAt = clock();
+  const startedAtMs = monotonic();
   let inFlight = 0;
 
   const requests = new Series(
@@ -133,6 +138,13 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
     "gauge",
     ["store"],
   );
+  const clockSteps = new Series(
+    "petstore_clock_steps_total",
+    "Steps of a store's clock (database, limiter) by more than 1 s either way, against this server's monotonic clock.",
+    "counter",
+    ["store"],
+  );
+  clockSteps.inc(["database"], 0);
   for (const result of ["hit", "miss"]) keyCache.inc([result], 0);
   unauthorized.inc([], 0);
   storageFailures.inc([], 0);
@@ -163,9 +175,10 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
       onCheckpointFailed: () => checkpointFailures.inc(),
     },
     clockOffset: (store, seconds) => clockOffset.set([store], seconds),
+    clockStep: (store) => clockSteps.inc([store]),
     render() {
       memory.set([], rss());
-      uptime.set([], (clock() - startedAt) / 1000);
+      uptime.set([], (monotonic() - startedAtMs) / 1000);
       open.set([], inFlight);
       return exposition([
         requests,
@@ -185,6 +198,7 @@ export function serverMetrics(options: ServerMetricsOptions): ServerMetrics {
         startTime,
         open,
         clockOffset,
+        clockSteps,
       ]);
     },
   };

@@ -29,7 +29,7 @@ export class FsyncPolicy {
   #syncedAt = 0;
 
   constructor(
-    /** Unix ms. */
+    /** Monotonic, ms. */
     private readonly clock: () => number,
     /** False for a rollback journal. */
     private readonly walMode: boolean,

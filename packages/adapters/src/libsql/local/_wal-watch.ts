@@ -21,7 +21,7 @@ export class WalWatch {
   constructor(
     private readonly walPath: string,
     private readonly connection: LocalConnection,
-    /** Unix ms. */
+    /** Monotonic, ms. */
     private readonly clock: () => number,
     /** Told of each failed checkpoint: the reason, with the WAL's size. */
     private readonly onCheckpointFailed: ((reason: string) => void) | undefined,

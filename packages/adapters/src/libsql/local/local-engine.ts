@@ -18,7 +18,10 @@ export interface StorageObserver {
 }
 
 export interface LocalEngineOptions {
-  /** Unix ms; when the last fsync ran decides whether a batch of counts gets one. */
+  /**
+   * A monotonic clock, ms (default `performance.now`): when the last fsync ran decides whether
+   * a batch of counts gets one, so a wall clock stepped back must not put it off.
+   */
   clock?: () => number;
   /** Without it, a batch with an acknowledged write commits with `synchronous = FULL`. */
   walSync?: WalSync;
@@ -57,7 +60,7 @@ export interface LocalEngine extends SqlEngine {
  * size watched (`WalWatch`), and version reads shared within a turn (`SharedVersionReads`).
  */
 export function localEngine(connect: () => NativeDatabase.Database, options: LocalEngineOptions = {}): LocalEngine {
-  const clock = options.clock ?? Date.now;
+  const clock = options.clock ?? (() => performance.now());
   const { walSync, files, observer, walPath } = options;
   const connection = new LocalConnection(connect, () => walSync?.reopen(), files, !options.inMemory);
   const fsync = new FsyncPolicy(clock, options.wal ?? true, walSync, observer?.onFsync?.bind(observer));

@@ -48,9 +48,11 @@ export async function startAdmin(
     log: io.out,
     bodyTimeoutMs: config.bodyTimeoutMs,
   });
-  const server = await serve({ fetch, hostname: host, port }).catch((error: unknown) => {
-    throw new Error(listenFailure(" for the admin API", host, port, error, "--admin-listen HOST:PORT"));
-  });
+  const server = await serve({ fetch, hostname: host, port, bodyTimeoutMs: config.bodyTimeoutMs }).catch(
+    (error: unknown) => {
+      throw new Error(listenFailure(" for the admin API", host, port, error, "--admin-listen HOST:PORT"));
+    },
+  );
   // The address really listened on: a wildcard is said as one, not as the loopback a person here may paste.
   const url = `http://${server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
   logLine(io, "admin listening", {

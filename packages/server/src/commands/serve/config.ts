@@ -4,6 +4,7 @@ import type { LimiterConfig } from "../../limiter/open-limiter.js";
 import type { DbConfig } from "../../storage/open-storage.js";
 import type { ParsedArgs } from "../../cli/parse-args.js";
 import { UsageError } from "../../cli/usage-error.js";
+import { MAX_BODY_TIMEOUT_MS } from "../../http/serve.js";
 import type { Env } from "../_command.js";
 import { dbConfig, integerSetting, limiterConfig, optionalEnv, setting } from "../_options.js";
 import { type BootstrapKey, bootstrapConfig } from "./bootstrap-key.js";
@@ -128,7 +129,7 @@ export function serveConfig(args: ParsedArgs, env: Env): ServeConfig {
     bodyTimeoutMs:
       bodyTimeout === undefined
         ? DEFAULT_BODY_TIMEOUT_MS
-        : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, 600_000),
+        : integerSetting(bodyTimeout, "PETSTORE_BODY_TIMEOUT_MS", 1, MAX_BODY_TIMEOUT_MS),
   };
 }
 

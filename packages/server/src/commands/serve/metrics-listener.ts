@@ -27,7 +27,12 @@ export async function startMetrics(
 ): Promise<RunningServer | undefined> {
   if (!config.metricsListen || !metrics) return undefined;
   const { host, port } = config.metricsListen;
-  const server = await serve({ fetch: metricsFetch(metrics), hostname: host, port }).catch((error: unknown) => {
+  const server = await serve({
+    fetch: metricsFetch(metrics),
+    hostname: host,
+    port,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+  }).catch((error: unknown) => {
     throw new Error(listenFailure(" for metrics", host, port, error, "--metrics-listen HOST:PORT"));
   });
   logLine(io, "metrics listening", {
