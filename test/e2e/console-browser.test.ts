@@ -167,8 +167,11 @@ const focusOutline = (page: Page) =>
     return `${style.outlineStyle} ${style.outlineWidth}`;
   });
 
+/** A picture of the page for the docs: the whole page, or the window over its top (and any dialog open). */
 const shot = async (page: Page, name: string, fullPage = true) => {
-  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage });
+  if (!SCREENSHOTS) return;
+  if (!fullPage) await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage });
 };
 
 describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (viewport) => {
@@ -178,7 +181,14 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
   beforeAll(async () => {
     const acme = await newKey({ plan: "pro", label: `Acme Corp ${size}` });
     const trial = await newKey({ plan: "free", label: `trial ${size}` });
-    const noisy = await newKey({ plan: "enterprise", perMinute: 2, perDay: 1_000, label: `Noisy ${size}` });
+    const noisy = await newKey({
+      plan: "enterprise",
+      perMinute: 2,
+      perDay: 1_000,
+      label: `Noisy ${size}`,
+      scopes: ["pets:read"],
+      allowFrom: ["127.0.0.0/8", "::1/128"],
+    });
     const rolled = await newKey({ plan: "free", label: `Rolled ${size}` });
     Object.assign(ids, { acme: acme.id, trial: trial.id, noisy: noisy.id, rolled: rolled.id });
     for (let i = 0; i < 3; i++) await request(acme.key);
@@ -315,6 +325,8 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     expect(await page.locator("#usage-hours svg rect").count()).toBeGreaterThan(0);
     expect(await page.locator("#usage-days svg rect").count()).toBeGreaterThan(0);
     expect(await page.locator("#view").textContent()).toContain("recorded within 10 s");
+    const fact = (term: string) => page.locator(`.facts dt:text-is("${term}") + dd`).textContent();
+    expect([await fact("Scopes"), await fact("Allowed from")]).toEqual(["pets:read", "127.0.0.0/8, ::1/128"]);
     const trail = await page.locator("table.audit tbody tr").allTextContents();
     expect(trail.map((entry) => /roll|create/.exec(entry)?.[0])).toEqual(["roll", "create"]);
     expect(await fitsWidth(page)).toBe(true);
@@ -388,6 +400,7 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     await expect.poll(() => page.locator("#audit tbody tr").count()).toBe(50);
     const rows = await page.locator("#audit tbody tr").allTextContents();
     expect(rows.every((row) => row.includes("update") && row.includes(ids.trial) && row.includes(tokenId))).toBe(true);
+    await shot(page, `console-audit-${size}.png`, false);
     await page.locator("#older").press("Enter");
     await expect.poll(() => page.locator("#audit tbody tr").count()).toBe(55);
     expect(await page.locator("#older").isHidden()).toBe(true);
@@ -395,7 +408,6 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     expect(expected.filter((entry) => (entry as { action: string }).action === "update")).toHaveLength(55);
     expect(await fitsWidth(page)).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
-    await shot(page, `console-audit-${size}.png`, false);
     expect(errors).toEqual([]);
     await page.context().close();
   }, 90_000);

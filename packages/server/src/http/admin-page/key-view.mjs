@@ -47,6 +47,8 @@ function facts(key) {
     fact("Last used", time(key.lastUsedAt), h("span", { class: "hint" }, " (recorded within 10 s)")),
     fact("Created", time(key.createdAt)),
     fact("Expires", time(key.expiresAt, "never")),
+    fact("Scopes", key.scopes.join(", ")),
+    fact("Allowed from", key.allowFrom ? key.allowFrom.join(", ") : "any address"),
     key.revokedAt ? fact("Revoked", time(key.revokedAt)) : [],
   );
 }

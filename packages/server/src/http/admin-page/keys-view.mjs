@@ -41,7 +41,8 @@ function row(key) {
           value: key.usage.day.used,
           "aria-label": `${key.id}: ${key.usage.day.used} of ${key.usage.day.limit} today`,
         }),
-        ` ${key.usage.day.used} / ${key.usage.day.limit}`,
+        " ",
+        h("span", { class: "count" }, `${key.usage.day.used} / ${key.usage.day.limit}`),
       ]
     : ["-"];
   return h(
