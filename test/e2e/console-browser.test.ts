@@ -319,6 +319,39 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     await page.context().close();
   }, 60_000);
 
+  it("narrows a key's scopes and the addresses its requests may come from, the API's refusal said beside them", async () => {
+    const made = await newKey({ plan: "free", label: `Scoped ${size}` });
+    const { page } = await signedIn(viewport, `#/keys/${made.id}`);
+    await page.locator("#edit").waitFor();
+    for (const box of await page.locator("#edit-scopes input").all()) await box.uncheck();
+    await page.locator("#edit button[type=submit]").press("Enter");
+    await expect
+      .poll(() => page.locator("#edit-scopes-error").textContent())
+      .toBe("must be one or more of pets:read, pets:write, orders:read");
+    expect(await page.locator("#edit-scopes").getAttribute("aria-invalid")).toBe("true");
+    await page.locator("#edit-scope-pets-read").check();
+    await page.locator("#edit-allow-from").fill("10.0.0.0/8, 2001:db8::/32");
+    await page.locator("#edit button[type=submit]").press("Enter");
+    await expect.poll(() => statusText(page)).toMatch(/^Saved scopes, allowFrom of /);
+    expect(await stored<{ scopes: string[]; allowFrom: string[] }>(["keys", "show", made.id])).toMatchObject({
+      scopes: ["pets:read"],
+      allowFrom: ["10.0.0.0/8", "2001:db8::/32"],
+    });
+    expect((await request(made.key)).code).toBe("address_not_allowed");
+    await page.locator("#edit-allow-from").fill("");
+    await page.locator("#edit-scope-orders-read").check();
+    await page.locator("#edit-scope-pets-write").check();
+    await page.locator("#edit button[type=submit]").press("Enter");
+    await expect.poll(() => statusText(page)).toMatch(/^Saved scopes, allowFrom of /);
+    expect(await stored<{ scopes: string[]; allowFrom: null }>(["keys", "show", made.id])).toMatchObject({
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
+    });
+    expect(await fitsWidth(page)).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
   it("charts the key's usage by hour and by day in inline SVG, with its audit entries, and axe finds nothing serious", async () => {
     const { page, errors } = await signedIn(viewport, `#/keys/${ids.noisy}`);
     await page.locator("#usage-days").waitFor();

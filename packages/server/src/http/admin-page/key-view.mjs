@@ -53,7 +53,35 @@ function facts(key) {
   );
 }
 
-/** The form that changes plan, limits, label and expiry: only what was changed is sent. */
+/** Every scope a key may be given, as the admin API names them. */
+const SCOPES = ["pets:read", "pets:write", "orders:read"];
+
+/** The key's scopes as checkboxes in a group the API's refusal of `scopes` is said beside. */
+function scopesField(key) {
+  const boxes = SCOPES.map((scope) =>
+    h("input", {
+      type: "checkbox",
+      id: `edit-scope-${scope.replace(":", "-")}`,
+      value: scope,
+      checked: key.scopes.includes(scope),
+    }),
+  );
+  const group = h(
+    "fieldset",
+    { id: "edit-scopes", name: "scopes", class: "field checks", "aria-describedby": "edit-scopes-hint" },
+    h("legend", {}, "Scopes"),
+    boxes.map((box) => h("label", { for: box.id }, box, ` ${box.value}`)),
+  );
+  group.dataset.hint = "edit-scopes-hint";
+  const hint = h(
+    "p",
+    { class: "hint", id: "edit-scopes-hint" },
+    "What the key may do; all three unless it was given fewer.",
+  );
+  return { element: [group, hint], chosen: () => boxes.filter((box) => box.checked).map((box) => box.value) };
+}
+
+/** The form that changes plan, limits, scopes, addresses, label and expiry: only what was changed is sent. */
 function editForm(key, reload) {
   const plan = select({ id: "edit-plan", name: "plan" }, PLANS, key.plan);
   const perMinute = h("input", {
@@ -65,6 +93,13 @@ function editForm(key, reload) {
     value: key.perMinute,
   });
   const perDay = h("input", { type: "number", id: "edit-per-day", name: "perDay", min: 1, step: 1, value: key.perDay });
+  const scopes = scopesField(key);
+  const allowFrom = h("input", {
+    type: "text",
+    id: "edit-allow-from",
+    name: "allowFrom",
+    value: (key.allowFrom ?? []).join(", "),
+  });
   const label = h("input", { type: "text", id: "edit-label", name: "label", maxlength: 100, value: key.label ?? "" });
   const expires = h("input", {
     type: "datetime-local",
@@ -75,10 +110,16 @@ function editForm(key, reload) {
   const form = h(
     "form",
     { id: "edit", class: "stacked", "aria-labelledby": "edit-title" },
-    h("h3", { id: "edit-title" }, "Plan, limits, label, expiry"),
+    h("h3", { id: "edit-title" }, "Plan, limits, scopes, addresses, label, expiry"),
     field("Plan", plan),
     field("Per minute", perMinute, "Empty: the plan's. An Enterprise key needs its own."),
     field("Per day", perDay, "Empty: the plan's. An Enterprise key needs its own."),
+    scopes.element,
+    field(
+      "Allowed from",
+      allowFrom,
+      "CIDR ranges its requests must come from, comma-separated (10.0.0.0/8, 2001:db8::/32). Empty: any address.",
+    ),
     field("Label", label, "Empty: none."),
     field("Expires (UTC)", expires, "Empty: never."),
     h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Save changes")),
@@ -92,6 +133,13 @@ function editForm(key, reload) {
       [perDay, "perDay"],
     ])
       if (input.value !== String(key[name])) changes[name] = input.value === "" ? null : Number(input.value);
+    const chosen = scopes.chosen();
+    if (chosen.join() !== key.scopes.join()) changes.scopes = chosen.length === SCOPES.length ? null : chosen;
+    const ranges = allowFrom.value
+      .split(",")
+      .map((range) => range.trim())
+      .filter((range) => range !== "");
+    if (ranges.join() !== (key.allowFrom ?? []).join()) changes.allowFrom = ranges.length === 0 ? null : ranges;
     if (label.value !== (key.label ?? "")) changes.label = label.value === "" ? null : label.value;
     if (expires.value !== localOf(key.expiresAt)) changes.expiresAt = utcOf(expires.value);
     if (Object.keys(changes).length === 0) return say("Nothing to save: no field was changed.");
