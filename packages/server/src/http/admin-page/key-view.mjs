@@ -1,4 +1,4 @@
-// One key: its numbers and states, its plan, limits, label and expiry changed in place, roll,
+// One key: its numbers and states, its plan, limits, scopes, addresses, label and expiry changed in place, roll,
 // revoke, lift a ban, its usage charted, and its audit entries.
 
 import { ApiProblem, call } from "./api.mjs";
