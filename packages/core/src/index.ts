@@ -42,6 +42,7 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
 export { keyLife } from "./keys/key-life.js";
+export { keyRecordIs } from "./keys/key-states.js";
 export type {
   ChangeRequest,
   IdempotencyRefusal,
@@ -90,6 +91,7 @@ export type {
   AuditAction,
   AuditEntry,
   AuditNote,
+  AuditQuery,
   BanPolicy,
   BucketState,
   ClaimedCreate,
@@ -103,6 +105,9 @@ export type {
   KeyUsage,
   KeyUsageTotal,
   KeyInsert,
+  KeyListQuery,
+  KeyOrder,
+  KeyRecordState,
   NewApiKeyRecord,
   PageQuery,
   PetStore,
