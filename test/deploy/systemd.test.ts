@@ -3,7 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminListening } from "../e2e/_admin.js";
 import { ensureBinary, ROOT } from "../e2e/_binary.js";
+import { binaryServe, cleanUp, startServer, stopProcess, tempDatabaseUrl } from "../e2e/_processes.js";
 
 const UNITS = join(ROOT, "deploy/systemd");
 const INSTALLED = "/usr/local/bin/petstore";
@@ -11,7 +13,10 @@ const available = spawnSync("systemd-analyze", ["--version"]).status === 0;
 if (!available) console.warn("systemd.test: skipped: systemd-analyze is not installed (Debian package systemd)");
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-units-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
+});
 
 /**
  * The units as shipped, but with the binary's installed path pointing at the binary just
@@ -48,6 +53,20 @@ describe.skipIf(!available)("deploy/systemd", () => {
     );
     expect(units["petstore-backup.timer"]).toMatch(/^OnCalendar=/m);
   });
+
+  it("serves the console on loopback only, apart from the API's port, as docs/vm.md's tunnel reaches it", async () => {
+    const execStart = /^ExecStart=(\S+) serve (.*)$/m.exec(shipped()["petstore.service"]!)!;
+    expect(execStart[2]).toContain("--admin-listen 127.0.0.1:9465");
+    expect(execStart[2]).not.toContain("--admin-listen-public");
+    // The unit's flags as the binary reads them: an admin listener the server accepts and starts.
+    const flags = execStart[2]!.replace("127.0.0.1:9464", "127.0.0.1:0").replace("127.0.0.1:9465", "127.0.0.1:0");
+    const server = await startServer([...binaryServe(tempDatabaseUrl()), ...flags.split(" ")]);
+    try {
+      expect(adminListening(server).host).toBe("127.0.0.1");
+    } finally {
+      await stopProcess(server.child, "SIGTERM");
+    }
+  }, 60_000);
 
   it("passes systemd-analyze verify without a single warning", () => {
     expect(verify(stage(shipped()))).toEqual({ status: 0, output: "" });

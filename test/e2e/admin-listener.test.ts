@@ -79,7 +79,7 @@ describe("petstore serve --admin-listen", () => {
   it("serves the admin API and the operator's page on its own address only: the API's port answers 404 there, and the admin port 404 for the API", async () => {
     expect((await admin("/admin/v1/keys")).status).toBe(200);
     expect((await fetch(new URL("/", adminUrl))).headers.get("content-type")).toBe("text/html; charset=utf-8");
-    for (const path of ["/admin/v1/keys", "/admin/v1/openapi.json", "/page.js"]) {
+    for (const path of ["/admin/v1/keys", "/admin/v1/openapi.json", "/page.mjs"]) {
       const onApi = await fetch(new URL(path, server.url), { headers: { Authorization: `Bearer ${token}` } });
       expect(onApi.status, path).toBe(404);
     }

@@ -45,6 +45,7 @@ export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
 export { keyLife } from "./keys/key-life.js";
+export { keyRecordIs } from "./keys/key-states.js";
 export type {
   ChangeRequest,
   IdempotencyRefusal,
@@ -98,6 +99,7 @@ export type {
   AuditAction,
   AuditEntry,
   AuditNote,
+  AuditQuery,
   BanPolicy,
   BucketState,
   BucketWindows,
@@ -112,6 +114,9 @@ export type {
   KeyUsage,
   KeyUsageTotal,
   KeyInsert,
+  KeyListQuery,
+  KeyOrder,
+  KeyRecordState,
   NewAccountRecord,
   NewApiKeyRecord,
   PageQuery,

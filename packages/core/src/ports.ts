@@ -381,6 +381,42 @@ export interface AuditEntry {
 }
 
 /**
+ * What a key's record says it is at an instant: `live` (neither revoked nor expired),
+ * `rolling` (not revoked, the overlap of its last roll still running: its old secret works
+ * too), `expired` (its expiry passed, revoked or not), `revoked`. A ban is no record's: the
+ * limiter holds it. Core's `keyRecordIs` is the rule; a store's query says the same.
+ */
+export type KeyRecordState = "live" | "rolling" | "expired" | "revoked";
+
+/**
+ * The order of a list of keys: `created` (the order they were made), `lastUsed` (the latest
+ * `lastUsedAt` first, keys never used last), `today` (the most requests admitted in the store's
+ * current UTC day first, by the usage history). Ties go in the order the keys were made.
+ */
+export type KeyOrder = "created" | "lastUsed" | "today";
+
+/** A page of keys: at most `limit`, after the key `afterId` in `order`, those of `plan` and in `state`. */
+export interface KeyListQuery {
+  limit: number;
+  /** The page starts after this key, where it is now in the order (a key not found: an empty page). */
+  afterId?: string;
+  plan?: PlanName;
+  state?: KeyRecordState;
+  /** Default `created`. */
+  order?: KeyOrder;
+}
+
+/** A page of the audit trail, newest first (see `ApiKeys.auditTrail`). */
+export interface AuditQuery {
+  limit: number;
+  beforeId?: number;
+  keyId?: string;
+  action?: AuditAction;
+  /** An actor's `who`, exactly. */
+  actor?: string;
+}
+
+/**
  * API key storage. Keys are made by core's key life (`issueApiKey`, `keyLife`), which hashes
  * them, checks them and writes what the audit trail says before they get here. Every change
  * with a note is recorded in the audit trail in the same atomic write as the change itself, so
@@ -412,8 +448,11 @@ export interface ApiKeys extends KeyUsage {
    */
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   get(id: string): Promise<ApiKeyRecord | undefined>;
-  /** Keys in the order they were made; a page of at most `limit` after the key `afterId`, or all. */
-  list(page?: { limit: number; afterId?: string }): Promise<ApiKeyRecord[]>;
+  /**
+   * Keys in the order they were made, or all; a page of at most `limit` after the key `afterId`
+   * in the query's order, of the keys of `plan` in `state` (at the store's instant).
+   */
+  list(query?: KeyListQuery): Promise<ApiKeyRecord[]>;
   /**
    * Changes a key. The account made for it (`ownAccountId`) takes the same plan and limits in
    * the same write: a key and the account made for it stay one, whatever keys join it.
@@ -429,8 +468,11 @@ export interface ApiKeys extends KeyUsage {
   revoke(id: string, note?: AuditNote): Promise<KeyChange>;
   /** Records a change made elsewhere (a ban lifted in the limiter, an admin token made) in the trail. */
   audit(action: AuditAction, keyId: string, note: AuditNote): Promise<void>;
-  /** The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key or all. */
-  auditTrail(query: { limit: number; beforeId?: number; keyId?: string }): Promise<AuditEntry[]>;
+  /**
+   * The trail, newest first: a page of at most `limit` entries before `beforeId`, of one key
+   * (`keyId`) or all, of one `action` or all, made by one actor (`actor`: its `who`) or any.
+   */
+  auditTrail(query: AuditQuery): Promise<AuditEntry[]>;
 }
 
 /** A key's requests by how they were answered, over some span of time. */

@@ -45,6 +45,12 @@ export interface WriteOptions {
    * fsync (at most a second later) has run. A server keeps its own rules.
    */
   survives?: "power-loss" | "process-crash";
+  /**
+   * When the unit's first caller asked for it (`performance.now()`): an engine that bounds a
+   * write counts its bound from there, so a unit that waited for another write (groupedWrites'
+   * `oneAtATime`) answers within the same bound as one that did not.
+   */
+  askedAt?: number;
 }
 
 /**

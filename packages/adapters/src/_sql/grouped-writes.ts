@@ -64,8 +64,8 @@ export function groupedWrites<Item, Answer>(
         return spec.make(group.items);
       };
       const before = spec.oneAtATime ? running.get(name) : undefined;
-      const written =
-        before === undefined ? db.write(unit, spec.options) : before.then(() => db.write(unit, spec.options));
+      const options = { ...spec.options, askedAt: performance.now() };
+      const written = before === undefined ? db.write(unit, options) : before.then(() => db.write(unit, options));
       if (spec.oneAtATime) {
         const settled = written.then(
           () => undefined,

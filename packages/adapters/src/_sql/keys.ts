@@ -8,6 +8,7 @@ import type {
   AuditEntry,
   AuditNote,
   KeyChange,
+  KeyRecordState,
   PlanName,
   Scope,
 } from "@petstore/core";
@@ -45,6 +46,16 @@ const KEY_AND_ACCOUNT_COLUMNS = `${COLUMNS.split(", ")
   .join(", ")}, a.plan AS account_plan, a.per_minute AS account_per_minute, a.per_day AS account_per_day`;
 const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
+
+const DAY = 86_400_000;
+
+/** Each state of a key's record (see `KeyRecordState`, core's `keyRecordIs`) as a condition on row `k` at the instant `now()` (bound when asked for). */
+const IN_STATE: Record<KeyRecordState, (now: () => string) => string> = {
+  live: (now) => `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now()})`,
+  rolling: (now) => `k.revoked_at IS NULL AND k.rolled_until > ${now()}`,
+  expired: (now) => `k.expires_at <= ${now()}`,
+  revoked: () => "k.revoked_at IS NOT NULL",
+};
 
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
 
@@ -378,15 +389,38 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       );
       return row ? { state: "changed", record: toAccount(row) } : { state: "missing" };
     },
-    async list(page) {
-      if (!page) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
-      const after =
-        page.afterId === undefined
-          ? ""
-          : `WHERE ${sql.order} > (SELECT ${sql.order} FROM api_keys WHERE id = ${arg(2, "text")})`;
+    async list(query) {
+      if (!query) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
+      const { plan, state, afterId, order = "created" } = query;
+      const args: Value[] = [query.limit];
+      // The store's instant, bound once where the statement needs it (an unused argument is an error to Postgres and D1).
+      let nowText: string | undefined;
+      const now = () => (nowText ??= nowAt(args.push(instant())));
+      /** The value `order` ranks a key by (row alias `row`), most first; none for `created`. */
+      const rank = (row: string) =>
+        order === "lastUsed"
+          ? `coalesce(${row}.last_used_at, -1)`
+          : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
+      const where: string[] = [];
+      if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
+      if (state !== undefined) where.push(IN_STATE[state](now));
+      let from = "api_keys AS k";
+      if (afterId !== undefined) {
+        // After where that key is now in the order, whatever its plan and state; no such key: an empty page.
+        const at = arg(args.push(afterId), "text");
+        from += ` CROSS JOIN (SELECT ${order === "created" ? "0" : rank("a")} AS v, a.${sql.order} AS o FROM api_keys AS a WHERE a.id = ${at}) AS after`;
+        where.push(
+          order === "created"
+            ? `k.${sql.order} > after.o`
+            : `(${rank("k")} < after.v OR (${rank("k")} = after.v AND k.${sql.order} > after.o))`,
+        );
+      }
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS} FROM api_keys ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
-        args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
+        sql: `SELECT ${COLUMNS.split(", ")
+          .map((column) => `k.${column}`)
+          .join(", ")} FROM ${from} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY ${order === "created" ? "" : `${rank("k")} DESC, `}k.${sql.order} LIMIT ${arg(1, "integer")}`,
+        args,
       });
       return rows.map(toRecord);
     },
@@ -447,11 +481,13 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async audit(action, keyId, note) {
       await db.write([{ sql: AUDIT_INSERT, args: auditValues(action, keyId, note) }]);
     },
-    async auditTrail({ limit, beforeId, keyId }) {
+    async auditTrail({ limit, beforeId, keyId, action, actor }) {
       const where: string[] = [];
       const args: Value[] = [limit];
       if (beforeId !== undefined) where.push(`id < ${arg(args.push(beforeId), "bigint")}`);
       if (keyId !== undefined) where.push(`key_id = ${arg(args.push(keyId), "text")}`);
+      if (action !== undefined) where.push(`action = ${arg(args.push(action), "text")}`);
+      if (actor !== undefined) where.push(`actor = ${arg(args.push(actor), "text")}`);
       const { rows } = await db.read({
         sql: `SELECT ${AUDIT_COLUMNS} FROM key_audit ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${arg(1, "integer")}`,
         args,

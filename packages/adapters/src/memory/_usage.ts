@@ -23,13 +23,20 @@ const RANKED = {
   refusals: (counts: UsageCounts) => counts.rateLimited + counts.banned + counts.unauthorized,
 };
 
+/** The usage history of a memory key store, and what its list orders by. */
+interface MemoryUsage {
+  usage: KeyUsage;
+  /** The key's requests admitted in the UTC day of `now`. */
+  admittedToday(keyId: string, now: number): number;
+}
+
 /**
  * Usage history in memory: per resolution, the counts of each key by the start of their span.
  * Spans first, so that a sweep drops whole spans and a read walks only the spans it covers
  * (at most 2,940 minutes or 401 days, whatever the number of keys). `lastUsed` moves a key's
  * last use (the key store's record).
  */
-export function memoryUsage(clock: () => number, lastUsed: (keyId: string, at: number) => void): KeyUsage {
+export function memoryUsage(clock: () => number, lastUsed: (keyId: string, at: number) => void): MemoryUsage {
   const spans: Record<UsageResolution, Map<number, Map<string, UsageCounts>>> = { minute: new Map(), day: new Map() };
 
   const countsOf = (resolution: UsageResolution, at: number, keyId: string) => {
@@ -45,7 +52,7 @@ export function memoryUsage(clock: () => number, lastUsed: (keyId: string, at: n
     for (const [at, keys] of spans[resolution]) if (at >= from && at < to) yield [at, keys] as const;
   }
 
-  return {
+  const usage: KeyUsage = {
     async addUsage(tallies) {
       for (const tally of tallies) {
         add(countsOf("minute", tally.minute, tally.keyId), tally);
@@ -81,5 +88,9 @@ export function memoryUsage(clock: () => number, lastUsed: (keyId: string, at: n
         .sort((a, b) => ranked(b) - ranked(a) || (a.keyId < b.keyId ? -1 : 1))
         .slice(0, limit);
     },
+  };
+  return {
+    usage,
+    admittedToday: (keyId, now) => spans.day.get(now - (now % DAY))?.get(keyId)?.admitted ?? 0,
   };
 }

@@ -1,17 +1,18 @@
-import type {
-  AccountLimits,
-  AccountRecord,
-  ApiKeyRecord,
-  ApiKeys,
-  AuditAction,
-  AuditEntry,
-  AuditNote,
-  KeyChange,
-  KeyInsert,
-  NewApiKeyRecord,
-  PlanName,
+import {
+  type AccountLimits,
+  type AccountRecord,
+  type ApiKeyRecord,
+  type ApiKeys,
+  type AuditAction,
+  type AuditEntry,
+  type AuditNote,
+  type KeyChange,
+  type KeyInsert,
+  keyRecordIs,
+  type NewApiKeyRecord,
+  ownAccountId,
+  type PlanName,
 } from "@petstore/core";
-import { ownAccountId } from "@petstore/core";
 import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
@@ -96,6 +97,11 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     });
   }
 
+  const { usage, admittedToday } = memoryUsage(clock, (id, at) => {
+    const record = byId.get(id);
+    if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
+  });
+
   function insert(record: NewApiKeyRecord, note?: AuditNote): KeyInsert {
     for (const each of byId.values()) {
       if (each.id === record.id || each.hash === record.hash || each.rolled?.previousHash === record.hash)
@@ -163,11 +169,26 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       const record = byId.get(id);
       return record && copyOf(record);
     },
-    async list(page) {
-      const all = [...byId.values()];
-      if (!page) return all.map(copyOf);
-      const start = page.afterId === undefined ? 0 : all.findIndex((record) => record.id === page.afterId) + 1;
-      return all.slice(start, start + page.limit).map(copyOf);
+    async list(query) {
+      if (!query) return [...byId.values()].map(copyOf);
+      const now = clock();
+      const { plan, state, order = "created" } = query;
+      // Map order is insertion order: a stable sort keeps it for ties.
+      const ranked = [...byId.values()].sort(
+        order === "lastUsed"
+          ? (a, b) => (b.lastUsedAt ?? -1) - (a.lastUsedAt ?? -1)
+          : order === "today"
+            ? (a, b) => admittedToday(b.id, now) - admittedToday(a.id, now)
+            : () => 0,
+      );
+      // The page starts after where that key is now, whatever its plan and state; no such key: an empty page.
+      const after = query.afterId === undefined ? -1 : ranked.findIndex((record) => record.id === query.afterId);
+      if (after === -1 && query.afterId !== undefined) return [];
+      return ranked
+        .slice(after + 1)
+        .filter((record) => (plan === undefined || record.plan === plan) && (!state || keyRecordIs(record, state, now)))
+        .slice(0, query.limit)
+        .map(copyOf);
     },
     async update(id, changes, note) {
       const record = changeable(id);
@@ -200,14 +221,15 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       audit("revoke", id, note);
       return { state: "changed", record: copyOf(record) };
     },
-    ...memoryUsage(clock, (id, at) => {
-      const record = byId.get(id);
-      if (record && (record.lastUsedAt ?? 0) < at) record.lastUsedAt = at;
-    }),
+    ...usage,
     audit: async (action, keyId, note) => audit(action, keyId, note),
-    async auditTrail({ limit, beforeId, keyId }) {
+    async auditTrail({ limit, beforeId, keyId, action, actor }) {
       const entries = trail.filter(
-        (entry) => (beforeId === undefined || entry.id < beforeId) && (keyId === undefined || entry.keyId === keyId),
+        (entry) =>
+          (beforeId === undefined || entry.id < beforeId) &&
+          (keyId === undefined || entry.keyId === keyId) &&
+          (action === undefined || entry.action === action) &&
+          (actor === undefined || entry.actor.who === actor),
       );
       return entries
         .reverse()

@@ -88,7 +88,15 @@ function postgresEngine(source: PostgresSource): SqlEngine {
     source.onAvailabilityChange?.(reason);
   };
 
-  function bounded<T>(work: () => PromiseLike<T>): Promise<T> {
+  /** `work`, failed once `timeoutMs` passed since `since` (performance.now(); by default now). */
+  function bounded<T>(work: () => PromiseLike<T>, since = performance.now()): Promise<T> {
+    const late = () => new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
+    const left = since + timeoutMs - performance.now();
+    if (left <= 0) {
+      const refused = late();
+      settled(refused);
+      return Promise.reject(refused);
+    }
     if (queued >= maxQueued) {
       const refused = new StorageUnavailableError(`${queued} queries are already waiting for the Postgres server`);
       settled(refused);
@@ -105,8 +113,7 @@ function postgresEngine(source: PostgresSource): SqlEngine {
       return Promise.reject(failure);
     }
     const done = Promise.resolve(running).finally(() => queued--);
-    const late = () => new StorageUnavailableError(`the Postgres server did not answer within ${timeoutMs} ms`);
-    return withinDeadline(done, timeoutMs, late).then(
+    return withinDeadline(done, left, late).then(
       (value) => {
         settled(undefined);
         return value;
@@ -163,7 +170,7 @@ function postgresEngine(source: PostgresSource): SqlEngine {
     read: execute,
     // Every read is a new one: the server has every acknowledged write.
     readVersion: execute,
-    write: (unit) =>
+    write: (unit, options) =>
       new Promise<Result[]>((resolve, reject) => {
         afterThisTurn(() => {
           let statements: readonly Statement[];
@@ -179,7 +186,8 @@ function postgresEngine(source: PostgresSource): SqlEngine {
             statements.length === 1 && only !== undefined
               ? firstAttempt(() => run(sql, only).then((result) => [result]), transaction)
               : transaction;
-          bounded(() => retried(first, transaction, performance.now() + timeoutMs)).then(resolve, reject);
+          const since = options?.askedAt ?? performance.now();
+          bounded(() => retried(first, transaction, since + timeoutMs), since).then(resolve, reject);
         });
       }),
   };

@@ -205,6 +205,45 @@ describe("Postgres adapters when the server fails", () => {
     }
   });
 
+  it("answers a bucket's hit that waited for the one before it within the same bound, counted from when it was asked", async () => {
+    const sql = postgres(server.url(), { max: 2, onnotice: () => {} });
+    const blocker = postgres(server.url(), { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    try {
+      await migratePostgres({ sql });
+      const { limiter } = postgresAdapters({ sql, timeoutMs: 1_000 });
+      const windows: WindowPair = [
+        { name: "minute", limit: 60, seconds: 60 },
+        { name: "day", limit: 1_000, seconds: 86_400 },
+      ];
+      const hit = () => limiter.hit({ bucket: "key:waits", windows, ban: { threshold: 30, seconds: 600 } });
+      await hit();
+      // Another session holds the bucket's row: the first hit waits for it, as on a hung server.
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const locking = blocker.begin(async (tx) => {
+        await tx.unsafe("SELECT 1 FROM rate_limits WHERE bucket = 'key:waits' FOR UPDATE");
+        await held;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const first = hit().catch((error: Error) => error.message);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Asked while the first is in flight: its statement waits for the first to settle (at 1 s).
+      const askedAt = performance.now();
+      const second = await hit().catch((error: Error) => error.message);
+      const tookMs = performance.now() - askedAt;
+      expect(await first).toMatch(/did not answer within 1000 ms/);
+      expect(second).toMatch(/did not answer within 1000 ms/);
+      // Counted from when it was asked: about 1 s, where its own bound after the wait made 1.5 s.
+      expect(tookMs).toBeLessThan(1_300);
+      release();
+      await locking;
+    } finally {
+      release?.();
+      await blocker.end();
+      await sql.end();
+    }
+  });
+
   it("fails a query past its timeout while the server hangs, and at once once maxQueued are waiting", async () => {
     const sql = postgres(server.url(), { max: 2, onnotice: () => {} });
     try {

@@ -1,9 +1,10 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { memoryAdapters } from "@petstore/adapters/memory";
+import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { createPetstore } from "../app.js";
 import type { Actor, IdempotencyClaim } from "../ports.js";
 import { type AdminOptions, createAdmin } from "./create-admin.js";
+import { adminTokenId, verifyAdminToken } from "./tokens.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const ADMIN: Actor = { who: "admin:tok_test", from: "192.0.2.50" };
@@ -53,6 +54,7 @@ function setUp(options: Partial<AdminOptions> = {}) {
   return { clock, adapters, admin, call, api, create };
 }
 
+const withoutToken = ({ token: _, ...view }: { token?: unknown }) => view;
 const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
 
 describe("createAdmin", () => {
@@ -258,6 +260,84 @@ describe("createAdmin", () => {
     ).toEqual(["create"]);
   });
 
+  it("lists the trail of one action, of one actor, a page at a time keeping both, and refuses an action it does not know", async () => {
+    const { call, create, adapters } = setUp();
+    const { id } = await create();
+    const { id: other } = await create();
+    await adapters.keys.update(id, { label: "by hand" }, { actor: { who: "cli:ops@vm1" } });
+    await call("PATCH", `/keys/${other}`, { label: "Renamed" });
+    await call("PATCH", `/keys/${id}`, { label: "Again" });
+    const shown = async (query: string) =>
+      (await json<{ action: string; keyId: string }[]>(await call("GET", `/audit?${query}`))).map(
+        (entry) => `${entry.action} ${entry.keyId}`,
+      );
+    expect(await shown("action=create")).toEqual([`create ${other}`, `create ${id}`]);
+    expect(await shown("actor=cli%3Aops%40vm1")).toEqual([`update ${id}`]);
+    const first = await call("GET", `/audit?action=update&actor=${encodeURIComponent(ADMIN.who)}&limit=1`);
+    expect((await json<{ keyId: string }[]>(first)).map((entry) => entry.keyId)).toEqual([id]);
+    const next = /^<\/admin\/v1([^>]+)>; rel="next"$/.exec(first.headers.get("link")!)![1]!;
+    expect(await shown(next.slice("/audit?".length))).toEqual([`update ${other}`]);
+    const unknown = await call("GET", "/audit?action=delete");
+    expect(unknown.status).toBe(400);
+    expect((await json<{ details: unknown }>(unknown)).details).toEqual([
+      { path: "action", message: "must be one of create, update, roll, revoke, unban" },
+    ]);
+  });
+
+  it("lists, creates (shown once, audited under its id) and revokes admin tokens", async () => {
+    const tokens = memoryAdminTokens({ clock: () => T0 });
+    const { call, adapters } = setUp({ tokens });
+    const response = await call("POST", "/tokens", { label: "ops laptop" });
+    expect(response.status).toBe(201);
+    const created = await json<{ id: string; token: string }>(response);
+    expect(created).toEqual({
+      id: adminTokenId(created.token),
+      label: "ops laptop",
+      createdAt: new Date(T0).toISOString(),
+      revokedAt: null,
+      token: expect.stringMatching(/^psa_/),
+    });
+    expect(response.headers.get("location")).toBe(`/admin/v1/tokens/${created.id}`);
+    expect(await verifyAdminToken(tokens, created.token)).toBeDefined();
+    expect(await json(await call("GET", "/tokens"))).toEqual([withoutToken(created)]);
+    const revoked = await call("POST", `/tokens/${created.id}/revoke`);
+    expect(await json(revoked)).toMatchObject({ id: created.id, revokedAt: new Date(T0).toISOString() });
+    expect(await verifyAdminToken(tokens, created.token)).toBeUndefined();
+    expect((await call("POST", "/tokens/tok_nobody/revoke")).status).toBe(404);
+    const trail = await adapters.keys.auditTrail({ limit: 10, keyId: created.id });
+    expect(trail.map((entry) => [entry.action, entry.actor, entry.details])).toEqual([
+      ["revoke", ADMIN, { adminToken: true }],
+      ["create", ADMIN, { adminToken: true, label: "ops laptop" }],
+    ]);
+    expect(JSON.stringify(trail)).not.toContain(created.token);
+  });
+
+  it("answers a token create retried with the same Idempotency-Key as the first, without the token; 422 for another label", async () => {
+    const { call } = setUp({ tokens: memoryAdminTokens({ clock: () => T0 }) });
+    const headers = { "Idempotency-Key": "laptop-1" };
+    const first = await json<{ id: string; token: string }>(await call("POST", "/tokens", { label: "a" }, headers));
+    const again = await call("POST", "/tokens", { label: "a" }, headers);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    expect(await json(again)).toEqual({ ...withoutToken(first), token: null });
+    expect((await call("POST", "/tokens", { label: "b" }, headers)).status).toBe(422);
+    expect(await json<unknown[]>(await call("GET", "/tokens"))).toHaveLength(1);
+  });
+
+  it("refuses a token label an operator's screen would show wrong, and answers 404 under /tokens when the host keeps none", async () => {
+    const { call } = setUp({ tokens: memoryAdminTokens() });
+    const refused = await call("POST", "/tokens", { label: "a\u202Eb" });
+    expect(refused.status).toBe(400);
+    expect((await json<{ details: { path: string }[] }>(refused)).details.map((detail) => detail.path)).toEqual([
+      "label",
+    ]);
+    const { call: without } = setUp();
+    const missing = await without("GET", "/tokens");
+    expect([missing.status, (await json(missing)).message]).toEqual([
+      404,
+      "This admin API manages no admin tokens (createAdmin was given none)",
+    ]);
+  });
+
   it("answers 404 elsewhere, 405 with Allow for another method, HEAD as GET without a body", async () => {
     const { call } = setUp();
     expect((await call("GET", "/nothing")).status).toBe(404);
@@ -282,6 +362,8 @@ describe("createAdmin", () => {
       "/keys/{id}/usage",
       "/usage/top",
       "/audit",
+      "/tokens",
+      "/tokens/{id}/revoke",
       "/openapi.json",
     ]);
   });
@@ -533,12 +615,13 @@ describe("createAdmin", () => {
   });
 
   it("names a body it cannot take in people's words, never a type's name", async () => {
-    const { call, create } = setUp();
+    const { call, create } = setUp({ tokens: memoryAdminTokens() });
     const { id } = await create();
     for (const [method, path, body, words] of [
       ["POST", "/keys", { plan: "free", color: "red" }, "new key"],
       ["PATCH", `/keys/${id}`, { color: "red" }, "change to a key"],
       ["POST", `/keys/${id}/roll`, { color: "red" }, "roll"],
+      ["POST", "/tokens", { color: "red" }, "new admin token"],
     ] as const) {
       const answer = await json<{ message: string; details: { path: string; message: string }[] }>(
         await call(method, path, body),

@@ -2,7 +2,7 @@ import { checkOptions } from "../_options-check.js";
 import { ApiError, toApiError, toErrorResponse } from "../errors.js";
 import { keyLife } from "../keys/key-life.js";
 import { DEFAULT_PLANS, type PlanLimits } from "../plans.js";
-import type { Actor, ApiKeys, IdempotencyStore, PlanName, RateLimiter } from "../ports.js";
+import type { Actor, AdminTokens, ApiKeys, IdempotencyStore, PlanName, RateLimiter } from "../ports.js";
 import { standardHeaders } from "../http/answer-headers.js";
 import { answerBeside, type Beside, isUnder } from "../http/beside.js";
 import type { ClientInfo } from "../http/client-address.js";
@@ -11,6 +11,7 @@ import { pathnameOf } from "../http/pathname.js";
 import { requestIdOf } from "../http/request-id.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
+import { tokenOperations } from "./token-operations.js";
 import { usageOperations } from "./usage-operations.js";
 
 export interface AdminOptions {
@@ -28,6 +29,11 @@ export interface AdminOptions {
    * a retry is then answered as the first attempt was. Without it such a header is refused (`400`).
    */
   idempotency?: IdempotencyStore;
+  /**
+   * The admin tokens to list, create and revoke under `/tokens` (each change audited under the
+   * token's id), when the host authenticates with them; without it those answer `404`.
+   */
+  tokens?: AdminTokens;
   /**
    * Told the id of every key changed (updated, rolled, revoked): pass the API's
    * `petstore.forgetKey`, so that the change applies to the API in this process at once.
@@ -99,6 +105,8 @@ const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document">
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.keyUsage } },
   { pattern: /^\/usage\/top$/, methods: { GET: usageOperations.topUsage } },
   { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
+  { pattern: /^\/tokens$/, methods: { GET: tokenOperations.listTokens, POST: tokenOperations.createToken } },
+  { pattern: /^\/tokens\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: tokenOperations.revokeToken } },
   { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
 ];
 
@@ -107,7 +115,8 @@ const allowOf = (methods: Record<string, unknown>) =>
 
 /**
  * The admin API of the key life (issue the keys a business sells, change their plan, roll,
- * expire, revoke them, lift bans, read the audit trail) as one fetch handler, for a host to put
+ * expire, revoke them, lift bans, read their usage and the audit trail, and the admin tokens
+ * when given them) as one fetch handler, for a host to put
  * behind its own authentication (`authenticate`): JSON with the API's error bodies, never
  * cached, every change audited with who made it and from where. The `petstore` binary serves it
  * on its own listener, with admin tokens. The document of what it serves is at `openapi.json`.
@@ -137,6 +146,8 @@ export function createAdmin(options: AdminOptions): Admin {
       ...(options.onKeyChange && { onChange: options.onKeyChange }),
     }),
     keys: options.keys,
+    ...(options.tokens && { tokens: options.tokens }),
+    ...(options.idempotency && { idempotency: options.idempotency }),
     limiter: options.limiter,
     plans: { ...DEFAULT_PLANS, ...options.plans },
     clock,

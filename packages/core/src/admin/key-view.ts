@@ -1,4 +1,5 @@
 import { keyBucket } from "../keys/bucket.js";
+import { keyRecordIs } from "../keys/key-states.js";
 import { SCOPES } from "../keys/rules.js";
 import { DEFAULT_PLANS, limitsResolver, type PlanLimits } from "../plans.js";
 import type { ApiKeyRecord, PlanName, RateLimiter } from "../ports.js";
@@ -19,7 +20,7 @@ export const iso = (ms: number | undefined) => (ms === undefined ? null : new Da
 
 /**
  * A key as an operator sees it (the admin API's `KeyView`, `petstore keys show --json`): its
- * plan and limits, dates, scopes and allowed ranges, the overlap of a roll while it runs, and this minute's and today's
+ * plan and limits, dates, scopes and allowed ranges, every state it is in, the overlap of a roll while it runs, and this minute's and today's
  * usage and ban as the limiter holds them (`usage: null` when the limiter cannot say).
  * Never its secret nor its hash.
  * @example const view = await keyView(await keys.get("key_abc"), { limiter });
@@ -49,17 +50,16 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
   const now = state?.now ?? (source.clock ?? Date.now)();
   // A revoked key's old secret works no more than its current one.
   const rolling =
-    record.rolled && record.rolled.until > now && record.revokedAt === undefined
+    record.rolled && keyRecordIs(record, "rolling", now)
       ? { since: iso(record.rolled.at)!, until: iso(record.rolled.until)! }
       : null;
-  const expired = record.expiresAt !== undefined && record.expiresAt <= now;
-  const revoked = record.revokedAt !== undefined;
+  // By the same rule as the key stores' lists by state, but for a ban, which is the limiter's.
   const states: KeyState[] = [];
-  if (!expired && !revoked) states.push("active");
+  if (keyRecordIs(record, "live", now)) states.push("active");
   if (rolling) states.push("rolling");
   if (state?.bannedUntil !== undefined) states.push("banned");
-  if (expired) states.push("expired");
-  if (revoked) states.push("revoked");
+  if (keyRecordIs(record, "expired", now)) states.push("expired");
+  if (keyRecordIs(record, "revoked", now)) states.push("revoked");
   return {
     id: record.id,
     plan: record.plan,

@@ -1,11 +1,18 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import { ErrorBodySchema } from "../schemas.js";
+import { PLAN_NAMES } from "../keys/rules.js";
+import { KEY_ORDERS } from "./operations.js";
 import {
+  AdminTokenViewSchema,
+  AdminTokenWithSecretSchema,
+  AUDIT_ACTIONS,
   AuditEntrySchema,
+  KEY_STATES,
   KeyChangesSchema,
   KeyViewSchema,
   KeyWithSecretSchema,
+  NewAdminTokenSchema,
   NewKeySchema,
   RollSchema,
 } from "./schemas.js";
@@ -25,8 +32,8 @@ const ERRORS: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
   401: "No admin credential (`An admin credential is required`), or one refused (`The admin token was refused`): `unauthorized`",
   403: "Refused before authentication (`forbidden`): a request another site's page sent, or a host name this listener does not answer",
-  404: "No such key (`not_found`)",
-  409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`)",
+  404: "No such key or admin token (`not_found`); for `/tokens`, an admin API that manages no admin tokens",
+  409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`); a create or roll with the same Idempotency-Key still running (`idempotency_key_in_use`)",
   413: "Body larger than 16 KiB (`payload_too_large`)",
   405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
   408: "The body did not arrive within the body deadline (`request_timeout`); the connection is closed",
@@ -97,7 +104,7 @@ export function adminOpenApi(basePath: string): Json {
       title: "Pet Store admin API",
       version: "1.0.0",
       description:
-        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, and the audit trail. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, the audit trail, and the admin tokens. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -115,16 +122,43 @@ export function adminOpenApi(basePath: string): Json {
               description: "Only keys whose id or label holds this (any case)",
               schema: { type: "string" },
             },
+            {
+              name: "plan",
+              in: "query",
+              required: false,
+              description: "Only keys of this plan",
+              schema: { type: "string", enum: [...PLAN_NAMES] },
+            },
+            {
+              name: "state",
+              in: "query",
+              required: false,
+              description:
+                "Only keys in this state now (a key may be in several: see `states`): `active` neither revoked nor expired (its current secret works unless banned); `rolling` its old secret still working; `banned` by the rate limiter; `expired`; `revoked`",
+              schema: { type: "string", enum: [...KEY_STATES] },
+            },
+            {
+              name: "sort",
+              in: "query",
+              required: false,
+              description:
+                "`created`: as the keys were made; `lastUsed`: the latest used first, never used last; `today`: the most requests admitted this UTC day first (by the usage history, recorded within 10 s). Ties as the keys were made",
+              schema: { type: "string", enum: [...KEY_ORDERS], default: "created" },
+            },
           ],
           responses: responses(
             {
               200: {
-                description: "A page of keys",
+                description:
+                  "A page of keys (with a filter, a page may hold fewer than `limit` and still have a next one, after 10,000 keys read)",
                 headers: linkHeader,
                 content: json({ type: "array", items: ref("Key") }),
               },
+              400: invalidParameter(
+                "A `limit` outside 1-100, a `plan`, `state` or `sort` not among its values, a parameter given twice or empty, or a `cursor` this API did not give",
+              ),
             },
-            [400],
+            [],
           ),
         },
         post: {
@@ -295,7 +329,22 @@ export function adminOpenApi(basePath: string): Json {
               name: "keyId",
               in: "query",
               required: false,
-              description: "Only this key's changes",
+              description: "Only this key's changes (or an admin token's: `tok_...`)",
+              schema: { type: "string" },
+            },
+            {
+              name: "action",
+              in: "query",
+              required: false,
+              description: "Only changes of this action",
+              schema: { type: "string", enum: [...AUDIT_ACTIONS] },
+            },
+            {
+              name: "actor",
+              in: "query",
+              required: false,
+              description:
+                "Only changes made by this actor, exactly as the trail says it (`admin:tok_...`, `cli:USER@HOST`)",
               schema: { type: "string" },
             },
           ],
@@ -306,9 +355,53 @@ export function adminOpenApi(basePath: string): Json {
                 headers: linkHeader,
                 content: json({ type: "array", items: ref("AuditEntry") }),
               },
+              400: invalidParameter(
+                "A `limit` outside 1-100, an `action` not among its values, a parameter given twice or empty, or a `cursor` this API did not give",
+              ),
             },
-            [400],
+            [],
           ),
+        },
+      },
+      "/tokens": {
+        get: {
+          operationId: "listAdminTokens",
+          summary: "Every admin token, revoked ones too, in the order they were made (never a token's secret)",
+          responses: responses(
+            {
+              200: { description: "The admin tokens", content: json({ type: "array", items: ref("AdminToken") }) },
+            },
+            [404],
+          ),
+        },
+        post: {
+          operationId: "createAdminToken",
+          summary: "A new admin token, shown once; its creation audited under its id",
+          parameters: [
+            {
+              ...idempotencyKey,
+              description:
+                "A retry with the same key and body is answered as the first attempt was, without the token (never kept: revoke it and make another if that answer was lost)",
+            },
+          ],
+          requestBody: body("NewAdminToken"),
+          responses: responses(
+            {
+              201: {
+                description: "The token's record, and the token (null on a replay)",
+                content: json(ref("AdminTokenWithSecret")),
+              },
+            },
+            [400, 404, 409, 413, 415, 422],
+          ),
+        },
+      },
+      "/tokens/{id}/revoke": {
+        post: {
+          operationId: "revokeAdminToken",
+          summary: "Refused by the admin API from now on (revoking again: the token as it is); audited",
+          parameters: [{ ...keyId, description: "The admin token's id (`tok_...`)" }],
+          responses: responses({ 200: { description: "The token, revoked", content: json(ref("AdminToken")) } }, [404]),
         },
       },
       "/openapi.json": {
@@ -343,6 +436,9 @@ export function adminOpenApi(basePath: string): Json {
         AuditEntry: schema(AuditEntrySchema),
         KeyUsage: schema(KeyUsageViewSchema),
         TopKeys: schema(TopKeysViewSchema),
+        AdminToken: schema(AdminTokenViewSchema),
+        AdminTokenWithSecret: schema(AdminTokenWithSecretSchema),
+        NewAdminToken: schema(NewAdminTokenSchema),
         Error: schema(ErrorBodySchema),
       },
     },

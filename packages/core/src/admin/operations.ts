@@ -3,21 +3,36 @@ import { IDEMPOTENCY_KEY, idempotencyRefusal } from "../_idempotency-key.js";
 import { readJsonBody } from "../_json-body.js";
 import { ApiError } from "../errors.js";
 import type { IdempotencyRefusal, KeyLife } from "../keys/key-life.js";
-import { KeyRuleError } from "../keys/rules.js";
+import { KeyRuleError, PLAN_NAMES } from "../keys/rules.js";
 import type { PlanLimits } from "../plans.js";
-import type { Actor, ApiKeyRecord, ApiKeys, KeyChange, PlanName, RateLimiter } from "../ports.js";
+import type {
+  Actor,
+  AdminTokens,
+  ApiKeyRecord,
+  ApiKeys,
+  IdempotencyStore,
+  KeyChange,
+  KeyListQuery,
+  KeyOrder,
+  KeyRecordState,
+  PlanName,
+  RateLimiter,
+} from "../ports.js";
 import type { ErrorDetail } from "../schemas.js";
 import { iso, keyView } from "./key-view.js";
-import { KeyChangesSchema, NewKeySchema, RollSchema } from "./schemas.js";
+import { AUDIT_ACTIONS, KEY_STATES, KeyChangesSchema, type KeyView, NewKeySchema, RollSchema } from "./schemas.js";
 
 /**
- * What an operation needs: the key life it calls, the ports it reads, the plans' limits, the
+ * What an operation needs: the key life it calls, the ports it reads (admin tokens too, when kept), the plans' limits, the
  * admin's clock (a roll's overlap still running, when the limiter cannot say), the body
  * deadline, and whether Idempotency-Keys are kept.
  */
 export interface AdminDeps {
   life: KeyLife;
   keys: ApiKeys;
+  /** The admin tokens the API manages, when the host keeps them (the binary's listener does). */
+  tokens?: AdminTokens;
+  idempotency?: IdempotencyStore;
   limiter: RateLimiter;
   plans: Record<PlanName, PlanLimits>;
   clock(): number;
@@ -69,6 +84,17 @@ export function queryParameter(url: URL, name: string): string | undefined {
   return values[0];
 }
 
+/** A query parameter that must be one of `allowed`, or undefined when not given. */
+export function choice<T extends string>(url: URL, name: string, allowed: readonly T[]): T | undefined {
+  const value = queryParameter(url, name);
+  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
+  const message = `must be one of ${allowed.join(", ")}`;
+  throw new ApiError("invalid_parameter", `Query parameter '${name}' ${message}`, [{ path: name, message }]);
+}
+
+/** The orders `GET /keys?sort=` takes (see `KeyOrder`). */
+export const KEY_ORDERS = ["created", "lastUsed", "today"] as const satisfies readonly KeyOrder[];
+
 function pageLimit(url: URL): number {
   const text = queryParameter(url, "limit") ?? "20";
   const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
@@ -80,7 +106,7 @@ function pageLimit(url: URL): number {
 }
 
 /** The body as `schema` reads it, or `invalid_body` listing every problem. */
-async function readBody<S extends v.GenericSchema>(
+export async function readBody<S extends v.GenericSchema>(
   call: Call,
   deps: AdminDeps,
   schema: S,
@@ -103,7 +129,7 @@ async function readBody<S extends v.GenericSchema>(
 }
 
 /** The request's Idempotency-Key, or undefined without one. */
-function idempotencyKeyOf(call: Call, deps: AdminDeps): string | undefined {
+export function idempotencyKeyOf(call: Call, deps: AdminDeps): string | undefined {
   const key = call.request.headers.get("idempotency-key");
   if (key === null) return undefined;
   const message = !IDEMPOTENCY_KEY.test(key)
@@ -119,7 +145,7 @@ function idempotencyKeyOf(call: Call, deps: AdminDeps): string | undefined {
 }
 
 /** The key life's answer, a rule it refused said as the body's problems. */
-async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
+export async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
   try {
     return await change();
   } catch (error) {
@@ -130,7 +156,7 @@ async function ruled<T>(what: string, change: () => Promise<T>): Promise<T> {
 }
 
 /** The 409 or 422 of an Idempotency-Key that cannot be answered now. */
-function refusedKey(refusal: IdempotencyRefusal): never {
+export function refusedKey(refusal: IdempotencyRefusal): never {
   throw idempotencyRefusal(refusal.state === "idempotency_key_in_use" ? "in_progress" : "mismatch");
 }
 
@@ -160,32 +186,49 @@ async function found(id: string, deps: AdminDeps): Promise<ApiKeyRecord> {
 }
 
 /** A replay's answer: the key as it is now, without the secret, which is never kept. */
-const REPLAYED = { "Idempotent-Replayed": "true" };
+export const REPLAYED = { "Idempotent-Replayed": "true" };
 
 export const operations = {
-  /** `GET /keys`: a page of keys in the order they were made; `q` keeps those whose id or label holds it. */
+  /**
+   * `GET /keys`: a page of keys in `sort` order (as they were made, by last use, by today's
+   * admitted requests), of one `plan` and `state`; `q` keeps those whose id or label holds it.
+   */
   async listKeys(call: Call, deps: AdminDeps): Promise<Outcome> {
     const limit = pageLimit(call.url);
     const cursor = queryParameter(call.url, "cursor");
     const search = queryParameter(call.url, "q");
+    const plan = choice(call.url, "plan", PLAN_NAMES);
+    const state = choice(call.url, "state", KEY_STATES);
+    const order = choice(call.url, "sort", KEY_ORDERS);
     const q = search?.toLowerCase();
     const matches = (record: ApiKeyRecord) =>
       q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
-    // Without a search one read of a page and one more key (to know of a next page); with one, reads of 100 until the page is full.
-    const batchSize = q === undefined ? limit + 1 : MAX_PAGE;
-    const page: ApiKeyRecord[] = [];
+    // A ban is the limiter's: the store lists every key, and each one's view says whether it is banned.
+    const banned = state === "banned";
+    const stored: KeyListQuery = {
+      limit: 0,
+      ...(plan !== undefined && { plan }),
+      ...(state !== undefined && !banned && { state: state === "active" ? "live" : (state as KeyRecordState) }),
+      ...(order !== undefined && { order }),
+    };
+    const filtered = q !== undefined || banned;
+    // Without a filter of its own one read of a page and one more key (to know of a next page); with one, reads of 100 until the page is full.
+    const batchSize = filtered ? MAX_PAGE : limit + 1;
+    const page: KeyView[] = [];
     let afterId = cursor === undefined ? undefined : fromCursor(cursor);
     /** Where the next page starts, when there is one. */
     let resumeAfter: string | undefined;
     for (let scanned = 0; resumeAfter === undefined; ) {
-      const batch = await deps.keys.list({ limit: batchSize, ...(afterId !== undefined && { afterId }) });
+      const batch = await deps.keys.list({ ...stored, limit: batchSize, ...(afterId !== undefined && { afterId }) });
       for (const record of batch) {
         if (!matches(record)) continue;
+        const view = !banned && page.length === limit ? undefined : await viewOf(record, deps);
+        if (view && banned && !view.states.includes("banned")) continue;
         if (page.length === limit) {
           resumeAfter = page.at(-1)!.id;
           break;
         }
-        page.push(record);
+        page.push(view!);
       }
       scanned += batch.length;
       if (resumeAfter !== undefined || batch.length < batchSize) break;
@@ -193,17 +236,19 @@ export const operations = {
       // A search over many keys ends its page early: the next one goes on from here.
       if (scanned >= SEARCH_SCAN) resumeAfter = afterId;
     }
-    const body = await Promise.all(page.map((record) => viewOf(record, deps)));
     const headers: Record<string, string> = {};
     if (resumeAfter !== undefined) {
       const next = new URLSearchParams({
         limit: String(limit),
         ...(search !== undefined && { q: search }),
+        ...(plan !== undefined && { plan }),
+        ...(state !== undefined && { state }),
+        ...(order !== undefined && { sort: order }),
         cursor: cursorOf(resumeAfter),
       });
       headers.Link = `<${call.basePath}/keys?${next}>; rel="next"`;
     }
-    return { status: 200, body, headers };
+    return { status: 200, body: page, headers };
   },
 
   /**
@@ -281,6 +326,8 @@ export const operations = {
     const limit = pageLimit(call.url);
     const cursor = queryParameter(call.url, "cursor");
     const keyId = queryParameter(call.url, "keyId");
+    const action = choice(call.url, "action", AUDIT_ACTIONS);
+    const actor = queryParameter(call.url, "actor");
     let beforeId: number | undefined;
     if (cursor !== undefined) {
       beforeId = Number(fromCursor(cursor));
@@ -293,6 +340,8 @@ export const operations = {
       limit: limit + 1,
       ...(beforeId !== undefined && { beforeId }),
       ...(keyId !== undefined && { keyId }),
+      ...(action !== undefined && { action }),
+      ...(actor !== undefined && { actor }),
     });
     const page = entries.slice(0, limit);
     const headers: Record<string, string> = {};
@@ -300,6 +349,8 @@ export const operations = {
       const next = new URLSearchParams({
         limit: String(limit),
         ...(keyId !== undefined && { keyId }),
+        ...(action !== undefined && { action }),
+        ...(actor !== undefined && { actor }),
         cursor: cursorOf(String(page.at(-1)!.id)),
       });
       headers.Link = `<${call.basePath}/audit?${next}>; rel="next"`;
@@ -309,7 +360,7 @@ export const operations = {
 };
 
 /** The object without its undefined fields: what `exactOptionalPropertyTypes` calls absent. */
-function defined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+export function defined<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, given]) => given !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };

@@ -9,6 +9,7 @@ import {
   SCOPES,
   scopesProblem,
 } from "../keys/rules.js";
+import type { AuditAction } from "../ports.js";
 
 /**
  * The admin API's bodies, validated with valibot at the boundary; its OpenAPI document is
@@ -150,6 +151,7 @@ export const KeyViewSchema = v.object({
   createdAt: Iso,
   expiresAt: v.nullable(Iso),
   revokedAt: v.nullable(Iso),
+  /** The latest request the key was identified on, as the servers record it: at most about 10 s late. */
   lastUsedAt: v.nullable(Iso),
   /** What the key may do: every scope unless it was given fewer. */
   scopes: v.array(v.picklist(SCOPES)),
@@ -167,11 +169,28 @@ export type KeyView = v.InferOutput<typeof KeyViewSchema>;
 /** A created or rolled key: its view and, the only time it is ever shown, the key itself (null on a replay). */
 export const KeyWithSecretSchema = v.object({ ...KeyViewSchema.entries, key: v.nullable(v.string()) });
 
+/** Every action the audit trail records. */
+export const AUDIT_ACTIONS = ["create", "update", "roll", "revoke", "unban"] as const satisfies readonly AuditAction[];
+
 export const AuditEntrySchema = v.object({
   id: v.number(),
   at: Iso,
-  action: v.picklist(["create", "update", "roll", "revoke", "unban"]),
+  action: v.picklist(AUDIT_ACTIONS),
   keyId: v.string(),
   actor: v.object({ who: v.string(), from: v.optional(v.string()) }),
   details: v.optional(v.record(v.string(), v.unknown())),
 });
+
+/** Body of `POST /tokens`. */
+export const NewAdminTokenSchema = v.strictObject({ label: v.optional(LabelSchema) });
+
+/** An admin token as the admin API shows it: never the token nor its hash. */
+export const AdminTokenViewSchema = v.object({
+  id: v.string(),
+  label: v.nullable(v.string()),
+  createdAt: Iso,
+  revokedAt: v.nullable(Iso),
+});
+
+/** A created admin token: its view and, the only time it is ever shown, the token itself (null on a replay). */
+export const AdminTokenWithSecretSchema = v.object({ ...AdminTokenViewSchema.entries, token: v.nullable(v.string()) });

@@ -1,5 +1,5 @@
 import { sha256Hex } from "../_sha256.js";
-import { randomBase62 } from "../keys/api-key.js";
+import { base62OfHex, randomBase62 } from "../keys/api-key.js";
 import { KeyRuleError, labelProblem } from "../keys/rules.js";
 import type { Actor, AdminTokenRecord, AdminTokens, ApiKeys } from "../ports.js";
 
@@ -31,16 +31,29 @@ export interface AdminTokenAudit {
  * `audit` says where.
  * @example const { token } = await issueAdminToken(tokens, { label: "ops laptop" });
  */
-export async function issueAdminToken(
+export function issueAdminToken(
   tokens: Pick<AdminTokens, "insert">,
   input: { label?: string } = {},
+  audit?: AdminTokenAudit,
+): Promise<{ token: string; record: AdminTokenRecord }> {
+  return makeAdminToken(tokens, randomBase62(12), input, audit);
+}
+
+/** The name (12 base62 characters) of the token an actor's request with this Idempotency-Key makes: a retry finds it. */
+export const adminTokenNameFor = async (who: string, idempotencyKey: string) =>
+  base62OfHex(await sha256Hex(`${who}\u0000${idempotencyKey}`), 12);
+
+/** `issueAdminToken` of a token whose first part (its id's) is `name`. */
+export async function makeAdminToken(
+  tokens: Pick<AdminTokens, "insert">,
+  name: string,
+  input: { label?: string },
   audit?: AdminTokenAudit,
 ): Promise<{ token: string; record: AdminTokenRecord }> {
   if (input.label !== undefined) {
     const problem = labelProblem(input.label);
     if (problem !== undefined) throw new KeyRuleError([{ path: "label", message: problem }]);
   }
-  const name = randomBase62(12);
   const token = `psa_${name}${randomBase62(32)}`;
   const record = await tokens.insert({
     id: `tok_${name}`,

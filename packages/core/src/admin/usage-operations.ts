@@ -7,17 +7,9 @@ import {
   type UsageStep,
   type UsageWindow,
 } from "../usage/usage-history.js";
-import { type AdminDeps, type Call, type Outcome, queryParameter } from "./operations.js";
+import { type AdminDeps, type Call, choice, type Outcome, queryParameter } from "./operations.js";
 import { instantOf } from "./schemas.js";
 import { topKeysView, usageCsvLines, usageView } from "./usage-view.js";
-
-/** A query parameter that must be one of `allowed`, or undefined when not given. */
-function choice<T extends string>(url: URL, name: string, allowed: readonly T[]): T | undefined {
-  const value = queryParameter(url, name);
-  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
-  const message = `must be one of ${allowed.join(", ")}`;
-  throw new ApiError("invalid_parameter", `Query parameter '${name}' ${message}`, [{ path: name, message }]);
-}
 
 /** A query parameter that is an ISO 8601 instant with its offset, as Unix ms, or undefined when not given. */
 function instant(url: URL, name: string): number | undefined {

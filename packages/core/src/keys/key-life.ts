@@ -1,17 +1,8 @@
-import { bodyFingerprint } from "../_idempotency-key.js";
 import { checkOptions } from "../_options-check.js";
 import { sha256Hex } from "../_sha256.js";
-import type {
-  Actor,
-  ApiKeyRecord,
-  ApiKeys,
-  IdempotencyClaim,
-  IdempotencyStore,
-  KeyChange,
-  KeyChanges,
-  RateLimiter,
-} from "../ports.js";
+import type { Actor, ApiKeyRecord, ApiKeys, IdempotencyStore, KeyChange, KeyChanges, RateLimiter } from "../ports.js";
 import { auditDetails } from "./_audit-details.js";
+import { type IdempotencyRefusal, once } from "./_once.js";
 import { base62OfHex } from "./api-key.js";
 import { keyBucket } from "./bucket.js";
 import { type IssueApiKeyInput, insertApiKey, keptFields } from "./issue-api-key.js";
@@ -40,8 +31,7 @@ export interface ChangeRequest {
   idempotencyKey?: string;
 }
 
-/** An Idempotency-Key that cannot be answered now: its first request still runs, or it came with another request. */
-export type IdempotencyRefusal = { state: "idempotency_key_in_use" } | { state: "idempotency_key_reused" };
+export type { IdempotencyRefusal };
 
 /** A request answered again: the key as it is now, without its secret, which is never kept. */
 export interface Replayed {
@@ -97,43 +87,19 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
     if (outcome.state === "changed") options.onChange?.(id);
   };
 
-  /**
-   * Runs `change` under the request's Idempotency-Key: once; asked again with the same key
-   * and the same `asked`, `replay` answers instead; with another, `idempotency_key_reused`.
-   * The claim is completed after the change, not with it: a crash between the two leaves the
-   * claim to its lease (60 s), after which a retry makes the change anew (a create finds the
-   * key it made, by its id).
-   */
-  async function once<T extends { state: string }>(
+  /** Runs `change` once under the request's Idempotency-Key, scoped to its actor (see `once`). */
+  const onceFor = <T extends { state: string }>(
     request: ChangeRequest,
     asked: unknown,
     change: () => Promise<T>,
     replay: () => Promise<T | Replayed>,
-  ): Promise<T | Replayed | IdempotencyRefusal> {
-    if (request.idempotencyKey === undefined) return change();
-    if (!idempotency)
-      throw new TypeError("An Idempotency-Key needs an IdempotencyStore: keyLife({ keys, limiter, idempotency })");
-    const claim: IdempotencyClaim = {
-      scope: `keys:${request.actor.who}`,
-      key: request.idempotencyKey,
-      fingerprint: await bodyFingerprint(asked),
-    };
-    const found = await idempotency.claim(claim);
-    if (found.state === "in_progress") return { state: "idempotency_key_in_use" };
-    if (found.state === "mismatch") return { state: "idempotency_key_reused" };
-    if (found.state !== "claimed") return replay();
-    let outcome: T;
-    try {
-      outcome = await change();
-    } catch (error) {
-      await idempotency.release(claim).catch(() => {});
-      throw error;
-    }
-    // A change made is answered even when its completion fails: a retry then waits out the claim's lease.
-    if (outcome.state === "created" || outcome.state === "changed") await idempotency.complete(claim).catch(() => {});
-    else await idempotency.release(claim).catch(() => {});
-    return outcome;
-  }
+  ) =>
+    once<T, T | Replayed>(
+      idempotency,
+      { scope: `keys:${request.actor.who}`, key: request.idempotencyKey, asked },
+      change,
+      replay,
+    );
 
   /** The key as it is now: a request's replay. */
   const now = async (id: string): Promise<Replayed> => {
@@ -151,7 +117,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
           ? undefined
           : `key_${base62OfHex(await sha256Hex(`${request.actor.who}\u0000${request.idempotencyKey}`), 16)}`;
       const asked = { create: input };
-      return once<KeyCreate>(
+      return onceFor<KeyCreate>(
         request,
         asked,
         async () => {
@@ -182,7 +148,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
     },
 
     async roll(id, overlapMs, request) {
-      const outcome = await once<KeyRoll>(
+      const outcome = await onceFor<KeyRoll>(
         request,
         { roll: id, overlapMs },
         () => rollApiKey(keys, id, overlapMs, request.actor),

@@ -1,7 +1,18 @@
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
 import { ownAccountId } from "../keys/bucket.js";
-import type { AccountLimits, AccountRecord, Actor, ApiKeyRecord, ApiKeys, AuditNote } from "../ports.js";
+import { keyRecordIs } from "../keys/key-states.js";
+import type {
+  AccountLimits,
+  AccountRecord,
+  Actor,
+  ApiKeyRecord,
+  ApiKeys,
+  AuditEntry,
+  AuditNote,
+  KeyListQuery,
+  UsageCounts,
+} from "../ports.js";
 
 /** A fresh key store with no keys. */
 export interface KeysFixture extends Closable {
@@ -37,12 +48,19 @@ const found = (record: ApiKeyRecord): ApiKeyRecord => {
   if (record.perDay !== undefined) account.perDay = record.perDay;
   return { ...record, account };
 };
+const counts = (admitted: number, rateLimited = 0, banned = 0, unauthorized = 0): UsageCounts => ({
+  admitted,
+  rateLimited,
+  banned,
+  unauthorized,
+});
 const byId = (a: ApiKeyRecord, b: ApiKeyRecord) => a.id.localeCompare(b.id);
 
 /**
  * The `ApiKeys` contract: insert (a duplicate said, not thrown), find by hash (revoked, expired
  * and rolled-out secrets too), get, list and its pages, revoke (the first time kept), update,
- * roll with an overlap, the audit trail written with each change as its note says, optional
+ * roll with an overlap, lists by plan, state (as `keyRecordIs` says), last use and today's
+ * usage, the audit trail written with each change as its note says and read by key, action and actor, optional
  * fields that stay absent when they were not set, and every instant by the store's clock. Its
  * usage history has a contract of its own (`keyUsageContract`).
  * @example apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
@@ -211,6 +229,76 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(await fixture.keys.list({ limit: 2, afterId: "key_7" })).toEqual([]);
       });
 
+      it("lists the keys of one plan, and of each state at the store's instant as keyRecordIs says", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.insert(recordOf(2, { plan: "pro" }));
+        await fixture.keys.insert(recordOf(3, { expiresAt: T0 + HOUR }));
+        await fixture.keys.insert(recordOf(4, { plan: "pro" }));
+        await fixture.keys.insert(recordOf(5, { plan: "pro", expiresAt: T0 + HOUR }));
+        await fixture.keys.insert(recordOf(6));
+        await fixture.keys.roll("key_4", hashOf(104), 3 * HOUR, ADMIN);
+        await fixture.keys.roll("key_6", hashOf(106), 0, ADMIN);
+        await fixture.keys.revoke("key_2");
+        await fixture.keys.revoke("key_5");
+        now = T0 + 2 * HOUR;
+        const all = await fixture.keys.list();
+        for (const state of ["live", "rolling", "expired", "revoked"] as const) {
+          const expected = all.filter((record) => keyRecordIs(record, state, now)).map((record) => record.id);
+          expect((await fixture.keys.list({ limit: 10, state })).map((record) => record.id)).toEqual(expected);
+        }
+        expect((await fixture.keys.list({ limit: 10, state: "live" })).map((record) => record.id)).toEqual([
+          "key_1",
+          "key_4",
+          "key_6",
+        ]);
+        expect((await fixture.keys.list({ limit: 10, plan: "pro" })).map((record) => record.id)).toEqual([
+          "key_2",
+          "key_4",
+          "key_5",
+        ]);
+        expect(await fixture.keys.list({ limit: 10, plan: "pro", state: "expired" })).toEqual([
+          await fixture.keys.get("key_5"),
+        ]);
+        expect((await fixture.keys.list({ limit: 1, afterId: "key_2", plan: "free" }))[0]!.id).toBe("key_3");
+      });
+
+      it("lists keys by their last use, the latest first and keys never used last, a page at a time", async () => {
+        for (const n of [1, 2, 3, 4, 5]) await fixture.keys.insert(recordOf(n));
+        await fixture.keys.addUsage([
+          { ...counts(1), keyId: "key_2", minute: T0, lastUsedAt: T0 + 10 },
+          { ...counts(1), keyId: "key_4", minute: T0, lastUsedAt: T0 + 30 },
+          { ...counts(0, 1), keyId: "key_5", minute: T0, lastUsedAt: T0 + 10 },
+        ]);
+        const order = ["key_4", "key_2", "key_5", "key_1", "key_3"];
+        expect((await fixture.keys.list({ limit: 10, order: "lastUsed" })).map((record) => record.id)).toEqual(order);
+        expect(
+          (await fixture.keys.list({ limit: 2, afterId: "key_2", order: "lastUsed" })).map((record) => record.id),
+        ).toEqual(order.slice(2, 4));
+        expect(
+          (await fixture.keys.list({ limit: 2, afterId: "key_1", order: "lastUsed" })).map((record) => record.id),
+        ).toEqual(["key_3"]);
+        expect(await fixture.keys.list({ limit: 2, afterId: "key_404", order: "lastUsed" })).toEqual([]);
+      });
+
+      it("lists keys by the requests they had admitted in the store's UTC day, the most first", async () => {
+        for (const n of [1, 2, 3, 4]) await fixture.keys.insert(recordOf(n));
+        const today = T0 - (T0 % (24 * HOUR));
+        await fixture.keys.addUsage([
+          { ...counts(5), keyId: "key_3", minute: today },
+          { ...counts(9), keyId: "key_2", minute: today - 60_000 },
+          { ...counts(1), keyId: "key_2", minute: T0 },
+          { ...counts(0, 50, 7, 3), keyId: "key_1", minute: T0 },
+          { ...counts(2), keyId: "key_4", minute: today - 60_000 },
+        ]);
+        const ids = async (query: Omit<KeyListQuery, "limit" | "order">) =>
+          (await fixture.keys.list({ limit: 10, order: "today", ...query })).map((record) => record.id);
+        expect(await ids({})).toEqual(["key_3", "key_2", "key_1", "key_4"]);
+        expect(await ids({ afterId: "key_2" })).toEqual(["key_1", "key_4"]);
+        // The next day nothing is admitted yet: the order keys were made in.
+        now = today + 24 * HOUR;
+        expect(await ids({})).toEqual(["key_1", "key_2", "key_3", "key_4"]);
+      });
+
       it("updates plan, limits, label and expiry, keeping the secret; null removes a field", async () => {
         await fixture.keys.insert(recordOf(1, { plan: "free", label: "trial" }));
         const upgraded = await fixture.keys.update(
@@ -351,6 +439,38 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
           "unban",
         ]);
         expect(JSON.stringify(trail)).not.toContain(hashOf(101));
+      });
+
+      it("keeps the trail's entries of one action, of one actor, or both, newest first and a page at a time", async () => {
+        await fixture.keys.insert(recordOf(1), CLI);
+        await fixture.keys.insert(recordOf(2), ADMIN);
+        await fixture.keys.update("key_1", { label: "a" }, ADMIN);
+        await fixture.keys.update("key_2", { label: "b" }, CLI);
+        await fixture.keys.update("key_2", { label: "c" }, ADMIN);
+        const shown = (entries: AuditEntry[]) => entries.map(({ action, keyId }) => `${action} ${keyId}`);
+        expect(shown(await fixture.keys.auditTrail({ limit: 10, action: "create" }))).toEqual([
+          "create key_2",
+          "create key_1",
+        ]);
+        expect(shown(await fixture.keys.auditTrail({ limit: 10, actor: ADMIN_ACTOR.who }))).toEqual([
+          "update key_2",
+          "update key_1",
+          "create key_2",
+        ]);
+        const updates = await fixture.keys.auditTrail({ limit: 10, action: "update", actor: ADMIN_ACTOR.who });
+        expect(shown(updates)).toEqual(["update key_2", "update key_1"]);
+        expect(
+          shown(
+            await fixture.keys.auditTrail({
+              limit: 1,
+              action: "update",
+              actor: ADMIN_ACTOR.who,
+              beforeId: updates[0]!.id,
+            }),
+          ),
+        ).toEqual(["update key_1"]);
+        expect(await fixture.keys.auditTrail({ limit: 10, action: "roll", keyId: "key_1" })).toEqual([]);
+        expect(await fixture.keys.auditTrail({ limit: 10, actor: "admin:tok_" })).toEqual([]);
       });
     },
   );

@@ -7,7 +7,8 @@ declare module "*/page.css" {
   const text: string;
   export default text;
 }
-declare module "*/page.js" {
+// The page's ES modules are `.mjs`, a suffix no TypeScript source here imports.
+declare module "*.mjs" {
   const text: string;
   export default text;
 }

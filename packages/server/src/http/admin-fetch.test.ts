@@ -32,7 +32,7 @@ describe("the admin listener", () => {
     const { call } = await setUp();
     for (const [path, type] of [
       ["/", "text/html; charset=utf-8"],
-      ["/page.js", "text/javascript; charset=utf-8"],
+      ["/page.mjs", "text/javascript; charset=utf-8"],
       ["/page.css", "text/css; charset=utf-8"],
     ] as const) {
       const response = await call(path);

@@ -1,8 +1,15 @@
 // Imported as text so `bun build --compile` embeds the page in the binary (no build step for
 // a user, nothing fetched from elsewhere); Deno reads them natively.
+import apiJs from "./admin-page/api.mjs" with { type: "text" };
+import auditViewJs from "./admin-page/audit-view.mjs" with { type: "text" };
+import chartJs from "./admin-page/chart.mjs" with { type: "text" };
+import keyViewJs from "./admin-page/key-view.mjs" with { type: "text" };
+import keysViewJs from "./admin-page/keys-view.mjs" with { type: "text" };
 import pageCss from "./admin-page/page.css" with { type: "text" };
 import pageHtml from "./admin-page/page.html" with { type: "text" };
-import pageJs from "./admin-page/page.js" with { type: "text" };
+import pageJs from "./admin-page/page.mjs" with { type: "text" };
+import tokensViewJs from "./admin-page/tokens-view.mjs" with { type: "text" };
+import uiJs from "./admin-page/ui.mjs" with { type: "text" };
 import {
   type Actor,
   adminTokenId,
@@ -69,11 +76,24 @@ const pageFile =
   (text: string, type: string): BesidePage =>
   () =>
     new Response(text, { headers: { "Content-Type": type, "Content-Security-Policy": CONTENT_SECURITY_POLICY } });
+/** The page's modules, each at `/` and its name: a view of the console is one more of them. */
+const PAGE_MODULES: Record<string, string> = {
+  "page.mjs": pageJs,
+  "api.mjs": apiJs,
+  "ui.mjs": uiJs,
+  "chart.mjs": chartJs,
+  "keys-view.mjs": keysViewJs,
+  "key-view.mjs": keyViewJs,
+  "audit-view.mjs": auditViewJs,
+  "tokens-view.mjs": tokensViewJs,
+};
 const PAGE_FILES = new Map([
   ["/", pageFile(pageHtml, "text/html; charset=utf-8")],
   ["/index.html", pageFile(pageHtml, "text/html; charset=utf-8")],
-  ["/page.js", pageFile(pageJs, "text/javascript; charset=utf-8")],
   ["/page.css", pageFile(pageCss, "text/css; charset=utf-8")],
+  ...Object.entries(PAGE_MODULES).map(
+    ([name, text]) => [`/${name}`, pageFile(text, "text/javascript; charset=utf-8")] as const,
+  ),
 ]);
 
 /**
@@ -133,6 +153,7 @@ export function adminFetch(options: AdminFetchOptions): ServerFetch {
 
   const admin = createAdmin({
     keys: options.keys,
+    tokens: adminTokens,
     limiter,
     idempotency: options.idempotency,
     onKeyChange: options.onKeyChange,

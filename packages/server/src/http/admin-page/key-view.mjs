@@ -1,0 +1,291 @@
+// One key: its numbers and states, its plan, limits, scopes, addresses, label and expiry changed in place, roll,
+// revoke, lift a ban, its usage charted, and its audit entries.
+
+import { ApiProblem, call } from "./api.mjs";
+import { usageChart } from "./chart.mjs";
+import { auditTable } from "./audit-view.mjs";
+import {
+  confirm,
+  failed,
+  field,
+  fieldProblems,
+  fill,
+  h,
+  localOf,
+  open,
+  PLANS,
+  say,
+  select,
+  showSecret,
+  states,
+  time,
+  utcOf,
+} from "./ui.mjs";
+
+const OVERLAPS = [
+  ["0", "No time: refuse it at once"],
+  ["60", "1 minute"],
+  ["3600", "1 hour"],
+  ["86400", "1 day"],
+  ["604800", "7 days"],
+];
+
+/** The facts of the key, as a description list. */
+function facts(key) {
+  const fact = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
+  return h(
+    "dl",
+    { class: "facts" },
+    fact("State", states(key)),
+    fact("Plan", `${key.plan}: ${key.perMinute} a minute, ${key.perDay} a day`),
+    fact(
+      "Today",
+      key.usage
+        ? `${key.usage.day.used} of ${key.usage.day.limit} admitted (this minute ${key.usage.minute.used} of ${key.usage.minute.limit})`
+        : "-",
+    ),
+    fact("Last used", time(key.lastUsedAt), h("span", { class: "hint" }, " (recorded within 10 s)")),
+    fact("Created", time(key.createdAt)),
+    fact("Expires", time(key.expiresAt, "never")),
+    fact("Scopes", key.scopes.join(", ")),
+    fact("Allowed from", key.allowFrom ? key.allowFrom.join(", ") : "any address"),
+    key.revokedAt ? fact("Revoked", time(key.revokedAt)) : [],
+  );
+}
+
+/** Every scope a key may be given, as the admin API names them. */
+const SCOPES = ["pets:read", "pets:write", "orders:read"];
+
+/** The key's scopes as checkboxes in a group the API's refusal of `scopes` is said beside. */
+function scopesField(key) {
+  const boxes = SCOPES.map((scope) =>
+    h("input", {
+      type: "checkbox",
+      id: `edit-scope-${scope.replace(":", "-")}`,
+      value: scope,
+      checked: key.scopes.includes(scope),
+    }),
+  );
+  const group = h(
+    "fieldset",
+    { id: "edit-scopes", name: "scopes", class: "field checks", "aria-describedby": "edit-scopes-hint" },
+    h("legend", {}, "Scopes"),
+    boxes.map((box) => h("label", { for: box.id }, box, ` ${box.value}`)),
+  );
+  group.dataset.hint = "edit-scopes-hint";
+  const hint = h(
+    "p",
+    { class: "hint", id: "edit-scopes-hint" },
+    "What the key may do; all three unless it was given fewer.",
+  );
+  return { element: [group, hint], chosen: () => boxes.filter((box) => box.checked).map((box) => box.value) };
+}
+
+/** The form that changes plan, limits, scopes, addresses, label and expiry: only what was changed is sent. */
+function editForm(key, reload) {
+  const plan = select({ id: "edit-plan", name: "plan" }, PLANS, key.plan);
+  const perMinute = h("input", {
+    type: "number",
+    id: "edit-per-minute",
+    name: "perMinute",
+    min: 1,
+    step: 1,
+    value: key.perMinute,
+  });
+  const perDay = h("input", { type: "number", id: "edit-per-day", name: "perDay", min: 1, step: 1, value: key.perDay });
+  const scopes = scopesField(key);
+  const allowFrom = h("input", {
+    type: "text",
+    id: "edit-allow-from",
+    name: "allowFrom",
+    value: (key.allowFrom ?? []).join(", "),
+  });
+  const label = h("input", { type: "text", id: "edit-label", name: "label", maxlength: 100, value: key.label ?? "" });
+  const expires = h("input", {
+    type: "datetime-local",
+    id: "edit-expires",
+    name: "expiresAt",
+    value: localOf(key.expiresAt),
+  });
+  const form = h(
+    "form",
+    { id: "edit", class: "stacked", "aria-labelledby": "edit-title" },
+    h("h3", { id: "edit-title" }, "Plan, limits, scopes, addresses, label, expiry"),
+    field("Plan", plan),
+    field("Per minute", perMinute, "Empty: the plan's. An Enterprise key needs its own."),
+    field("Per day", perDay, "Empty: the plan's. An Enterprise key needs its own."),
+    scopes.element,
+    field(
+      "Allowed from",
+      allowFrom,
+      "CIDR ranges its requests must come from, comma-separated (10.0.0.0/8, 2001:db8::/32). Empty: any address.",
+    ),
+    field("Label", label, "Empty: none."),
+    field("Expires (UTC)", expires, "Empty: never."),
+    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Save changes")),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const changes = {};
+    if (plan.value !== key.plan) changes.plan = plan.value;
+    for (const [input, name] of [
+      [perMinute, "perMinute"],
+      [perDay, "perDay"],
+    ])
+      if (input.value !== String(key[name])) changes[name] = input.value === "" ? null : Number(input.value);
+    const chosen = scopes.chosen();
+    if (chosen.join() !== key.scopes.join()) changes.scopes = chosen.length === SCOPES.length ? null : chosen;
+    const ranges = allowFrom.value
+      .split(",")
+      .map((range) => range.trim())
+      .filter((range) => range !== "");
+    if (ranges.join() !== (key.allowFrom ?? []).join()) changes.allowFrom = ranges.length === 0 ? null : ranges;
+    if (label.value !== (key.label ?? "")) changes.label = label.value === "" ? null : label.value;
+    if (expires.value !== localOf(key.expiresAt)) changes.expiresAt = utcOf(expires.value);
+    if (Object.keys(changes).length === 0) return say("Nothing to save: no field was changed.");
+    try {
+      await call("PATCH", `/keys/${key.id}`, changes);
+      await reload(
+        "edit-plan",
+        `Saved ${Object.keys(changes).join(", ")} of ${key.id}: in force on every server within 5 s.`,
+      );
+    } catch (error) {
+      if (!(error instanceof ApiProblem)) return failed(`Could not change ${key.id}`, error);
+      const elsewhere = fieldProblems(form, error);
+      say(`Could not change ${key.id}: ${[error.message, ...elsewhere].join("; ")}`, true);
+    }
+  });
+  return form;
+}
+
+function rollDialog(key, reload) {
+  const form = h(
+    "form",
+    { method: "dialog", class: "stacked" },
+    h("h2", { id: "roll-title" }, `Roll ${key.id}`),
+    h(
+      "p",
+      {},
+      "A new secret for the same key, limits and usage. The old secret keeps working for the overlap; its answers carry Deprecation and Sunset.",
+    ),
+    field("Old secret works for", select({ id: "overlap", name: "overlap" }, OVERLAPS, "3600")),
+    h(
+      "div",
+      { class: "buttons" },
+      h("button", { type: "submit", value: "roll", class: "primary" }, "Roll"),
+      h("button", { type: "submit", value: "cancel" }, "Cancel"),
+    ),
+  );
+  const dialog = h("dialog", { id: "roll", "aria-labelledby": "roll-title" }, form);
+  const start = async () => {
+    if ((await open(dialog)) !== "roll") return;
+    try {
+      const { data } = await call("POST", `/keys/${key.id}/roll`, {
+        overlapSeconds: Number(form.elements.overlap.value),
+      });
+      await showSecret(
+        "The new secret",
+        "Key",
+        data.key,
+        data.rolling
+          ? `The old secret works until ${data.rolling.until.slice(0, 19)}Z.`
+          : "The old secret no longer works.",
+      );
+      await reload("roll-key", `Rolled ${key.id}: its new secret was shown once.`);
+    } catch (error) {
+      failed(`Could not roll ${key.id}`, error);
+    }
+  };
+  return { dialog, start };
+}
+
+export const keyView = {
+  path: /^\/keys\/(key_[A-Za-z0-9_]+)$/,
+  title: "Key",
+  async render(root, _params, [, id], reload) {
+    const [{ data: key }, { data: hourly }, { data: daily }, { data: trail, next }] = await Promise.all([
+      call("GET", `/keys/${id}`),
+      call("GET", `/keys/${id}/usage?step=hour`),
+      call("GET", `/keys/${id}/usage?step=day`),
+      call("GET", `/audit?keyId=${id}&limit=20`),
+    ]);
+    const roll = rollDialog(key, reload);
+    const actions = h("div", { class: "buttons", role: "group", "aria-label": "Actions" });
+    if (!key.revokedAt) {
+      actions.append(
+        h("button", { type: "button", id: "roll-key", onclick: roll.start, disabled: key.rolling !== null }, "Roll"),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "revoke-key",
+            class: "danger",
+            onclick: async () => {
+              if (
+                !(await confirm(
+                  `Revoke ${key.id}?`,
+                  "Every server refuses it within 5 seconds. This cannot be undone.",
+                  "Revoke",
+                ))
+              )
+                return;
+              try {
+                await call("POST", `/keys/${key.id}/revoke`);
+                await reload(undefined, `Revoked ${key.id}: every server refuses it within 5 seconds.`);
+              } catch (error) {
+                failed(`Could not revoke ${key.id}`, error);
+              }
+            },
+          },
+          "Revoke",
+        ),
+      );
+      if (key.states.includes("banned"))
+        actions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              id: "unban-key",
+              onclick: async () => {
+                try {
+                  const { data } = await call("POST", `/keys/${key.id}/unban`);
+                  await reload(
+                    "roll-key",
+                    data.unbanned ? `Lifted the ban of ${key.id}.` : `${key.id} was not banned.`,
+                  );
+                } catch (error) {
+                  failed(`Could not lift the ban of ${key.id}`, error);
+                }
+              },
+            },
+            "Lift ban",
+          ),
+        );
+    }
+    const hour = (at) => at.slice(11, 16);
+    const day = (at) => at.slice(5, 10);
+    fill(
+      root,
+      h("p", { class: "crumbs" }, h("a", { href: "#/keys" }, "All keys")),
+      h("h2", { id: "view-title", tabindex: -1 }, h("span", { class: "id" }, key.id), key.label ? ` ${key.label}` : ""),
+      facts(key),
+      actions,
+      key.rolling ? h("p", { class: "hint" }, "Rolled: roll again once the old secret's overlap ends.") : undefined,
+      key.revokedAt ? undefined : editForm(key, reload),
+      h("h3", {}, "Usage"),
+      h("p", { class: "hint" }, "Requests by outcome, recorded by the servers within 10 s. Times in UTC."),
+      h(
+        "div",
+        { class: "charts" },
+        usageChart(hourly, { title: "Last 24 hours, by hour", id: "usage-hours", label: hour }),
+        usageChart(daily, { title: "Last 30 days, by UTC day", id: "usage-days", label: day }),
+      ),
+      h("h3", { id: "trail-title" }, "Audit trail"),
+      auditTable(trail, { caption: `Changes to ${key.id}, newest first` }),
+      next ? h("p", {}, h("a", { href: `#/audit?keyId=${key.id}` }, "Older changes")) : undefined,
+      roll.dialog,
+    );
+    return `${key.id}: ${key.states.join(", ")}.`;
+  },
+};

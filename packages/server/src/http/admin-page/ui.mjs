@@ -1,0 +1,204 @@
+// What every view of the page draws with: elements, the status line, instants, a key's
+// states, dialogs that give the focus back, and a form's fields told what the API refused.
+
+import { SignedOut } from "./api.mjs";
+
+export const $ = (id) => document.getElementById(id);
+
+/**
+ * An element: `h("a", { href: "#/keys", class: "id" }, "text", child)`. Properties are set as
+ * attributes (never `style`: the page's Content-Security-Policy allows no inline style).
+ */
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === false || value === null) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else element.setAttribute(name, value === true ? "" : String(value));
+  }
+  return fill(element, ...children);
+}
+
+/** Appends the children to `element`, leaving out the absent ones (undefined, null, false). */
+export function fill(element, ...children) {
+  element.append(...children.flat().filter((child) => child !== undefined && child !== null && child !== false));
+  return element;
+}
+
+export function say(text, isError = false) {
+  const status = $("status");
+  status.textContent = text;
+  status.classList.toggle("error", isError);
+}
+
+/** An instant as ISO 8601 in UTC to the second (`2030-01-15T12:00:10Z`), or `none`. */
+export const isoText = (iso, none = "never") => (iso === null || iso === undefined ? none : `${iso.slice(0, 19)}Z`);
+
+/** An instant shown in UTC, its local time (with its zone named) on hover. */
+export function time(iso, none = "never") {
+  if (iso === null || iso === undefined) return document.createTextNode(none);
+  const local = new Date(iso).toLocaleString(undefined, { timeZoneName: "short" });
+  return h("time", { datetime: iso, title: `${local} in your time zone` }, isoText(iso));
+}
+
+const STATE_WORDS = {
+  active: "active",
+  rolling: "rolling",
+  banned: "banned",
+  expired: "expired",
+  revoked: "revoked",
+};
+
+/** Every state the key is in, each a badge, with until when where it ends. */
+export function states(key) {
+  const until = {
+    rolling: key.rolling?.until,
+    banned: key.usage?.bannedUntil,
+    expired: key.expiresAt,
+    revoked: key.revokedAt,
+  };
+  return h(
+    "ul",
+    { class: "states", "aria-label": "States" },
+    key.states.map((state) =>
+      h(
+        "li",
+        { class: `state state-${state}` },
+        STATE_WORDS[state],
+        until[state] ? [state === "rolling" || state === "banned" ? " until " : " ", time(until[state])] : undefined,
+      ),
+    ),
+  );
+}
+
+/**
+ * Opens a modal dialog: the focus stays in it (the page behind is inert), Escape closes it,
+ * and when it closes the focus goes back where it was. Resolves with its `returnValue`.
+ */
+export function open(dialog) {
+  const opener = document.activeElement;
+  dialog.returnValue = "";
+  dialog.addEventListener("keydown", trapTab);
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      "close",
+      () => {
+        dialog.removeEventListener("keydown", trapTab);
+        if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+        else $("view").focus();
+        resolve(dialog.returnValue);
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Tab past a dialog's last control goes to its first (Shift+Tab the other way), never to the browser's address bar. */
+function trapTab(event) {
+  if (event.key !== "Tab") return;
+  const controls = [...event.currentTarget.querySelectorAll("button, input, select, textarea, a[href]")].filter(
+    (control) => !control.disabled && control.getClientRects().length > 0,
+  );
+  const [first, last] = [controls[0], controls.at(-1)];
+  if (!event.shiftKey && document.activeElement === last) first.focus();
+  else if (event.shiftKey && document.activeElement === first) last.focus();
+  else return;
+  event.preventDefault();
+}
+
+/** Asks before something that cannot be undone; true when the operator said yes. */
+export async function confirm(title, text, yes) {
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  return (await open($("confirm"))) === "yes";
+}
+
+/** Shows a secret this once (a key, an admin token), the whole of it on any screen, with its Copy button. */
+export async function showSecret(title, label, value, note) {
+  $("secret-title").textContent = title;
+  $("secret-label").textContent = label;
+  $("secret-value").value = value ?? "";
+  $("secret-note").textContent = note;
+  const closed = open($("secret"));
+  $("secret-value").focus();
+  $("secret-value").select();
+  await closed;
+  $("secret-value").value = "";
+}
+
+$("copy").addEventListener("click", async () => {
+  const value = $("secret-value").value;
+  try {
+    await navigator.clipboard.writeText(value);
+    $("secret-note").textContent = "Copied.";
+  } catch {
+    $("secret-value").select();
+    $("secret-note").textContent = "Select the text above and copy it (Ctrl+C).";
+  }
+});
+$("secret-done").addEventListener("click", () => $("secret").close());
+
+/**
+ * Says next to each field what the API refused of it (its 400's `details`, by the field's
+ * `name`), the rest in the status line; clears what an earlier try said.
+ */
+export function fieldProblems(form, error) {
+  for (const shown of form.querySelectorAll(".field-error")) shown.remove();
+  for (const field of form.querySelectorAll("[aria-invalid]")) {
+    field.removeAttribute("aria-invalid");
+    field.setAttribute("aria-describedby", field.dataset.hint ?? "");
+  }
+  const elsewhere = [];
+  for (const detail of error?.details ?? []) {
+    const field = form.elements.namedItem(detail.path);
+    if (!(field instanceof HTMLElement)) {
+      elsewhere.push(`${detail.path}: ${detail.message}`);
+      continue;
+    }
+    const id = `${form.id}-${detail.path}-error`;
+    field.after(h("p", { class: "field-error", id }, detail.message));
+    field.setAttribute("aria-invalid", "true");
+    field.setAttribute("aria-describedby", `${field.dataset.hint ?? ""} ${id}`.trim());
+  }
+  return elsewhere;
+}
+
+/** A labelled field: `[label, control]` with the control's id, and a hint it is described by. */
+export function field(label, control, hint) {
+  const parts = [h("label", { for: control.id }, label), control];
+  if (hint !== undefined) {
+    const id = `${control.id}-hint`;
+    control.setAttribute("aria-describedby", id);
+    control.dataset.hint = id;
+    parts.push(h("p", { class: "hint", id }, hint));
+  }
+  return h("div", { class: "field" }, parts);
+}
+
+/** A select of `options` (`[value, text]`), `selected` chosen. */
+export const select = (attributes, options, selected) =>
+  h(
+    "select",
+    attributes,
+    options.map(([value, text]) => h("option", { value, selected: value === selected }, text)),
+  );
+
+export const PLANS = [
+  ["free", "Free"],
+  ["pro", "Pro"],
+  ["business", "Business"],
+  ["enterprise", "Enterprise (limits of its own)"],
+];
+
+/** An instant typed in a `datetime-local` field, read as UTC (the page shows instants in UTC). */
+export const utcOf = (text) => (text ? `${text.length === 16 ? `${text}:00` : text}Z` : null);
+/** An ISO 8601 instant as a `datetime-local` field's value, in UTC. */
+export const localOf = (iso) => (iso ? iso.slice(0, 16) : "");
+
+/** Says what went wrong, unless the page signed out (which said why). */
+export function failed(what, error) {
+  if (error instanceof SignedOut) return;
+  say(`${what}: ${error.message}`, true);
+}
