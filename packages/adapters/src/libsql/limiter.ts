@@ -3,6 +3,14 @@ import { bucketRows, type LimiterStatements, limiterStatements, sqlLimiter, time
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
+/** How a hit writes a bucket's row: new, or over the row it decided from (the shared hit's too). */
+const UPSERT = `ON CONFLICT (bucket) DO UPDATE SET
+  window0_start = excluded.window0_start, window0_count = excluded.window0_count,
+  window1_start = excluded.window1_start, window1_count = excluded.window1_count,
+  refusals = excluded.refusals, banned_until = excluded.banned_until,
+  expires_at = excluded.expires_at, admitted = excluded.admitted, refused = excluded.refused,
+  decided_at = excluded.decided_at`;
+
 /**
  * The whole decision for `:hits` hits on one bucket (usually 1; more when requests of one turn
  * of the event loop share a bucket, see `sqlLimiter`) as one statement, so it is atomic across
@@ -81,12 +89,7 @@ SELECT :bucket, window0_start, window0_count, window1_start, window1_count, refu
   max(banned_until, window0_start + :length0, window1_start + :length1), admitted, refused, now
 FROM next
 WHERE true
-ON CONFLICT (bucket) DO UPDATE SET
-  window0_start = excluded.window0_start, window0_count = excluded.window0_count,
-  window1_start = excluded.window1_start, window1_count = excluded.window1_count,
-  refusals = excluded.refusals, banned_until = excluded.banned_until,
-  expires_at = excluded.expires_at, admitted = excluded.admitted, refused = excluded.refused,
-  decided_at = excluded.decided_at
+${UPSERT}
 RETURNING window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /**
@@ -151,12 +154,7 @@ SELECT bucket, window0_start, window0_count, window1_start, window1_count, refus
   max(banned_until, window0_start + length0, window1_start + length1), admitted, refused, now
 FROM next
 WHERE true
-ON CONFLICT (bucket) DO UPDATE SET
-  window0_start = excluded.window0_start, window0_count = excluded.window0_count,
-  window1_start = excluded.window1_start, window1_count = excluded.window1_count,
-  refusals = excluded.refusals, banned_until = excluded.banned_until,
-  expires_at = excluded.expires_at, admitted = excluded.admitted, refused = excluded.refused,
-  decided_at = excluded.decided_at
+${UPSERT}
 RETURNING bucket, window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /** SQLite's text for the shared limiter (also run by the Durable Object limiter, on its own storage). */
