@@ -48,8 +48,9 @@ const RETRIED_STATES = new Set(["40001", "40P01"]);
 
 /**
  * `first`, then `again` for as long as they fail with a state in RETRIED_STATES, until
- * `deadline` (`performance.now()`: a wall clock stepped back would stretch it). `again` runs under READ COMMITTED: retried under a stricter default,
- * a statement on a busy row would fail each time another committed first.
+ * `deadline` (`performance.now()`: a wall clock stepped back would stretch it). `again` runs
+ * under READ COMMITTED: retried under a stricter default, a statement on a busy row would fail
+ * each time another committed first.
  */
 async function retried<T>(first: () => PromiseLike<T>, again: () => PromiseLike<T>, deadline: number): Promise<T> {
   for (let attempt = first; ; attempt = again) {
