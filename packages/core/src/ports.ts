@@ -402,6 +402,8 @@ export interface KeyListQuery {
   afterId?: string;
   plan?: PlanName;
   state?: KeyRecordState;
+  /** The keys of this account only (a store keeps them indexed by account). */
+  accountId?: string;
   /** Default `created`. */
   order?: KeyOrder;
 }

@@ -1,4 +1,5 @@
 import {
+  type AccountInsert,
   type AccountLimits,
   type AccountRecord,
   type ApiKeyRecord,
@@ -9,6 +10,7 @@ import {
   type KeyChange,
   type KeyInsert,
   keyRecordIs,
+  type NewAccountRecord,
   type NewApiKeyRecord,
   ownAccountId,
   type PlanName,
@@ -17,7 +19,13 @@ import { accountNote } from "../_account-note.js";
 import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
-  /** Keys there from the start (each without an `accountId` in an account of its own). */
+  /** Accounts there from the start, for `keys` to name. */
+  accounts?: NewAccountRecord[];
+  /**
+   * Keys there from the start (each without an `accountId` in an account of its own; with one,
+   * in that account of `accounts`). A key that names no account given, or that repeats one's id
+   * or hash, is a mistake: thrown.
+   */
   keys?: (Omit<ApiKeyRecord, "accountId"> & { accountId?: string })[];
   /** Unix ms: the clock of creations, rolls, revocations, the audit trail and usage sweeps (this process's). Default `Date.now`. */
   clock?: (() => number) | undefined;
@@ -122,7 +130,25 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     audit("create", record.id, note);
     return { state: "inserted", record: copyOf(stored) };
   }
-  for (const record of options.keys ?? []) insert(record);
+  function insertAccount(record: NewAccountRecord, note?: AuditNote): AccountInsert {
+    if (accounts.has(record.id)) return { state: "duplicate" };
+    const stored = { ...record, createdAt: record.createdAt ?? clock() };
+    accounts.set(record.id, stored);
+    audit("create", record.id, note);
+    return { state: "inserted", record: { ...stored } };
+  }
+
+  for (const account of options.accounts ?? [])
+    if (insertAccount(account).state === "duplicate")
+      throw new Error(`memoryKeys: the account ${account.id} is given twice`);
+  for (const record of options.keys ?? []) {
+    const { state } = insert(record);
+    if (state === "duplicate") throw new Error(`memoryKeys: the key ${record.id} repeats another's id or hash`);
+    if (state === "no_account")
+      throw new Error(
+        `memoryKeys: the key ${record.id} is in the account ${record.accountId}, which accounts does not give`,
+      );
+  }
 
   /** The key, unless it is missing or revoked: then what the change found. */
   function changeable(id: string): ApiKeyRecord | Exclude<KeyChange, { state: "changed" | "rolling" }> {
@@ -143,13 +169,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       }
       return undefined;
     },
-    async insertAccount(record, note) {
-      if (accounts.has(record.id)) return { state: "duplicate" };
-      const stored = { ...record, createdAt: record.createdAt ?? clock() };
-      accounts.set(record.id, stored);
-      audit("create", record.id, note);
-      return { state: "inserted", record: { ...stored } };
-    },
+    insertAccount: async (record, note) => insertAccount(record, note),
     getAccount: async (id) => {
       const account = accounts.get(id);
       return account && { ...account };
@@ -177,7 +197,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async list(query) {
       if (!query) return [...byId.values()].map(copyOf);
       const now = clock();
-      const { plan, state, order = "created" } = query;
+      const { plan, state, accountId, order = "created" } = query;
       // Map order is insertion order: a stable sort keeps it for ties.
       const ranked = [...byId.values()].sort(
         order === "lastUsed"
@@ -191,7 +211,12 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       if (after === -1 && query.afterId !== undefined) return [];
       return ranked
         .slice(after + 1)
-        .filter((record) => (plan === undefined || record.plan === plan) && (!state || keyRecordIs(record, state, now)))
+        .filter(
+          (record) =>
+            (plan === undefined || record.plan === plan) &&
+            (accountId === undefined || record.accountId === accountId) &&
+            (!state || keyRecordIs(record, state, now)),
+        )
         .slice(0, query.limit)
         .map(copyOf);
     },
