@@ -135,7 +135,8 @@ export const accountsView = {
       if (cursor) query.set("cursor", cursor);
       const { data } = await call("GET", `/accounts?${query}`);
       body.append(...data.accounts.map(row));
-      cursor = data.nextCursor;
+      // None on the last page (absent, or null).
+      cursor = data.nextCursor ?? undefined;
       more.hidden = cursor === undefined;
       return data.accounts.length;
     };
