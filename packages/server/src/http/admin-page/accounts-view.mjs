@@ -3,13 +3,14 @@
 
 import { call } from "./api.mjs";
 import {
-  failed,
+  cardRow,
   field,
   fieldProblems,
   fill,
   h,
   open,
   PLANS,
+  pagedTable,
   planFields,
   planText,
   refused,
@@ -17,22 +18,18 @@ import {
   time,
 } from "./ui.mjs";
 
-function row(account) {
-  const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
-  return h(
-    "tr",
-    { "data-id": account.id },
-    h(
-      "th",
-      { scope: "row", "data-label": "Account" },
+const row = (account) =>
+  cardRow(
+    account.id,
+    [
+      "Account",
       h("a", { href: `#/accounts/${account.id}` }, account.name),
       h("span", { class: "label id" }, account.id),
-    ),
-    cell("Plan", planText(account), account.ownLimits ? h("span", { class: "label" }, "limits of its own") : undefined),
-    cell("Keys", String(account.keys)),
-    cell("Created", time(account.createdAt)),
+    ],
+    ["Plan", planText(account), account.ownLimits ? h("span", { class: "label" }, "limits of its own") : undefined],
+    ["Keys", String(account.keys)],
+    ["Created", time(account.createdAt)],
   );
-}
 
 /** The form of a new account, in its dialog. */
 function createDialog(onCreated) {
@@ -87,8 +84,21 @@ export const accountsView = {
       const chosen = filters.elements.plan.value;
       location.hash = `#/accounts${chosen ? `?plan=${chosen}` : ""}`;
     });
-    const body = h("tbody");
-    const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
+    const query = new URLSearchParams({ limit: "50" });
+    if (plan) query.set("plan", plan);
+    const accounts = pagedTable({
+      id: "accounts",
+      caption: "Accounts, oldest first",
+      columns: ["Account", "Plan", "Keys", "Created"],
+      rowOf: row,
+      fetchPage: async (cursor) => {
+        if (cursor) query.set("cursor", cursor);
+        const { data } = await call("GET", `/accounts?${query}`);
+        // None on the last page (absent, or null).
+        return { items: data.accounts, next: data.nextCursor ?? undefined };
+      },
+      what: "accounts",
+    });
     const dialog = createDialog((account) =>
       reload(undefined, `Created ${account.id}, ${account.name}.`, `#/accounts/${account.id}`),
     );
@@ -105,22 +115,7 @@ export const accountsView = {
         ),
       ),
       filters,
-      h(
-        "table",
-        { id: "accounts", class: "cards" },
-        h("caption", { class: "visually-hidden" }, "Accounts, oldest first"),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["Account", "Plan", "Keys", "Created"].map((name) => h("th", { scope: "col" }, name)),
-          ),
-        ),
-        body,
-      ),
-      more,
+      accounts.elements,
       h(
         "p",
         { class: "hint" },
@@ -128,21 +123,8 @@ export const accountsView = {
       ),
       dialog,
     );
-    const query = new URLSearchParams({ limit: "50" });
-    if (plan) query.set("plan", plan);
-    let cursor;
-    const load = async () => {
-      if (cursor) query.set("cursor", cursor);
-      const { data } = await call("GET", `/accounts?${query}`);
-      body.append(...data.accounts.map(row));
-      // None on the last page (absent, or null).
-      cursor = data.nextCursor ?? undefined;
-      more.hidden = cursor === undefined;
-      return data.accounts.length;
-    };
-    more.addEventListener("click", () => load().catch((error) => failed("Could not load more accounts", error)));
-    const count = await load();
-    if (count > 0) return `${count}${cursor ? "+" : ""} accounts.`;
+    const { count, more } = await accounts.load();
+    if (count > 0) return `${count}${more ? "+" : ""} accounts.`;
     return plan ? "No account has this plan." : "No accounts yet: create one.";
   },
 };

@@ -3,13 +3,14 @@
 
 import { call } from "./api.mjs";
 import {
-  failed,
+  cardRow,
   field,
   fieldProblems,
   fill,
   h,
   open,
   PLANS,
+  pagedTable,
   planFields,
   planText,
   refused,
@@ -35,7 +36,6 @@ const SORTS = [
 ];
 
 function row(key) {
-  const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
   const today = key.usage
     ? [
         h("meter", {
@@ -48,19 +48,17 @@ function row(key) {
         h("span", { class: "count" }, `${key.usage.day.used} / ${key.usage.day.limit}`),
       ]
     : ["-"];
-  return h(
-    "tr",
-    { "data-id": key.id },
-    h(
-      "th",
-      { scope: "row", "data-label": "Key" },
+  return cardRow(
+    key.id,
+    [
+      "Key",
       h("a", { href: `#/keys/${key.id}`, class: "id" }, key.id),
       key.label === null ? undefined : h("span", { class: "label" }, key.label),
-    ),
-    cell("Plan", planText(key)),
-    cell("Today", ...today),
-    cell("Last used", time(key.lastUsedAt)),
-    cell("State", states(key)),
+    ],
+    ["Plan", planText(key)],
+    ["Today", ...today],
+    ["Last used", time(key.lastUsedAt)],
+    ["State", states(key)],
   );
 }
 
@@ -133,38 +131,18 @@ export function createKeyDialog(onCreated, account) {
  * with its Load more button; `load()` fills the first page and resolves with its count and
  * whether there are more.
  */
-export function keysTable(path, caption) {
-  const body = h("tbody");
-  const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
-  const table = h(
-    "table",
-    { id: "keys", class: "cards" },
-    h("caption", { class: "visually-hidden" }, caption),
-    h(
-      "thead",
-      {},
-      h(
-        "tr",
-        {},
-        ["Key", "Plan", "Today", "Last used", "State"].map((name) => h("th", { scope: "col" }, name)),
-      ),
-    ),
-    body,
-  );
-  let next;
-  const loadPage = async (from) => {
-    const page = await call("GET", from);
-    body.append(...page.data.map(row));
-    next = page.next;
-    more.hidden = next === undefined;
-    return page.data.length;
-  };
-  more.addEventListener("click", () => loadPage(next).catch((error) => failed("Could not load more keys", error)));
-  return {
-    elements: [table, more],
-    load: async () => ({ count: await loadPage(path), more: next !== undefined }),
-  };
-}
+export const keysTable = (path, caption) =>
+  pagedTable({
+    id: "keys",
+    caption,
+    columns: ["Key", "Plan", "Today", "Last used", "State"],
+    rowOf: row,
+    fetchPage: async (from) => {
+      const { data, next } = await call("GET", from ?? path);
+      return { items: data, next };
+    },
+    what: "keys",
+  });
 
 export const keysView = {
   path: /^\/keys$/,

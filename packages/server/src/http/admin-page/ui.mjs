@@ -200,6 +200,57 @@ export const PLANS = [
   ["enterprise", "Enterprise (limits of its own)"],
 ];
 
+/**
+ * A row of a table of `class="cards"` (a list of cards on a phone): `data-id` its `id`, its
+ * first cell `[column, ...content]` the row's header, then each other cell the same way.
+ */
+export const cardRow = (id, [column, ...head], ...cells) =>
+  h(
+    "tr",
+    { "data-id": id },
+    h("th", { scope: "row", "data-label": column }, ...head),
+    cells.map(([name, ...content]) => h("td", { "data-label": name }, ...content)),
+  );
+
+/**
+ * A table of cards (`id`, its `columns` named in its head) filled a page at a time with its
+ * Load more button: `fetchPage(from)` resolves with `{ items, next }` (`from` undefined for
+ * the first page, `next` undefined after the last), each item drawn by `rowOf`. `load()` fills
+ * the first page and resolves with its count and whether there are more.
+ */
+export function pagedTable({ id, caption, columns, rowOf, fetchPage, what }) {
+  const body = h("tbody");
+  const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
+  const table = h(
+    "table",
+    { id, class: "cards" },
+    h("caption", { class: "visually-hidden" }, caption),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        columns.map((name) => h("th", { scope: "col" }, name)),
+      ),
+    ),
+    body,
+  );
+  let next;
+  const loadPage = async (from) => {
+    const page = await fetchPage(from);
+    body.append(...page.items.map(rowOf));
+    next = page.next;
+    more.hidden = next === undefined;
+    return page.items.length;
+  };
+  more.addEventListener("click", () => loadPage(next).catch((error) => failed(`Could not load more ${what}`, error)));
+  return {
+    elements: [table, more],
+    load: async () => ({ count: await loadPage(undefined), more: next !== undefined }),
+  };
+}
+
 /** A key's or an account's plan and the limits in force, in one line: `pro (300/min, 10000/day)`. */
 export const planText = (view) => `${view.plan} (${view.perMinute}/min, ${view.perDay}/day)`;
 
