@@ -63,17 +63,14 @@ function row(key) {
 }
 
 /**
- * The form of a new key, in its dialog; into `account` when given (the key's plan and limits
- * its at first, which the key may cap), else into an account of its own.
+ * The form of a new key, in its dialog; into `account` when given (the account's plan and
+ * limits, unless the form gives the key its own), else into an account of its own.
  */
 export function createKeyDialog(onCreated, account) {
   const limits = planFields(
     "new",
-    account ? "Empty: the plan's. The key counts against its account's limits too." : "Empty: the plan's.",
-    account && {
-      plan: account.plan,
-      ...(account.ownLimits && { perMinute: account.perMinute, perDay: account.perDay }),
-    },
+    account ? "Empty: the account's. The key counts against the account's limits too." : "Empty: the plan's.",
+    account && { plan: account.plan },
   );
   const form = h(
     "form",
@@ -104,7 +101,11 @@ export function createKeyDialog(onCreated, account) {
     event.preventDefault();
     const values = new FormData(form);
     const body = limits.values();
-    if (account) body.accountId = account.id;
+    if (account) {
+      body.accountId = account.id;
+      // The account's plan is the key's unless another was chosen.
+      if (body.plan === account.plan) delete body.plan;
+    }
     if (values.get("label")) body.label = values.get("label");
     if (values.get("expiresAt")) body.expiresAt = utcOf(values.get("expiresAt"));
     try {
