@@ -128,14 +128,14 @@ export type KeyInAccountFields = Omit<KeyFields, "plan"> & { plan?: PlanName };
 
 /**
  * What a new key in `account` is: the account's plan and limits, unless the key asks its own
- * (another plan, caps of its own). What `petstore keys create --account` and the admin API's
- * `POST /keys` with an `accountId` make.
+ * (another plan, with that plan's limits, never the account's own numbers; caps of its own).
+ * What `petstore keys create --account` and the admin API's `POST /keys` with an `accountId` make.
  * @example const input = keyInAccount(account, { label: "staging", perMinute: 10 });
  */
 export function keyInAccount(account: AccountLimits, asked: KeyInAccountFields): KeyFields {
   const fields: KeyFields = { plan: account.plan };
-  if (account.perMinute !== undefined) fields.perMinute = account.perMinute;
-  if (account.perDay !== undefined) fields.perDay = account.perDay;
+  if (asked.plan === undefined && account.perMinute !== undefined) fields.perMinute = account.perMinute;
+  if (asked.plan === undefined && account.perDay !== undefined) fields.perDay = account.perDay;
   for (const [field, value] of Object.entries(asked))
     if (value !== undefined) Object.assign(fields, { [field]: value });
   return fields;

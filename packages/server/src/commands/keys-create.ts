@@ -21,7 +21,8 @@ import { cliActor, dbConfig } from "./_options.js";
 
 /**
  * The key the flags ask for; into an account (`account`, read once the database is open), the
- * account's plan and limits unless the flags cap them.
+ * account's plan and limits unless the flags cap them: `--plan` caps with that plan's limits,
+ * never the account's own numbers.
  */
 function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
   const asked: KeyInAccountFields = {};
