@@ -134,6 +134,17 @@ describe("the admin API's accounts", () => {
     expect((await w.call("GET", `/accounts/${shop.id}`)).body.keys).toBe(2);
   });
 
+  it("caps a key given a plan of its own with that plan's limits, not the account's own numbers", async () => {
+    const big = await w.call("POST", "/accounts", {
+      name: "Big",
+      plan: "enterprise",
+      perMinute: 5_000,
+      perDay: 900_000,
+    });
+    const test = await w.call("POST", "/keys", { accountId: big.body.id, plan: "free" });
+    expect(test.body).toMatchObject({ accountId: big.body.id, plan: "free", perMinute: 60, perDay: 1_000 });
+  });
+
   it("refuses a key into an account no one has with 400 naming accountId, storing nothing", async () => {
     const refused = await w.call("POST", "/keys", { accountId: "acct_none", plan: "free" });
     expect(refused.status).toBe(400);

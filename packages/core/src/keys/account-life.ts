@@ -128,8 +128,9 @@ export type KeyInAccountFields = Omit<KeyFields, "plan"> & { plan?: PlanName };
 
 /**
  * What a new key in `account` is: the account's plan and limits, unless the key asks its own
- * (another plan, with that plan's limits, never the account's own numbers; caps of its own).
- * What `petstore keys create --account` and the admin API's `POST /keys` with an `accountId` make.
+ * caps. A plan of its own caps it with that plan's limits, never the account's own numbers (a
+ * Free test key in an Enterprise account has the Free limits). What `petstore keys create
+ * --account` and the admin API's `POST /keys` with an `accountId` make.
  * @example const input = keyInAccount(account, { label: "staging", perMinute: 10 });
  */
 export function keyInAccount(account: AccountLimits, asked: KeyInAccountFields): KeyFields {

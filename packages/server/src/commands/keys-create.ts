@@ -21,8 +21,7 @@ import { cliActor, dbConfig } from "./_options.js";
 
 /**
  * The key the flags ask for; into an account (`account`, read once the database is open), the
- * account's plan and limits unless the flags cap them: `--plan` caps with that plan's limits,
- * never the account's own numbers.
+ * account's plan and limits unless the flags cap them (core's `keyInAccount`).
  */
 function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
   const asked: KeyInAccountFields = {};
