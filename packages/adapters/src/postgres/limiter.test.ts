@@ -67,22 +67,22 @@ describe("postgresLimiter", () => {
 
   it("leaves a bucket that another transaction kept alive while the sweep waited for its row", async () => {
     const { source, close } = await database.fresh();
-    const watcher = await database.client(source);
+    const [sweeper, observer] = [await database.client(source), await database.client(source)];
     try {
       await at(T0, postgresLimiter(source, { clock })).hit({
         bucket: "key:a",
         windows: windowsOf(60, 1_000),
         ban: NO_BAN,
       });
-      const sweep = POSTGRES_LIMITER_STATEMENTS.sweep(T0 + 3 * DAY, 100);
+      const sweep = POSTGRES_LIMITER_STATEMENTS.sweep(T0 + 3 * DAY, 100) as { sql: string; args: never[] };
       let swept: Promise<unknown> | undefined;
       await source.sql.begin(async (tx) => {
         // Another server's hit refreshes the bucket and holds its row until it commits.
         await tx.unsafe("UPDATE rate_limits SET expires_at = $1::bigint WHERE bucket = 'key:a'", [T0 + 10 * DAY]);
-        swept = watcher.sql.unsafe(sweep.sql, sweep.args as never[]).execute();
+        swept = sweeper.sql.unsafe(sweep.sql, sweep.args).execute();
         // The sweep has found the bucket expired and waits for its row.
         for (let waited = 0; ; waited++) {
-          const [row] = await source.sql.unsafe(
+          const [row] = await observer.sql.unsafe(
             "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM rate_limits%'",
           );
           if (row!.n > 0) break;
@@ -91,10 +91,10 @@ describe("postgresLimiter", () => {
         }
       });
       await swept;
-      const rows = await source.sql.unsafe("SELECT bucket FROM rate_limits");
+      const rows = await observer.sql.unsafe("SELECT bucket FROM rate_limits");
       expect(rows.map((row) => row.bucket)).toEqual(["key:a"]);
     } finally {
-      await watcher.sql.end();
+      await Promise.all([sweeper.sql.end(), observer.sql.end()]);
       await close();
     }
   });
