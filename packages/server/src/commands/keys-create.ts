@@ -25,16 +25,8 @@ import { cliActor, dbConfig } from "./_options.js";
  */
 function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
   const asked: KeyInAccountFields = {};
-  const {
-    plan,
-    "per-minute": perMinute,
-    "per-day": perDay,
-    label,
-    expires,
-    scopes,
-    "allow-from": allowFrom,
-  } = args.values;
-  if (plan !== undefined) asked.plan = planFlag(plan);
+  const { "per-minute": perMinute, "per-day": perDay, label, expires, scopes, "allow-from": allowFrom } = args.values;
+  if (args.values.plan !== undefined) asked.plan = planFlag(args.values.plan);
   if (perMinute !== undefined) asked.perMinute = limitFlag(perMinute, "--per-minute")!;
   if (perDay !== undefined) asked.perDay = limitFlag(perDay, "--per-day")!;
   if (label !== undefined) asked.label = labelFlag(label);
