@@ -46,6 +46,23 @@ describe("petstore accounts", () => {
     expect((await json(["accounts", "show", shop.id])).keys).toEqual([plain.id, capped.id]);
   });
 
+  it("caps a key given --plan with that plan's limits, not its account's own", async () => {
+    const big = await json([
+      "accounts",
+      "create",
+      "--name",
+      "Big",
+      "--plan",
+      "enterprise",
+      "--per-minute",
+      "5000",
+      "--per-day",
+      "250000",
+    ]);
+    const test = await json(["keys", "create", "--account", big.id, "--plan", "free"]);
+    expect([test.plan, test.perMinute, test.perDay]).toEqual(["free", 60, 1_000]);
+  });
+
   it("makes a key without --account an account of its own, and says so", async () => {
     const { out } = await cli(["keys", "create", "--plan", "free"]);
     expect(out.at(-1)).toMatch(/^In account acct_\w+, made for it with the key's plan and limits\.$/);

@@ -19,14 +19,15 @@ import { cliActor, dbConfig } from "./_options.js";
 
 /**
  * The key the flags ask for; into an account (`account`, read once the database is open), the
- * account's plan and limits unless the flags cap them.
+ * account's plan and limits unless the flags cap them: `--plan` caps with that plan's limits,
+ * never the account's own numbers.
  */
 function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
   const plan = args.values.plan ?? account?.plan;
   if (plan === undefined) throw new UsageError("--plan is required (free, pro, business or enterprise)");
   const input: IssueApiKeyInput = { plan: planFlag(plan) };
-  if (account?.perMinute !== undefined) input.perMinute = account.perMinute;
-  if (account?.perDay !== undefined) input.perDay = account.perDay;
+  if (args.values.plan === undefined && account?.perMinute !== undefined) input.perMinute = account.perMinute;
+  if (args.values.plan === undefined && account?.perDay !== undefined) input.perDay = account.perDay;
   const { "per-minute": perMinute, "per-day": perDay, label, expires, scopes, "allow-from": allowFrom } = args.values;
   if (perMinute !== undefined) input.perMinute = limitFlag(perMinute, "--per-minute")!;
   if (perDay !== undefined) input.perDay = limitFlag(perDay, "--per-day")!;
