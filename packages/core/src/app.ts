@@ -84,11 +84,11 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       } else {
         match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
         identity = await identify(request, arrival.started); // 1. the caller, by its key
-        bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
+        bucket = chooseBucket(request, info, lapse(identity, limit.instant())); // 2. its bucket: the key, else (no valid key, or one lapsed by the limiter's instant as estimated) the client address
         limits = bucket.limits;
         ({ decision, limits } = await limit(bucket)); // 3. one atomic hit on it and its account's, at the limiter's instant
-        refuse(decision); // 4. 429 when banned or over a limit
         identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
+        refuse(decision); // 4. 429 when banned or over a limit
         const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
         permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's ranges
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow

@@ -33,9 +33,10 @@ const MISSING_CLIENT_ADDRESS =
 
 /**
  * Stage 2, choose the bucket: the caller's key with its plan's limits and its account's bucket
- * beside it (shared by the account's keys), or for a caller without
- * a valid key its client address (the only time the address is looked up), limited as the
- * Free plan. Without an address, the host is told once on the console (`console.warn`).
+ * beside it (shared by the account's keys), or for a caller without a valid key (none, an
+ * unknown, revoked or expired one, a secret rolled out: see `lapse`) its client address (the
+ * only time the address is looked up), limited as the Free plan. Without an address, the host
+ * is told once on the console (`console.warn`).
  */
 export function chooseBucketStage(
   settings: Pick<Settings, "limitsOf" | "isTrustedProxy">,

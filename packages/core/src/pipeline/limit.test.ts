@@ -83,4 +83,36 @@ describe("limitStage", () => {
       expect(decision.windows[1]).toMatchObject({ name: "day", remaining: 8 });
     });
   });
+
+  describe("the limiter's instant as this server estimates it", () => {
+    // The store's clock 65 s ahead of this server's; each hit takes 40 ms on the monotonic clock, decided 10 ms in.
+    const clock = { store: T0 + 65_000, server: T0, monotonic: 1_000 };
+    const limiter: RateLimiter = {
+      hit: async (input) => {
+        clock.monotonic += 10;
+        const decision = await memoryLimiter({ clock: () => clock.store + 10 }).hit(input);
+        clock.monotonic += 30;
+        return decision;
+      },
+    };
+    const settings = resolveOptions({
+      ...memoryAdapters(),
+      limiter,
+      clock: () => clock.server,
+      monotonicClock: () => clock.monotonic,
+    });
+    const limit = limitStage(settings);
+    const bucket = { name: "ip:192.0.2.1", client: "192.0.2.1", limits: settings.limitsOf(undefined) };
+
+    it("is this server's clock before any decision", () => {
+      expect(limit.instant()).toBe(T0);
+    });
+
+    it("is then the last decision's instant and the monotonic time since its hit was sent: ahead by the time before the store decided", async () => {
+      await limit(bucket);
+      expect(limit.instant()).toBe(T0 + 65_000 + 10 + 40);
+      clock.monotonic += 5_000;
+      expect(limit.instant()).toBe(T0 + 65_000 + 10 + 40 + 5_000);
+    });
+  });
 });
