@@ -90,6 +90,7 @@ export type {
   AccountInsert,
   AccountLimits,
   AccountRecord,
+  AccountRules,
   Actor,
   Adapters,
   AdminTokenRecord,

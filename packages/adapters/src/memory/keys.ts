@@ -1,6 +1,7 @@
 import {
   type AccountLimits,
   type AccountRecord,
+  type AccountRules,
   type ApiKeyRecord,
   type ApiKeys,
   type AuditAction,
@@ -30,6 +31,10 @@ const copyOf = (record: ApiKeyRecord): ApiKeyRecord => {
   if (record.allowFrom) copy.allowFrom = [...record.allowFrom];
   return copy;
 };
+
+/** A copy of an account the caller may change without changing the store (its ranges are an object too). */
+const accountCopy = (account: AccountRecord): AccountRecord =>
+  account.allowFrom ? { ...account, allowFrom: [...account.allowFrom] } : { ...account };
 
 /** A key's or an account's plan and limits, without the limits it does not have. */
 function limitsOf({
@@ -132,27 +137,29 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async findByHash(hash) {
       for (const record of byId.values()) {
         if (record.hash === hash || record.rolled?.previousHash === hash) {
-          const { plan, perMinute, perDay } = accounts.get(record.accountId)!;
-          return { ...copyOf(record), account: limitsOf({ plan, perMinute, perDay }) };
+          const { plan, perMinute, perDay, allowFrom } = accounts.get(record.accountId)!;
+          const account: AccountRules = limitsOf({ plan, perMinute, perDay });
+          if (allowFrom) account.allowFrom = [...allowFrom];
+          return { ...copyOf(record), account };
         }
       }
       return undefined;
     },
     async insertAccount(record, note) {
       if (accounts.has(record.id)) return { state: "duplicate" };
-      const stored = { ...record, createdAt: record.createdAt ?? clock() };
+      const stored = accountCopy({ ...record, createdAt: record.createdAt ?? clock() });
       accounts.set(record.id, stored);
       audit("create", record.id, note);
-      return { state: "inserted", record: { ...stored } };
+      return { state: "inserted", record: accountCopy(stored) };
     },
     getAccount: async (id) => {
       const account = accounts.get(id);
-      return account && { ...account };
+      return account && accountCopy(account);
     },
     async listAccounts(page) {
       const all = [...accounts.values()];
       const start = page?.afterId === undefined ? 0 : all.findIndex((account) => account.id === page.afterId) + 1;
-      return all.slice(start, page ? start + page.limit : undefined).map((account) => ({ ...account }));
+      return all.slice(start, page ? start + page.limit : undefined).map(accountCopy);
     },
     async updateAccount(id, changes, note) {
       const account = accounts.get(id);
@@ -160,10 +167,12 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       const before = limitsOf(account);
       applyLimits(account, changes);
       if (changes.name !== undefined) account.name = changes.name;
+      if (changes.allowFrom === null) delete account.allowFrom;
+      else if (changes.allowFrom !== undefined) account.allowFrom = [...changes.allowFrom];
       // Its keys that had its plan and limits follow them; a key with caps of its own keeps them.
       for (const key of byId.values()) if (key.accountId === id && sameLimits(key, before)) setLimits(key, account);
       audit("update", id, note);
-      return { state: "changed", record: { ...account } };
+      return { state: "changed", record: accountCopy(account) };
     },
     get: async (id) => {
       const record = byId.get(id);

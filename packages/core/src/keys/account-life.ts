@@ -2,12 +2,16 @@ import type { AccountChange, AccountChanges, AccountRecord, Actor, ApiKeys } fro
 import { randomBase62 } from "./api-key.js";
 import { KeyRuleError, keyChangesProblems, labelProblem, newKeyProblems } from "./rules.js";
 
-/** What a new account is: a name, and a plan (`enterprise` needs both limits) or limits of its own. */
+/**
+ * What a new account is: a name, a plan (`enterprise` needs both limits) or limits of its own,
+ * and the CIDR ranges its keys' requests must come from (absent, any address).
+ */
 export interface AccountInput {
   name: string;
   plan: AccountRecord["plan"];
   perMinute?: number;
   perDay?: number;
+  allowFrom?: string[];
 }
 
 /** What an account's audit entry says it set: every field given, as given. */
@@ -15,8 +19,8 @@ const detailsOf = (fields: object): Record<string, unknown> => ({ ...fields });
 
 /**
  * Creates an account (`acct_` and 16 base62 characters) and records it in the audit trail.
- * An account's plan and limits follow a key's rules (an enterprise account needs both limits);
- * its name a label's. Throws `KeyRuleError` naming each field that breaks them.
+ * An account's plan, limits and ranges follow a key's rules (an enterprise account needs both
+ * limits); its name a label's. Throws `KeyRuleError` naming each field that breaks them.
  * @example const account = await createAccount(keys, { name: "Shop", plan: "pro" }, { actor });
  */
 export async function createAccount(
@@ -37,8 +41,8 @@ export async function createAccount(
 }
 
 /**
- * Changes an account's name, plan or limits, audited; its keys that had its plan and limits
- * take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
+ * Changes an account's name, plan, limits or ranges, audited; its keys that had its plan and
+ * limits take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
  */
 export async function updateAccount(
   keys: Pick<ApiKeys, "getAccount" | "updateAccount">,
