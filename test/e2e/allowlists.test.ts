@@ -93,27 +93,20 @@ describe("the binary refuses a key outside its ranges and scopes", () => {
   }, 60_000);
   afterAll(() => stopProcess(server.child, "SIGTERM"));
 
-  it("answers a key limited to 127.0.0.2/32 200 from 127.0.0.2", async () => {
-    expect((await call(server, "127.0.0.2", limited)).status).toBe(200);
-  });
+  // The same answers whether the ranges are the key's own or its account's.
+  const keyLimitedBy = { "its own ranges": () => limited, "its account's ranges": () => ofAccount };
+  describe.each(Object.entries(keyLimitedBy))("a key limited to 127.0.0.2/32 by %s", (_, key) => {
+    it("answers it 200 from 127.0.0.2", async () => {
+      expect((await call(server, "127.0.0.2", key())).status).toBe(200);
+    });
 
-  it("answers it 403 address_not_allowed from 127.0.0.1, with the key's rate-limit headers", async () => {
-    const answer = await call(server, "127.0.0.1", limited);
-    expect(answer.status).toBe(403);
-    expect(answer.body.code).toBe("address_not_allowed");
-    expect(answer.headers["x-ratelimit-limit"]).toBe("60");
-    expect(answer.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/);
-  });
-
-  it("answers a key of an account limited to 127.0.0.2/32 200 from 127.0.0.2", async () => {
-    expect((await call(server, "127.0.0.2", ofAccount)).status).toBe(200);
-  });
-
-  it("answers that account's key 403 address_not_allowed from 127.0.0.1, with its rate-limit headers", async () => {
-    const answer = await call(server, "127.0.0.1", ofAccount);
-    expect(answer.status).toBe(403);
-    expect(answer.body.code).toBe("address_not_allowed");
-    expect(answer.headers["x-ratelimit-limit"]).toBe("60");
+    it("answers it 403 address_not_allowed from 127.0.0.1, with the key's rate-limit headers", async () => {
+      const answer = await call(server, "127.0.0.1", key());
+      expect(answer.status).toBe(403);
+      expect(answer.body.code).toBe("address_not_allowed");
+      expect(answer.headers["x-ratelimit-limit"]).toBe("60");
+      expect(answer.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/);
+    });
   });
 
   it("answers a read-only key's GET 200 and its POST 403 insufficient_scope with the challenge", async () => {

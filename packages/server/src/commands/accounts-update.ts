@@ -2,6 +2,7 @@ import { type AccountChanges, KeyRuleError, updateAccount } from "@petstore/core
 import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import { accountJson, accountLine, noSuchAccount } from "./_account-text.js";
+import { accountsCreateCommand } from "./accounts-create.js";
 import { withDatabase } from "./_key-access.js";
 import { allowFromFlag, flagProblems, labelFlag, limitFlag, planFlag } from "./_key-flags.js";
 import { cliActor } from "./_options.js";
@@ -10,15 +11,8 @@ import { cliActor } from "./_options.js";
 export const accountsUpdateCommand: Command = {
   spec: {
     name: "accounts update",
-    flags: {
-      name: "value",
-      plan: "value",
-      "per-minute": "value",
-      "per-day": "value",
-      "allow-from": "value",
-      db: "value",
-      json: "switch",
-    },
+    // What an account is made with, it may be changed to.
+    flags: accountsCreateCommand.spec.flags,
     positionals: ["id"],
   },
   usage:
