@@ -15,6 +15,7 @@ import type {
 import { ownAccountId } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
 
+import { accountNote } from "../_account-note.js";
 import { sqlUsage } from "./usage.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
@@ -169,37 +170,41 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   const AUDIT_INSERT = `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) VALUES (${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")})`;
 
   /**
-   * Runs `update` (an `INSERT` or `UPDATE` of api_keys `... RETURNING` at most one row) and,
-   * when it changed the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
-   * update's result). SQLite: two statements in one transaction, the second guarded by `changes()`.
+   * The statements of `change` (an `INSERT` or `UPDATE ... RETURNING` at most one row) and,
+   * when it changed a row, its audit row, in one write: its row is the first statement's.
+   * Postgres: one statement (the audit insert reads the change's result). SQLite: two, the
+   * second guarded by `changes()`.
    */
+  function audited(change: { sql: string; args: Value[] }, audit: Value[] | undefined): Statement[] {
+    if (audit === undefined) return [{ ...change, oneRow: true }];
+    const auditArgs = audit.map((_, i) => arg(change.args.length + 1 + i, i === 0 ? "bigint" : "text"));
+    if (sql.name === "postgres")
+      return [
+        {
+          sql: `WITH changed AS (${change.sql}),
+          logged AS (INSERT INTO key_audit (at, action, key_id, actor, actor_from, details)
+            SELECT coalesce(${auditArgs[0]}, ${sql.now}), ${auditArgs.slice(1).join(", ")} FROM changed)
+          SELECT * FROM changed`,
+          args: [...change.args, ...audit],
+        },
+      ];
+    return [
+      { ...change, oneRow: true },
+      {
+        sql: `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) SELECT ${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")} WHERE changes() > 0`,
+        args: audit,
+      },
+    ];
+  }
+
+  /** Runs `update` and its audit row (see `audited`) between `around`'s statements, in one write: the update's row. */
   async function changeAndAudit(
     update: { sql: string; args: Value[] },
     audit: Value[] | undefined,
     around: { before?: Statement[]; after?: Statement[] } = {},
   ): Promise<Row | undefined> {
     const { before = [], after = [] } = around;
-    const write = async (statements: Statement[]) =>
-      (await db.write([...before, ...statements, ...after]))[before.length]!.rows[0];
-    if (audit === undefined) return write([{ ...update, oneRow: true }]);
-    const auditArgs = audit.map((_, i) => arg(update.args.length + 1 + i, i === 0 ? "bigint" : "text"));
-    if (sql.name === "postgres") {
-      const statement: Statement = {
-        sql: `WITH changed AS (${update.sql}),
-          logged AS (INSERT INTO key_audit (at, action, key_id, actor, actor_from, details)
-            SELECT coalesce(${auditArgs[0]}, ${sql.now}), ${auditArgs.slice(1).join(", ")} FROM changed)
-          SELECT * FROM changed`,
-        args: [...update.args, ...audit],
-      };
-      return write([statement]);
-    }
-    return write([
-      { ...update, oneRow: true },
-      {
-        sql: `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) SELECT ${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")} WHERE changes() > 0`,
-        args: audit,
-      },
-    ]);
+    return (await db.write([...before, ...audited(update, audit), ...after]))[before.length]!.rows[0];
   }
   /** A change of a key: its record after it, if it changed. */
   const changeKey = async (...args: Parameters<typeof changeAndAudit>) => {
@@ -261,17 +266,25 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       placeholders.push(arg(values.length, "text"));
       // A key without an account gets one of its own, with its plan and limits, in the same
       // write (unless the key is a duplicate: then nothing is written).
+      // Audited under the account's id when it is made, as a key's write is.
+      const name = record.label ?? record.id;
+      const madeNote = accountNote(note, {
+        name,
+        plan: record.plan,
+        perMinute: record.perMinute,
+        perDay: record.perDay,
+      });
       const made: Statement[] =
         accountId === own
-          ? [
+          ? audited(
               {
                 sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
                   SELECT ${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)}
                   WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE id = ${arg(7, "text")} OR hash = ${arg(8, "text")} OR previous_hash = ${arg(8, "text")})
-                  ON CONFLICT (id) DO NOTHING`,
+                  ON CONFLICT (id) DO NOTHING RETURNING id`,
                 args: [
                   accountId,
-                  record.label ?? record.id,
+                  name,
                   record.plan,
                   orNull(record.perMinute),
                   orNull(record.perDay),
@@ -280,7 +293,8 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
                   record.hash,
                 ],
               },
-            ]
+              madeNote && auditValues("create", accountId, madeNote),
+            )
           : [];
       try {
         const stored = await changeKey(
@@ -447,6 +461,11 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       }
       // Nothing to change still answers what the key is (and audits the attempt as one).
       if (set.length === 0) set.push("plan = plan");
+      const accountChange = accountNote(note, {
+        plan: changes.plan,
+        perMinute: changes.perMinute,
+        perDay: changes.perDay,
+      });
       const record = await changeKey(
         {
           sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
@@ -454,14 +473,16 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         },
         auditValues("update", id, note),
         {
-          // A key and the account made for it stay one: the account takes the key's plan and limits.
-          after: [
+          // A key and the account made for it stay one: the account takes the key's plan and
+          // limits, audited under its id when they are among the changes.
+          after: audited(
             {
               sql: `UPDATE accounts SET (plan, per_minute, per_day) = (SELECT plan, per_minute, per_day FROM api_keys WHERE id = ${arg(1, "text")})
-                WHERE id = ${arg(2, "text")} AND id = (SELECT account_id FROM api_keys WHERE id = ${arg(1, "text")})`,
+                WHERE id = ${arg(2, "text")} AND id = (SELECT account_id FROM api_keys WHERE id = ${arg(1, "text")}) RETURNING id`,
               args: [id, ownAccountId(id)],
             },
-          ],
+            accountChange && auditValues("update", ownAccountId(id), accountChange),
+          ),
         },
       );
       return record ? { state: "changed", record } : refusal(id);

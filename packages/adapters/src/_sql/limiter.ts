@@ -93,8 +93,10 @@ export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
       : (values) => ({ sql, args: argsOf(values) });
   }
   const now = `coalesce(:now, ${dialect.now})`;
+  // The expiry again outside the subquery: under READ COMMITTED a row another transaction
+  // refreshed while the sweep waited for it is checked again against the outer WHERE only.
   const sweep = bound<{ now: number | null; batch: number }>(
-    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch)`,
+    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch) AND expires_at <= ${now}`,
     false,
   );
   // The bucket as a hit finds it (see the dialects' hit: a bucket last decided more than

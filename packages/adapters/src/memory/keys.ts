@@ -14,6 +14,7 @@ import {
   ownAccountId,
   type PlanName,
 } from "@petstore/core";
+import { accountNote } from "../_account-note.js";
 import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
@@ -116,7 +117,11 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     const accountId = record.accountId ?? own;
     if (accountId !== own && !accounts.has(accountId)) return { state: "no_account" };
     const createdAt = record.createdAt ?? clock();
-    if (!accounts.has(accountId)) accounts.set(accountId, { ...accountOf(record), id: accountId, createdAt });
+    if (!accounts.has(accountId)) {
+      const made = { ...accountOf(record), id: accountId, createdAt };
+      accounts.set(accountId, made);
+      audit("create", accountId, accountNote(note, made));
+    }
     const stored = copyOf({ ...record, accountId, createdAt });
     byId.set(record.id, stored);
     audit("create", record.id, note);
@@ -208,9 +213,13 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
         if (value === null) delete record[field];
         else if (value !== undefined) Object.assign(record, { [field]: Array.isArray(value) ? [...value] : value });
       }
-      // A key and the account made for it stay one.
-      if (record.accountId === ownAccountId(id)) setLimits(accounts.get(record.accountId)!, record);
       audit("update", id, note);
+      // A key and the account made for it stay one.
+      if (record.accountId === ownAccountId(id)) {
+        setLimits(accounts.get(record.accountId)!, record);
+        const { plan, perMinute, perDay } = changes;
+        audit("update", record.accountId, accountNote(note, { plan, perMinute, perDay }));
+      }
       return { state: "changed", record: copyOf(record) };
     },
     async roll(id, hash, overlapMs, note) {

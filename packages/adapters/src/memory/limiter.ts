@@ -65,8 +65,13 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     return bucket && bucket.expiresAt > read && bucket.last - read <= CLOCK_STEP_MS ? bucket : undefined;
   }
 
-  /** Anonymous buckets (`ip:`) are capped and evicted least recently used first; keys' and accounts' never. */
-  const isAnonymous = (name: string) => name.startsWith("ip:");
+  /**
+   * Anonymous buckets (an address's, the admin listener's failures per address: any bucket
+   * that is not a key's or an account's) are capped and evicted least recently used first.
+   * Keys' and accounts' never: their names begin with the account's group (`{acct_...}`), or
+   * `key:` for a key counted alone.
+   */
+  const isAnonymous = (name: string) => !name.startsWith("{") && !name.startsWith("key:");
 
   /** The bucket a hit at `read` counts in, made when there is none (a new one is last decided at `read`). */
   function taken(name: string, read: number): Bucket {

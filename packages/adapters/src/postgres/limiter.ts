@@ -164,7 +164,8 @@ RETURNING bucket, window0_start, window0_count, window1_start, window1_count, ba
 /** Bound by number with their types (`:now` becomes `$1::bigint`); a shared hit's `:bucket0`... are text too. */
 const TYPES: Record<string, string> = { bucket: "text", batch: "integer" };
 
-const STATEMENTS = limiterStatements({
+/** The Postgres limiter's statements (exported for its tests, which run one at a chosen moment). */
+export const POSTGRES_LIMITER_STATEMENTS = limiterStatements({
   placeholder: (position, name) => `$${position}::${/^bucket\d+$/.test(name) ? "text" : (TYPES[name] ?? "bigint")}`,
   now: POSTGRES_NOW,
   hit: HIT_SQL_NAMED,
@@ -182,5 +183,5 @@ const STATEMENTS = limiterStatements({
  * @example const limiter = postgresLimiter({ sql });
  */
 export function postgresLimiter(source: PostgresSource, options: StoreClockOptions = {}): RateLimiter {
-  return timedBy(sqlLimiter(engineOf(source), STATEMENTS), options.clock);
+  return timedBy(sqlLimiter(engineOf(source), POSTGRES_LIMITER_STATEMENTS), options.clock);
 }

@@ -102,7 +102,9 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         }
         expect(await fixture.keys.list()).toHaveLength(1);
         expect(await fixture.keys.get("key_2")).toBeUndefined();
-        expect((await fixture.keys.auditTrail({ limit: 10 })).map((entry) => entry.action)).toEqual(["roll", "create"]);
+        expect((await fixture.keys.auditTrail({ limit: 10 })).map((entry) => `${entry.action} ${entry.keyId}`)).toEqual(
+          ["roll key_1", "create key_1", "create acct_1"],
+        );
       });
 
       it("answers undefined for a hash no key has", async () => {
@@ -401,9 +403,11 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
       });
 
       it("keeps an audit trail of every change with a note, newest first, by key and a page at a time", async () => {
+        // Keys of an account made before (unaudited): the trail holds the keys' changes alone.
+        await fixture.keys.insertAccount({ id: "acct_shop", name: "Shop", plan: "free" });
         const created = { plan: "free", label: "Ünïcode ✓", expiresAt: "2030-02-01T00:00:00.000Z" };
-        await fixture.keys.insert(recordOf(1), { ...CLI, details: created });
-        await fixture.keys.insert(recordOf(2));
+        await fixture.keys.insert(recordOf(1, { accountId: "acct_shop" }), { ...CLI, details: created });
+        await fixture.keys.insert(recordOf(2, { accountId: "acct_shop" }));
         now = T0 + 1_000;
         await fixture.keys.update(
           "key_1",
@@ -442,8 +446,9 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
       });
 
       it("keeps the trail's entries of one action, of one actor, or both, newest first and a page at a time", async () => {
-        await fixture.keys.insert(recordOf(1), CLI);
-        await fixture.keys.insert(recordOf(2), ADMIN);
+        await fixture.keys.insertAccount({ id: "acct_shop", name: "Shop", plan: "free" });
+        await fixture.keys.insert(recordOf(1, { accountId: "acct_shop" }), CLI);
+        await fixture.keys.insert(recordOf(2, { accountId: "acct_shop" }), ADMIN);
         await fixture.keys.update("key_1", { label: "a" }, ADMIN);
         await fixture.keys.update("key_2", { label: "b" }, CLI);
         await fixture.keys.update("key_2", { label: "c" }, ADMIN);
@@ -640,6 +645,30 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         await fixture.keys.update("key_2", { plan: "free", perMinute: 3 }, ADMIN);
         expect(await fixture.keys.getAccount("acct_1")).toMatchObject({ plan: "business", perDay: 12_345 });
         expect((await fixture.keys.getAccount("acct_1"))!.perMinute).toBeUndefined();
+      });
+
+      it("records the account made for a key under the account's id, with the key's actor", async () => {
+        const created = { plan: "pro", perMinute: 500, label: "ci" } as const;
+        await fixture.keys.insert(recordOf(1, created), { actor: CLI_ACTOR, details: { ...created } });
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insert(intoShop(2), { actor: CLI_ACTOR, details: { plan: "free" } });
+        const trail = await fixture.keys.auditTrail({ limit: 10, keyId: "acct_1" });
+        expect(trail.map(({ action, actor, details }) => ({ action, actor, details }))).toEqual([
+          { action: "create", actor: CLI_ACTOR, details: { name: "ci", plan: "pro", perMinute: 500 } },
+        ]);
+        expect(await fixture.keys.auditTrail({ limit: 10, keyId: "acct_shop" })).toEqual([]);
+      });
+
+      it("records the change a key's update makes to the account made for it under the account's id", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.update("key_1", { label: "only a label" }, { actor: ADMIN_ACTOR, details: { label: "x" } });
+        now = T0 + 7;
+        const changes = { plan: "business", perDay: 12_345, label: "bigger" } as const;
+        await fixture.keys.update("key_1", changes, { actor: ADMIN_ACTOR, details: { ...changes } });
+        const trail = await fixture.keys.auditTrail({ limit: 10, keyId: "acct_1" });
+        expect(trail.map(({ action, at, actor, details }) => ({ action, at, actor, details }))).toEqual([
+          { action: "update", at: T0 + 7, actor: ADMIN_ACTOR, details: { plan: "business", perDay: 12_345 } },
+        ]);
       });
 
       it("records every account change in the audit trail, with the account's id", async () => {
