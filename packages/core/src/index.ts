@@ -39,8 +39,8 @@ export { trustedProxies } from "./http/ip-addresses.js";
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
 export { issueApiKey } from "./keys/issue-api-key.js";
 export { accountBucket, keyBucket, ownAccountId } from "./keys/bucket.js";
-export { createAccount, updateAccount } from "./keys/account-life.js";
-export type { AccountInput } from "./keys/account-life.js";
+export { createAccount, createAccountOnce, keyInAccount, updateAccount } from "./keys/account-life.js";
+export type { AccountCreate, AccountInput, KeyInAccountFields } from "./keys/account-life.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
@@ -54,6 +54,7 @@ export type {
   KeyLifeOptions,
   KeyLifeRoll,
   KeyUnban,
+  NewKeyInput,
   Replayed,
 } from "./keys/key-life.js";
 export {
@@ -93,6 +94,7 @@ export type {
   AccountRules,
   Actor,
   Adapters,
+  AccountListQuery,
   AdminTokenRecord,
   AdminTokens,
   ApiKeyRecord,

@@ -412,8 +412,17 @@ export interface KeyListQuery {
   afterId?: string;
   plan?: PlanName;
   state?: KeyRecordState;
+  /** The keys of this account only. */
+  accountId?: string;
   /** Default `created`. */
   order?: KeyOrder;
+}
+
+/** A page of accounts in the order they were made: at most `limit`, after the account `afterId`, those of `plan`. */
+export interface AccountListQuery {
+  limit: number;
+  afterId?: string;
+  plan?: PlanName;
 }
 
 /** A page of the audit trail, newest first (see `ApiKeys.auditTrail`). */
@@ -443,8 +452,10 @@ export interface ApiKeys extends KeyUsage {
   /** Stores an account unless one has its id: then `duplicate`, and nothing is written. */
   insertAccount(record: NewAccountRecord, note?: AuditNote): Promise<AccountInsert>;
   getAccount(id: string): Promise<AccountRecord | undefined>;
-  /** Accounts in the order they were made; a page of at most `limit` after the account `afterId`, or all. */
-  listAccounts(page?: { limit: number; afterId?: string }): Promise<AccountRecord[]>;
+  /** Accounts in the order they were made; a page of at most `limit` after the account `afterId` (of one `plan`), or all. */
+  listAccounts(page?: AccountListQuery): Promise<AccountRecord[]>;
+  /** How many keys each of these accounts has, revoked and expired ones too (0 for an account without any, or none by that id): one read. */
+  countKeys(accountIds: readonly string[]): Promise<Record<string, number>>;
   /**
    * Changes an account. Its keys whose plan and limits were the account's (a key made for it,
    * or into it without caps of its own) take the new ones in the same write: a key with caps
@@ -460,7 +471,7 @@ export interface ApiKeys extends KeyUsage {
   get(id: string): Promise<ApiKeyRecord | undefined>;
   /**
    * Keys in the order they were made, or all; a page of at most `limit` after the key `afterId`
-   * in the query's order, of the keys of `plan` in `state` (at the store's instant).
+   * in the query's order, of the keys of `plan` in `state` (at the store's instant), of one account.
    */
   list(query?: KeyListQuery): Promise<ApiKeyRecord[]>;
   /**

@@ -347,6 +347,7 @@ describe("petstore command line", () => {
     const key = JSON.parse(created.out);
     expect(key).toEqual({
       id: expect.stringMatching(/^key_/),
+      accountId: expect.stringMatching(/^acct_/),
       key: expect.stringMatching(/^psk_/),
       plan: "pro",
       perMinute: 7,

@@ -358,15 +358,30 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async listAccounts(page) {
       if (!page)
         return (await db.read(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY ${sql.order}`)).rows.map(toAccount);
-      const after =
-        page.afterId === undefined
-          ? ""
-          : `WHERE ${sql.order} > (SELECT ${sql.order} FROM accounts WHERE id = ${arg(2, "text")})`;
+      const args: Value[] = [page.limit];
+      const where: string[] = [];
+      if (page.afterId !== undefined)
+        where.push(
+          `${sql.order} > (SELECT ${sql.order} FROM accounts WHERE id = ${arg(args.push(page.afterId), "text")})`,
+        );
+      if (page.plan !== undefined) where.push(`plan = ${arg(args.push(page.plan), "text")}`);
       const { rows } = await db.read({
-        sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts ${after} ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
-        args: page.afterId === undefined ? [page.limit] : [page.limit, page.afterId],
+        sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
+        args,
       });
       return rows.map(toAccount);
+    },
+    async countKeys(accountIds) {
+      const counts = new Map(accountIds.map((id) => [id, 0]));
+      if (accountIds.length === 0) return {};
+      const { rows } = await db.read({
+        sql: `SELECT account_id, count(*) AS keys FROM api_keys
+          WHERE account_id IN (${accountIds.map((_, i) => arg(i + 1, "text")).join(", ")}) GROUP BY account_id`,
+        args: [...accountIds],
+      });
+      for (const row of rows) counts.set(String(row.account_id), Number(row.keys));
+      return Object.fromEntries(counts);
     },
     async updateAccount(id, changes, note) {
       // The account's name, plan, limits and ranges after the change, over its row as it is
@@ -417,7 +432,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async list(query) {
       if (!query) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
-      const { plan, state, afterId, order = "created" } = query;
+      const { plan, state, accountId, afterId, order = "created" } = query;
       const args: Value[] = [query.limit];
       // The store's instant, bound once where the statement needs it (an unused argument is an error to Postgres and D1).
       let nowText: string | undefined;
@@ -429,6 +444,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
       if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
+      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
       let from = "api_keys AS k";
       if (afterId !== undefined) {

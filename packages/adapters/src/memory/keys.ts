@@ -164,7 +164,21 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async listAccounts(page) {
       const all = [...accounts.values()];
       const start = page?.afterId === undefined ? 0 : all.findIndex((account) => account.id === page.afterId) + 1;
-      return all.slice(start, page ? start + page.limit : undefined).map(accountCopy);
+      // After an account there is none: an empty page, as a list of keys answers.
+      if (start === 0 && page?.afterId !== undefined) return [];
+      return all
+        .slice(start)
+        .filter((account) => page?.plan === undefined || account.plan === page.plan)
+        .slice(0, page?.limit)
+        .map(accountCopy);
+    },
+    async countKeys(accountIds) {
+      const counts = new Map(accountIds.map((id) => [id, 0]));
+      for (const { accountId } of byId.values()) {
+        const count = counts.get(accountId);
+        if (count !== undefined) counts.set(accountId, count + 1);
+      }
+      return Object.fromEntries(counts);
     },
     async updateAccount(id, changes, note) {
       const account = accounts.get(id);
@@ -186,7 +200,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async list(query) {
       if (!query) return [...byId.values()].map(copyOf);
       const now = clock();
-      const { plan, state, order = "created" } = query;
+      const { plan, state, accountId, order = "created" } = query;
       // Map order is insertion order: a stable sort keeps it for ties.
       const ranked = [...byId.values()].sort(
         order === "lastUsed"
@@ -200,7 +214,12 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       if (after === -1 && query.afterId !== undefined) return [];
       return ranked
         .slice(after + 1)
-        .filter((record) => (plan === undefined || record.plan === plan) && (!state || keyRecordIs(record, state, now)))
+        .filter(
+          (record) =>
+            (plan === undefined || record.plan === plan) &&
+            (accountId === undefined || record.accountId === accountId) &&
+            (!state || keyRecordIs(record, state, now)),
+        )
         .slice(0, query.limit)
         .map(copyOf);
     },

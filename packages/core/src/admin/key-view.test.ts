@@ -27,6 +27,7 @@ describe("keyView", () => {
     const view = await keyView(record, { limiter });
     expect(view).toEqual({
       id: "key_view",
+      accountId: "acct_view",
       plan: "pro",
       perMinute: 300,
       perDay: 50,

@@ -62,6 +62,7 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
   if (keyRecordIs(record, "revoked", now)) states.push("revoked");
   return {
     id: record.id,
+    accountId: record.accountId,
     plan: record.plan,
     perMinute: windows[0]!.limit,
     perDay: windows[1]!.limit,

@@ -513,6 +513,52 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         ]);
       });
 
+      it("lists the accounts of one plan, a page at a time", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insertAccount({ id: "acct_a", name: "A", plan: "free" });
+        await fixture.keys.insertAccount({ id: "acct_b", name: "B", plan: "pro" });
+        await fixture.keys.insertAccount({ id: "acct_c", name: "C", plan: "pro" });
+        const ids = async (page: Parameters<typeof fixture.keys.listAccounts>[0]) =>
+          (await fixture.keys.listAccounts(page)).map((account) => account.id);
+        expect(await ids({ limit: 10, plan: "pro" })).toEqual(["acct_shop", "acct_b", "acct_c"]);
+        expect(await ids({ limit: 1, plan: "pro", afterId: "acct_shop" })).toEqual(["acct_b"]);
+        expect(await ids({ limit: 10, plan: "free", afterId: "acct_b" })).toEqual([]);
+        expect(await ids({ limit: 2 })).toEqual(["acct_shop", "acct_a"]);
+        expect(await ids({ limit: 2, afterId: "acct_none" })).toEqual([]);
+      });
+
+      it("counts each account's keys, revoked ones too, and none for an account without keys or none at all", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insertAccount({ id: "acct_empty", name: "Empty", plan: "free" });
+        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
+        await fixture.keys.insert(intoShop(2, { plan: "pro" }));
+        await fixture.keys.insert(recordOf(3));
+        await fixture.keys.revoke("key_2");
+        expect(await fixture.keys.countKeys(["acct_shop", "acct_empty", "acct_3", "acct_none"])).toEqual({
+          acct_shop: 2,
+          acct_empty: 0,
+          acct_3: 1,
+          acct_none: 0,
+        });
+        expect(await fixture.keys.countKeys([])).toEqual({});
+      });
+
+      it("lists the keys of one account, with the other filters and a page at a time", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
+        await fixture.keys.insert(recordOf(2));
+        await fixture.keys.insert(intoShop(3, { plan: "pro" }));
+        await fixture.keys.insert(intoShop(4, { plan: "free" }));
+        await fixture.keys.revoke("key_3");
+        const ids = async (query: Parameters<typeof fixture.keys.list>[0]) =>
+          (await fixture.keys.list(query)).map((record) => record.id);
+        expect(await ids({ limit: 10, accountId: "acct_shop" })).toEqual(["key_1", "key_3", "key_4"]);
+        expect(await ids({ limit: 1, accountId: "acct_shop", afterId: "key_1" })).toEqual(["key_3"]);
+        expect(await ids({ limit: 10, accountId: "acct_shop", state: "live", plan: "pro" })).toEqual(["key_1"]);
+        expect(await ids({ limit: 10, accountId: "acct_2" })).toEqual(["key_2"]);
+        expect(await ids({ limit: 10, accountId: "acct_none" })).toEqual([]);
+      });
+
       it("answers duplicate to an account whose id is taken, changing nothing", async () => {
         await fixture.keys.insertAccount(PRO);
         expect(await fixture.keys.insertAccount({ ...PRO, name: "Other", plan: "free" }, CLI)).toEqual({

@@ -3,7 +3,9 @@ import {
   type ApiKeyRecord,
   type IssueApiKeyInput,
   issueApiKey,
+  type KeyInAccountFields,
   type KeyView,
+  keyInAccount,
   keyView,
   newKeyProblems,
 } from "@petstore/core";
@@ -19,23 +21,22 @@ import { cliActor, dbConfig } from "./_options.js";
 
 /**
  * The key the flags ask for; into an account (`account`, read once the database is open), the
- * account's plan and limits unless the flags cap them: `--plan` caps with that plan's limits,
- * never the account's own numbers.
+ * account's plan and limits unless the flags cap them (core's `keyInAccount`).
  */
 function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
-  const plan = args.values.plan ?? account?.plan;
-  if (plan === undefined) throw new UsageError("--plan is required (free, pro, business or enterprise)");
-  const input: IssueApiKeyInput = { plan: planFlag(plan) };
-  if (args.values.plan === undefined && account?.perMinute !== undefined) input.perMinute = account.perMinute;
-  if (args.values.plan === undefined && account?.perDay !== undefined) input.perDay = account.perDay;
+  const asked: KeyInAccountFields = {};
   const { "per-minute": perMinute, "per-day": perDay, label, expires, scopes, "allow-from": allowFrom } = args.values;
-  if (perMinute !== undefined) input.perMinute = limitFlag(perMinute, "--per-minute")!;
-  if (perDay !== undefined) input.perDay = limitFlag(perDay, "--per-day")!;
-  if (label !== undefined) input.label = labelFlag(label);
-  if (expires !== undefined) input.expiresAt = expiresFlag(expires, Date.now())!;
-  if (scopes !== undefined) input.scopes = scopesFlag(scopes);
+  if (args.values.plan !== undefined) asked.plan = planFlag(args.values.plan);
+  if (perMinute !== undefined) asked.perMinute = limitFlag(perMinute, "--per-minute")!;
+  if (perDay !== undefined) asked.perDay = limitFlag(perDay, "--per-day")!;
+  if (label !== undefined) asked.label = labelFlag(label);
+  if (expires !== undefined) asked.expiresAt = expiresFlag(expires, Date.now())!;
+  if (scopes !== undefined) asked.scopes = scopesFlag(scopes);
   const ranges = allowFrom === undefined ? null : allowFromFlag(allowFrom);
-  if (ranges !== null) input.allowFrom = ranges;
+  if (ranges !== null) asked.allowFrom = ranges;
+  if (!account && asked.plan === undefined)
+    throw new UsageError("--plan is required (free, pro, business or enterprise)");
+  const input = account ? keyInAccount(account, asked) : { ...asked, plan: asked.plan! };
   // Before a database is made or opened: a key that cannot be is a usage mistake.
   const problems = newKeyProblems(input, Date.now());
   if (problems.length > 0) throw new UsageError(flagProblems(problems));
