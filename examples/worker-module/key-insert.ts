@@ -8,9 +8,10 @@ const literal = (value: string | number | undefined) =>
 const D1_NOW = "CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)";
 
 /**
- * A new API key and the one `INSERT` that stores it in the `api_keys` table of the D1
- * database (`wrangler d1 execute`): `petstore keys create` cannot reach D1, this makes the
- * same record (`issueApiKey`: a `psk_` key, only its SHA-256 stored, its rules checked).
+ * A new API key and the two `INSERT`s that store it in the D1 database (`wrangler d1
+ * execute`): its own account's, then its own in `api_keys`. `petstore keys create` cannot
+ * reach D1; this makes the same records (`issueApiKey`: a `psk_` key, only its SHA-256
+ * stored, its rules checked).
  */
 export async function keyInsert(input: IssueApiKeyInput): Promise<{ key: string; sql: string }> {
   let record: NewApiKeyRecord | undefined;

@@ -412,7 +412,7 @@ export interface KeyListQuery {
   afterId?: string;
   plan?: PlanName;
   state?: KeyRecordState;
-  /** The keys of this account only. */
+  /** The keys of this account only (a store keeps them indexed by account). */
   accountId?: string;
   /** Default `created`. */
   order?: KeyOrder;

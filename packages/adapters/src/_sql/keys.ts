@@ -432,7 +432,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async list(query) {
       if (!query) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
-      const { plan, state, accountId, afterId, order = "created" } = query;
+      const { plan, state, afterId, accountId, order = "created" } = query;
       const args: Value[] = [query.limit];
       // The store's instant, bound once where the statement needs it (an unused argument is an error to Postgres and D1).
       let nowText: string | undefined;
@@ -444,8 +444,8 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
       if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
-      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
+      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       let from = "api_keys AS k";
       if (afterId !== undefined) {
         // After where that key is now in the order, whatever its plan and state; no such key: an empty page.

@@ -22,9 +22,11 @@ export interface DurableObjectNamespace {
  * object per bucket (named after it), or per group for a bucket whose name begins with one
  * (`{acct_1}`: an account's buckets, which a hit decides together, in one object): every
  * isolate that asks about a bucket reaches the same object, which decides one hit at a time on
- * its durable storage, so the limits hold across a whole deployment and survive restarts. Decisions use the `now` of each hit (core's clock).
- * A bucket's object answers about a thousand requests a second; a single key never needs that
- * many within its limits, and different buckets never wait for each other.
+ * its durable storage, so the limits hold across a whole deployment and survive restarts.
+ * Decisions use the `now` of each hit (core's clock). An object answers about a thousand
+ * requests a second, and one object serves every key of an account: an account whose keys
+ * together send more than that (limits above 60,000 a minute) queue at its object, while
+ * different accounts never wait for each other.
  * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
  */
 export function durableObjectLimiter(

@@ -1,4 +1,5 @@
 import {
+  type AccountInsert,
   type AccountLimits,
   type AccountRecord,
   type AccountRules,
@@ -10,6 +11,7 @@ import {
   type KeyChange,
   type KeyInsert,
   keyRecordIs,
+  type NewAccountRecord,
   type NewApiKeyRecord,
   ownAccountId,
   type PlanName,
@@ -18,7 +20,13 @@ import { accountNote } from "../_account-note.js";
 import { memoryUsage } from "./_usage.js";
 
 export interface MemoryKeysOptions {
-  /** Keys there from the start (each without an `accountId` in an account of its own). */
+  /** Accounts there from the start, for `keys` to name. */
+  accounts?: NewAccountRecord[];
+  /**
+   * Keys there from the start (each without an `accountId` in an account of its own; with one,
+   * in that account of `accounts`). A key that names no account given, or that repeats one's id
+   * or hash, is a mistake: thrown.
+   */
   keys?: (Omit<ApiKeyRecord, "accountId"> & { accountId?: string })[];
   /** Unix ms: the clock of creations, rolls, revocations, the audit trail and usage sweeps (this process's). Default `Date.now`. */
   clock?: (() => number) | undefined;
@@ -127,7 +135,25 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     audit("create", record.id, note);
     return { state: "inserted", record: copyOf(stored) };
   }
-  for (const record of options.keys ?? []) insert(record);
+  function insertAccount(record: NewAccountRecord, note?: AuditNote): AccountInsert {
+    if (accounts.has(record.id)) return { state: "duplicate" };
+    const stored = accountCopy({ ...record, createdAt: record.createdAt ?? clock() });
+    accounts.set(record.id, stored);
+    audit("create", record.id, note);
+    return { state: "inserted", record: accountCopy(stored) };
+  }
+
+  for (const account of options.accounts ?? [])
+    if (insertAccount(account).state === "duplicate")
+      throw new Error(`memoryKeys: the account ${account.id} is given twice`);
+  for (const record of options.keys ?? []) {
+    const { state } = insert(record);
+    if (state === "duplicate") throw new Error(`memoryKeys: the key ${record.id} repeats another's id or hash`);
+    if (state === "no_account")
+      throw new Error(
+        `memoryKeys: the key ${record.id} is in the account ${record.accountId}, which accounts does not give`,
+      );
+  }
 
   /** The key, unless it is missing or revoked: then what the change found. */
   function changeable(id: string): ApiKeyRecord | Exclude<KeyChange, { state: "changed" | "rolling" }> {
@@ -150,13 +176,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       }
       return undefined;
     },
-    async insertAccount(record, note) {
-      if (accounts.has(record.id)) return { state: "duplicate" };
-      const stored = accountCopy({ ...record, createdAt: record.createdAt ?? clock() });
-      accounts.set(record.id, stored);
-      audit("create", record.id, note);
-      return { state: "inserted", record: accountCopy(stored) };
-    },
+    insertAccount: async (record, note) => insertAccount(record, note),
     getAccount: async (id) => {
       const account = accounts.get(id);
       return account && accountCopy(account);

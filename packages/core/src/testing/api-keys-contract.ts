@@ -642,6 +642,18 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect((await fixture.keys.findByHash(hashOf(1)))!.account!.allowFrom).toEqual(["10.0.0.0/8"]);
       });
 
+      it("lists the keys of one account, a page at a time", async () => {
+        await fixture.keys.insertAccount(PRO);
+        for (const n of [1, 2, 3, 4]) await fixture.keys.insert(n % 2 === 0 ? intoShop(n) : recordOf(n));
+        const ids = async (page: { limit: number; afterId?: string }) =>
+          (await fixture.keys.list({ ...page, accountId: "acct_shop" })).map((record) => record.id);
+        expect(await ids({ limit: 10 })).toEqual(["key_2", "key_4"]);
+        expect(await ids({ limit: 1, afterId: "key_2" })).toEqual(["key_4"]);
+        expect((await fixture.keys.list({ limit: 10, accountId: "acct_1" })).map((record) => record.id)).toEqual([
+          "key_1",
+        ]);
+      });
+
       it("answers no_account to a key of an account that does not exist, storing nothing", async () => {
         expect(await fixture.keys.insert(recordOf(1, { accountId: "acct_none" }))).toEqual({ state: "no_account" });
         expect(await fixture.keys.get("key_1")).toBeUndefined();

@@ -1,6 +1,19 @@
+import type { ApiKeys } from "@petstore/core";
 import type { Command } from "./_command.js";
 import { accountJson, accountLine, noSuchAccount } from "./_account-text.js";
 import { withDatabase } from "./_key-access.js";
+
+const PAGE = 500;
+
+/** The ids of an account's keys, in the order they were made: read by account, a page at a time. */
+async function accountKeyIds(keys: ApiKeys, accountId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const page = await keys.list({ limit: PAGE, accountId, ...(ids.length > 0 && { afterId: ids.at(-1)! }) });
+    ids.push(...page.map((key) => key.id));
+    if (page.length < PAGE) return ids;
+  }
+}
 
 /** `petstore accounts show <id>`: an account and its keys. */
 export const accountsShowCommand: Command = {
@@ -17,7 +30,7 @@ keys' requests must come from, when it was made, and the ids of its keys.
       const { keys } = access.storage.adapters;
       const account = await keys.getAccount(id);
       if (!account) return noSuchAccount(io, id);
-      const ids = (await keys.list()).filter((key) => key.accountId === id).map((key) => key.id);
+      const ids = await accountKeyIds(keys, id);
       if (args.switches.has("json")) io.out(JSON.stringify({ ...accountJson(account), keys: ids }));
       else {
         io.out(accountLine(account));
