@@ -90,7 +90,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
         identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
         refuse(decision); // 4. 429 when banned or over a limit
         const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
-        permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's ranges
+        permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's or its account's ranges
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         requireScope(routed, caller); // 403 when the key lacks the operation's scope
         response = await run(routed, request, caller, arrival, limits, decision); // 7. the operation: validate, then run

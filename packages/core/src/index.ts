@@ -91,6 +91,7 @@ export type {
   AccountInsert,
   AccountLimits,
   AccountRecord,
+  AccountRules,
   Actor,
   Adapters,
   AccountListQuery,

@@ -243,8 +243,16 @@ export interface AccountLimits {
   perDay?: number;
 }
 
-/** An account (a customer): a name, a plan or its own limits, and keys. Times by the store's clock. */
-export interface AccountRecord extends AccountLimits {
+/**
+ * What an account asks of its keys' requests: its plan and limits, and the CIDR ranges (IPv4,
+ * IPv6) they must come from, as they were given, when it is not everywhere (absent, any address).
+ */
+export interface AccountRules extends AccountLimits {
+  allowFrom?: string[];
+}
+
+/** An account (a customer): a name, a plan or its own limits, its ranges, and keys. Times by the store's clock. */
+export interface AccountRecord extends AccountRules {
   /** `acct_` and 16 base62 characters (an account made for a key: `acct_` and its key id's). */
   id: string;
   name: string;
@@ -254,12 +262,14 @@ export interface AccountRecord extends AccountLimits {
 /** An account to store: its `createdAt` is the store's instant of the insert unless given. */
 export type NewAccountRecord = Omit<AccountRecord, "createdAt"> & { createdAt?: number };
 
-/** The changes `ApiKeys.updateAccount` makes; `null` removes a limit (the plan's again). */
+/** The changes `ApiKeys.updateAccount` makes; `null` removes a limit (the plan's again) or the ranges. */
 export interface AccountChanges {
   name?: string;
   plan?: PlanName;
   perMinute?: number | null;
   perDay?: number | null;
+  /** `null`: from any address again. */
+  allowFrom?: string[] | null;
 }
 
 /** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
@@ -274,10 +284,10 @@ export interface ApiKeyRecord {
   /** The account the key belongs to. */
   accountId: string;
   /**
-   * Its account's plan and limits, read with the key by `findByHash` (one read for both, so
-   * a key's lookup stays one read); other reads may leave it out.
+   * Its account's plan, limits and ranges, read with the key by `findByHash` (one read for
+   * both, so a key's lookup stays one read); other reads may leave it out.
    */
-  account?: AccountLimits;
+  account?: AccountRules;
   label?: string;
   createdAt: number;
   revokedAt?: number;
@@ -449,7 +459,7 @@ export interface ApiKeys extends KeyUsage {
   /**
    * Changes an account. Its keys whose plan and limits were the account's (a key made for it,
    * or into it without caps of its own) take the new ones in the same write: a key with caps
-   * of its own keeps them.
+   * of its own keeps them. Its ranges stay the account's: `findByHash` reads them with each key.
    */
   updateAccount(id: string, changes: AccountChanges, note: AuditNote): Promise<AccountChange>;
   /**

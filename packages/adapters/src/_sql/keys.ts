@@ -1,6 +1,6 @@
 import type {
-  AccountLimits,
   AccountRecord,
+  AccountRules,
   Actor,
   ApiKeyRecord,
   ApiKeys,
@@ -44,8 +44,10 @@ const COLUMNS =
 /** A key's columns from `api_keys AS k` with its account's plan and limits, from `accounts AS a`: a lookup's one read. */
 const KEY_AND_ACCOUNT_COLUMNS = `${COLUMNS.split(", ")
   .map((column) => `k.${column}`)
-  .join(", ")}, a.plan AS account_plan, a.per_minute AS account_per_minute, a.per_day AS account_per_day`;
-const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at";
+  .join(
+    ", ",
+  )}, a.plan AS account_plan, a.per_minute AS account_per_minute, a.per_day AS account_per_day, a.allow_from AS account_allow_from`;
+const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at, allow_from";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
 const DAY = 86_400_000;
@@ -61,10 +63,12 @@ const IN_STATE: Record<KeyRecordState, (now: () => string) => string> = {
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
 
 /**
- * A key's list (its scopes, its ranges) as its column keeps it: the items joined by commas,
- * which none of them holds; NULL for none (every scope, any address).
+ * A key's or an account's list (its scopes, its ranges) as its column keeps it: the items
+ * joined by commas, which none of them holds; NULL for none (every scope, any address).
  */
 const listColumn = (list: readonly string[] | null | undefined): string | null => list?.join(",") ?? null;
+/** A list column's items (a column that is not NULL). */
+const listOf = (column: unknown): string[] => String(column).split(",");
 
 function toRecord(row: Row): ApiKeyRecord {
   const record: ApiKeyRecord = {
@@ -86,12 +90,13 @@ function toRecord(row: Row): ApiKeyRecord {
       until: Number(row.rolled_until),
     };
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
-  if (row.scopes !== null) record.scopes = String(row.scopes).split(",") as Scope[];
-  if (row.allow_from !== null) record.allowFrom = String(row.allow_from).split(",");
+  if (row.scopes !== null) record.scopes = listOf(row.scopes) as Scope[];
+  if (row.allow_from !== null) record.allowFrom = listOf(row.allow_from);
   if (row.account_plan !== undefined) {
-    const account: AccountLimits = { plan: row.account_plan as PlanName };
+    const account: AccountRules = { plan: row.account_plan as PlanName };
     if (row.account_per_minute !== null) account.perMinute = Number(row.account_per_minute);
     if (row.account_per_day !== null) account.perDay = Number(row.account_per_day);
+    if (row.account_allow_from !== null) account.allowFrom = listOf(row.account_allow_from);
     record.account = account;
   }
   return record;
@@ -106,6 +111,7 @@ function toAccount(row: Row): AccountRecord {
   };
   if (row.per_minute !== null) account.perMinute = Number(row.per_minute);
   if (row.per_day !== null) account.perDay = Number(row.per_day);
+  if (row.allow_from !== null) account.allowFrom = listOf(row.allow_from);
   return account;
 }
 
@@ -331,8 +337,8 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async insertAccount(account, note) {
       const row = await changeAndAudit(
         {
-          sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
-            VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)})
+          sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at, allow_from)
+            VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)}, ${arg(7, "text")})
             ON CONFLICT (id) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
           args: [
             account.id,
@@ -341,6 +347,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
             orNull(account.perMinute),
             orNull(account.perDay),
             orNull(account.createdAt) ?? instant(),
+            listColumn(account.allowFrom),
           ],
         },
         note && auditValues("create", account.id, note),
@@ -377,15 +384,20 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       return Object.fromEntries(counts);
     },
     async updateAccount(id, changes, note) {
-      // The account's name, plan and limits after the change, over its row as it is (`a`),
-      // each statement binding only what it uses (PostgreSQL types every argument it is given).
+      // The account's name, plan, limits and ranges after the change, over its row as it is
+      // (`a`), each statement binding only what it uses (PostgreSQL types every argument it is given).
       const after = (
-        fields: readonly (readonly ["name" | "plan" | "perMinute" | "perDay", string, "text" | "integer"])[],
+        fields: readonly (readonly [
+          "name" | "plan" | "perMinute" | "perDay" | "allowFrom",
+          string,
+          "text" | "integer",
+        ])[],
       ) => {
         const args: Value[] = [id];
         const values = fields.map(([field, column, type]) => {
           const value = changes[field];
-          return value === undefined ? `a.${column}` : arg(args.push(value), type);
+          if (value === undefined) return `a.${column}`;
+          return arg(args.push(Array.isArray(value) ? listColumn(value) : value), type);
         });
         return { args, values };
       };
@@ -394,12 +406,12 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         ["perMinute", "per_minute", "integer"],
         ["perDay", "per_day", "integer"],
       ] as const;
-      const account = after([["name", "name", "text"], ...limits]);
-      const [name, plan, perMinute, perDay] = account.values;
+      const account = after([["name", "name", "text"], ...limits, ["allowFrom", "allow_from", "text"]]);
+      const [name, plan, perMinute, perDay, allowFrom] = account.values;
       const keys = after(limits);
       const row = await changeAndAudit(
         {
-          sql: `UPDATE accounts AS a SET name = ${name}, plan = ${plan}, per_minute = ${perMinute}, per_day = ${perDay}
+          sql: `UPDATE accounts AS a SET name = ${name}, plan = ${plan}, per_minute = ${perMinute}, per_day = ${perDay}, allow_from = ${allowFrom}
             WHERE a.id = ${arg(1, "text")} RETURNING ${ACCOUNT_COLUMNS}`,
           args: account.args,
         },
@@ -432,7 +444,6 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
       if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
-      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
       let from = "api_keys AS k";
       if (afterId !== undefined) {

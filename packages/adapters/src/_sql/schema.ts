@@ -27,7 +27,7 @@ export const SQL_COLUMNS = {
     "allow_from",
     "account_id",
   ],
-  accounts: ["id", "name", "plan", "per_minute", "per_day", "created_at"],
+  accounts: ["id", "name", "plan", "per_minute", "per_day", "created_at", "allow_from"],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
   admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
   rate_limits: [

@@ -2,6 +2,7 @@ import {
   type AccountInsert,
   type AccountLimits,
   type AccountRecord,
+  type AccountRules,
   type ApiKeyRecord,
   type ApiKeys,
   type AuditAction,
@@ -39,6 +40,10 @@ const copyOf = (record: ApiKeyRecord): ApiKeyRecord => {
   if (record.allowFrom) copy.allowFrom = [...record.allowFrom];
   return copy;
 };
+
+/** A copy of an account the caller may change without changing the store (its ranges are an object too). */
+const accountCopy = (account: AccountRecord): AccountRecord =>
+  account.allowFrom ? { ...account, allowFrom: [...account.allowFrom] } : { ...account };
 
 /** A key's or an account's plan and limits, without the limits it does not have. */
 function limitsOf({
@@ -132,10 +137,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
   }
   function insertAccount(record: NewAccountRecord, note?: AuditNote): AccountInsert {
     if (accounts.has(record.id)) return { state: "duplicate" };
-    const stored = { ...record, createdAt: record.createdAt ?? clock() };
+    const stored = accountCopy({ ...record, createdAt: record.createdAt ?? clock() });
     accounts.set(record.id, stored);
     audit("create", record.id, note);
-    return { state: "inserted", record: { ...stored } };
+    return { state: "inserted", record: accountCopy(stored) };
   }
 
   for (const account of options.accounts ?? [])
@@ -163,8 +168,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async findByHash(hash) {
       for (const record of byId.values()) {
         if (record.hash === hash || record.rolled?.previousHash === hash) {
-          const { plan, perMinute, perDay } = accounts.get(record.accountId)!;
-          return { ...copyOf(record), account: limitsOf({ plan, perMinute, perDay }) };
+          const { plan, perMinute, perDay, allowFrom } = accounts.get(record.accountId)!;
+          const account: AccountRules = limitsOf({ plan, perMinute, perDay });
+          if (allowFrom) account.allowFrom = [...allowFrom];
+          return { ...copyOf(record), account };
         }
       }
       return undefined;
@@ -172,7 +179,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     insertAccount: async (record, note) => insertAccount(record, note),
     getAccount: async (id) => {
       const account = accounts.get(id);
-      return account && { ...account };
+      return account && accountCopy(account);
     },
     async listAccounts(page) {
       const all = [...accounts.values()];
@@ -183,7 +190,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
         .slice(start)
         .filter((account) => page?.plan === undefined || account.plan === page.plan)
         .slice(0, page?.limit)
-        .map((account) => ({ ...account }));
+        .map(accountCopy);
     },
     async countKeys(accountIds) {
       const counts = new Map(accountIds.map((id) => [id, 0]));
@@ -199,10 +206,12 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       const before = limitsOf(account);
       applyLimits(account, changes);
       if (changes.name !== undefined) account.name = changes.name;
+      if (changes.allowFrom === null) delete account.allowFrom;
+      else if (changes.allowFrom !== undefined) account.allowFrom = [...changes.allowFrom];
       // Its keys that had its plan and limits follow them; a key with caps of its own keeps them.
       for (const key of byId.values()) if (key.accountId === id && sameLimits(key, before)) setLimits(key, account);
       audit("update", id, note);
-      return { state: "changed", record: { ...account } };
+      return { state: "changed", record: accountCopy(account) };
     },
     get: async (id) => {
       const record = byId.get(id);

@@ -176,6 +176,13 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       ...ACCOUNTS_UPGRADE,
     ],
   },
+  {
+    version: 10,
+    name: "allowed addresses of an account",
+    // Comma-separated, as a key's, read with each of its keys in the one lookup; NULL: any
+    // address, which is what every account made before had.
+    statements: ["ALTER TABLE accounts ADD COLUMN allow_from text"],
+  },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

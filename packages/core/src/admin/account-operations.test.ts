@@ -69,6 +69,7 @@ describe("the admin API's accounts", () => {
       perMinute: 5,
       perDay: 50,
       ownLimits: true,
+      allowFrom: null,
       createdAt: new Date(T0).toISOString(),
       keys: 0,
     });
@@ -188,6 +189,50 @@ describe("the admin API's accounts", () => {
     expect(refused.status).toBe(400);
     expect(refused.body.details.map((detail: { path: string }) => detail.path)).toEqual(["perMinute"]);
     expect((await w.call("PATCH", "/accounts/acct_none", { plan: "free" })).status).toBe(404);
+  });
+
+  it("keeps an account's ranges: in its view, changed by PATCH and this process's keys refused at once, cleared with null", async () => {
+    const office = await w.call("POST", "/accounts", { name: "Office", plan: "free", allowFrom: ["203.0.113.0/24"] });
+    expect(office.body.allowFrom).toEqual(["203.0.113.0/24"]);
+    const { key } = (await w.call("POST", "/keys", { accountId: office.body.id })).body;
+    expect((await w.api(key)).status).toBe(200);
+    const moved = await w.call("PATCH", `/accounts/${office.body.id}`, { allowFrom: ["10.0.0.0/8", "2001:db8::/32"] });
+    expect(moved.body.allowFrom).toEqual(["10.0.0.0/8", "2001:db8::/32"]);
+    const refused = await w.api(key);
+    expect([refused.status, (await refused.json()).code]).toEqual([403, "address_not_allowed"]);
+    expect((await w.call("PATCH", `/accounts/${office.body.id}`, { allowFrom: null })).body.allowFrom).toBeNull();
+    expect((await w.api(key)).status).toBe(200);
+  });
+
+  it("refuses a malformed range or a prefix past /32 or /128 with 400 naming allowFrom", async () => {
+    const created = await w.call("POST", "/accounts", { name: "X", plan: "free", allowFrom: ["10.0.0.0/33"] });
+    expect(created.body.details).toEqual([
+      {
+        path: "allowFrom",
+        message: "must be CIDR ranges: '10.0.0.0/33' has a prefix past /32, the longest an IPv4 range has",
+      },
+    ]);
+    const changed = await w.call("PATCH", `/accounts/${shop.id}`, { allowFrom: ["::/129"] });
+    expect([changed.status, changed.body.details]).toEqual([
+      400,
+      [
+        {
+          path: "allowFrom",
+          message: "must be CIDR ranges: '::/129' has a prefix past /128, the longest an IPv6 range has",
+        },
+      ],
+    ]);
+    expect((await w.call("PATCH", `/accounts/${shop.id}`, { allowFrom: ["10.0.0"] })).body.details[0].path).toBe(
+      "allowFrom",
+    );
+    expect((await w.call("GET", `/accounts/${shop.id}`)).body.allowFrom).toBeNull();
+  });
+
+  it("answers a create retried with the same Idempotency-Key but other ranges 422", async () => {
+    const asked = { name: "Retry", plan: "free", allowFrom: ["10.0.0.0/8"] };
+    expect((await w.call("POST", "/accounts", asked, { "Idempotency-Key": "signup-8" })).status).toBe(201);
+    const other = { ...asked, allowFrom: ["0.0.0.0/0"] };
+    expect((await w.call("POST", "/accounts", other, { "Idempotency-Key": "signup-8" })).status).toBe(422);
   });
 
   it("audits every account change under the account's id, with who made it and what it set", async () => {

@@ -83,14 +83,14 @@ export const accountOperations = {
     return { status: 200, body: await viewOf(record, deps) };
   },
 
-  /** `PATCH /accounts/{id}`: name, plan, limits (`null`: the plan's again); its keys that had its plan and limits follow. */
+  /** `PATCH /accounts/{id}`: name, plan, limits (`null`: the plan's again), ranges (`null`: any address); its keys that had its plan and limits follow. */
   async updateAccount(call: Call, deps: AdminDeps): Promise<Outcome> {
     const value = await readBody(call, deps, AccountChangesSchema, "change to an account");
     const change = await ruled("change to an account", () =>
       updateAccount(deps.keys, call.id, defined(value), call.actor),
     );
     if (change.state === "missing") throw missing(call.id);
-    // Its keys took its new plan and limits: this process's API applies them at once.
+    // Its keys took its new plan and limits, and read its ranges: this process's API applies them at once.
     if (deps.onKeyChange) for (const keyId of await accountKeyIds(deps.keys, call.id)) deps.onKeyChange(keyId);
     return { status: 200, body: await viewOf(change.record, deps) };
   },

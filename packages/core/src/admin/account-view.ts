@@ -5,7 +5,7 @@ import type { AccountView } from "./schemas.js";
 
 /**
  * An account as the admin API shows it: its name and plan, the limits its keys count against
- * together (its own, or its plan's, as the limiter takes them), and how many keys it has.
+ * together (its own, or its plan's, as the limiter takes them), its ranges, and how many keys it has.
  * @example const view = accountView(account, (await keys.countKeys([account.id]))[account.id]!);
  */
 export function accountView(
@@ -21,6 +21,7 @@ export function accountView(
     perMinute: minute.limit,
     perDay: day.limit,
     ownLimits: record.perMinute !== undefined || record.perDay !== undefined,
+    allowFrom: record.allowFrom ?? null,
     createdAt: iso(record.createdAt)!,
     keys,
   };

@@ -361,7 +361,7 @@ export function adminOpenApi(basePath: string): Json {
         patch: {
           operationId: "updateAccount",
           summary:
-            "Name, plan, limits (`null`: the plan's again). Its keys that had its plan and limits take the new ones (a key with caps of its own keeps them); in force on every server within 5 s; audited",
+            "Name, plan, limits (`null`: the plan's again), allowlist (`null`: any address again). Its keys that had its plan and limits take the new ones (a key with caps of its own keeps them); in force on every server within 5 s; audited",
           parameters: [accountId],
           requestBody: body("AccountChanges"),
           responses: responses(

@@ -84,14 +84,26 @@ const ScopesSchema = v.pipe(
   v.description("What the key may do, each scope once; a key given none of these has every scope"),
 );
 
-const AllowFromSchema = v.pipe(
+/** An allowlist, a key's or an account's: the same rule, said in the same words. */
+const RangesSchema = v.pipe(
   v.array(v.string(), (issue) => allowFromProblem(issue.input)!),
   v.check(
     (ranges) => allowFromProblem(ranges) === undefined,
     (issue) => allowFromProblem(issue.input)!,
   ),
+);
+
+const AllowFromSchema = v.pipe(
+  RangesSchema,
   v.description(
     "CIDR ranges (IPv4, IPv6) the key's requests must come from, such as 10.0.0.0/8 or 2001:db8::/32; an address alone is a range of one",
+  ),
+);
+
+const AccountAllowFromSchema = v.pipe(
+  RangesSchema,
+  v.description(
+    "CIDR ranges (IPv4, IPv6) the requests of every key of the account must come from, such as 10.0.0.0/8 or 2001:db8::/32; a key with ranges of its own is served only from inside both",
   ),
 );
 
@@ -211,14 +223,19 @@ export const NewAccountSchema = v.strictObject({
   plan: PlanSchema,
   perMinute: v.optional(KeyLimitSchema),
   perDay: v.optional(KeyLimitSchema),
+  allowFrom: v.optional(AccountAllowFromSchema),
 });
 
-/** Body of `PATCH /accounts/{id}`: the fields to change; `null` gives a limit back to the plan. */
+/**
+ * Body of `PATCH /accounts/{id}`: the fields to change; `null` gives a limit back to the plan,
+ * or removes the allowlist (any address again).
+ */
 export const AccountChangesSchema = v.strictObject({
   name: v.optional(LabelSchema),
   plan: v.optional(PlanSchema),
   perMinute: v.optional(v.nullable(KeyLimitSchema)),
   perDay: v.optional(v.nullable(KeyLimitSchema)),
+  allowFrom: v.optional(v.nullable(AccountAllowFromSchema)),
 });
 
 /** An account as the admin API shows it. */
@@ -231,6 +248,8 @@ export const AccountViewSchema = v.object({
   perDay: v.number(),
   /** Whether `perMinute` or `perDay` is its own rather than its plan's. */
   ownLimits: v.boolean(),
+  /** The CIDR ranges its keys' requests must come from (a key's own too, when it has some); null: any address. */
+  allowFrom: v.nullable(v.array(v.string())),
   createdAt: Iso,
   /** How many keys it has, revoked and expired ones too. */
   keys: v.number(),

@@ -12,12 +12,16 @@ import { type IdempotencyRefusal, once, requestedId } from "./_once.js";
 import { randomBase62 } from "./api-key.js";
 import { type KeyFields, KeyRuleError, keyChangesProblems, labelProblem, newKeyProblems } from "./rules.js";
 
-/** What a new account is: a name, and a plan (`enterprise` needs both limits) or limits of its own. */
+/**
+ * What a new account is: a name, a plan (`enterprise` needs both limits) or limits of its own,
+ * and the CIDR ranges its keys' requests must come from (absent, any address).
+ */
 export interface AccountInput {
   name: string;
   plan: AccountRecord["plan"];
   perMinute?: number;
   perDay?: number;
+  allowFrom?: string[];
 }
 
 /** What an account's audit entry says it set: every field given, as given. */
@@ -25,8 +29,8 @@ const detailsOf = (fields: object): Record<string, unknown> => ({ ...fields });
 
 /**
  * Creates an account (`acct_` and 16 base62 characters) and records it in the audit trail.
- * An account's plan and limits follow a key's rules (an enterprise account needs both limits);
- * its name a label's. Throws `KeyRuleError` naming each field that breaks them.
+ * An account's plan, limits and ranges follow a key's rules (an enterprise account needs both
+ * limits); its name a label's. Throws `KeyRuleError` naming each field that breaks them.
  * @example const account = await createAccount(keys, { name: "Shop", plan: "pro" }, { actor });
  */
 export async function createAccount(
@@ -94,8 +98,8 @@ export async function createAccountOnce(
       if (inserted.state === "inserted") return { state: "created", record: inserted.record };
       // Its first attempt made it (and its claim lapsed), or, a day later, a request with another input: said so.
       const replay = await now();
-      const same = (["name", "plan", "perMinute", "perDay"] as const).every(
-        (field) => replay.record[field] === input[field],
+      const same = (["name", "plan", "perMinute", "perDay", "allowFrom"] as const).every(
+        (field) => JSON.stringify(replay.record[field]) === JSON.stringify(input[field]),
       );
       return same ? replay : { state: "idempotency_key_reused" };
     },
@@ -104,8 +108,8 @@ export async function createAccountOnce(
 }
 
 /**
- * Changes an account's name, plan or limits, audited; its keys that had its plan and limits
- * take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
+ * Changes an account's name, plan, limits or ranges, audited; its keys that had its plan and
+ * limits take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
  */
 export async function updateAccount(
   keys: Pick<ApiKeys, "getAccount" | "updateAccount">,

@@ -1,5 +1,6 @@
 import { memoryKeys } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
+import { createAccount, updateAccount } from "../keys/account-life.js";
 import { issueApiKey } from "../keys/issue-api-key.js";
 import type { ApiKeys } from "../ports.js";
 import { identifyStage } from "./identify.js";
@@ -98,6 +99,20 @@ describe("identifyStage", () => {
       refused: { keyId: record.id, reason: "revoked" },
     });
     expect(lookups.count).toBe(2);
+  });
+
+  it("trusts a cached key's account for cacheMs too, then reads the account's change with the key", async () => {
+    const keys = memoryKeys();
+    const account = await createAccount(keys, { name: "Shop", plan: "pro", allowFrom: ["10.0.0.0/8"] });
+    const { key } = await issueApiKey(keys, { plan: "pro" }, { accountId: account.id });
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
+    await identify(withAuth(`Bearer ${key}`), T0);
+    await updateAccount(keys, account.id, { allowFrom: ["192.0.2.0/24"] }, { who: "test" });
+    expect((await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).caller?.account?.allowFrom).toEqual(["10.0.0.0/8"]);
+    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toMatchObject({
+      caller: { account: { allowFrom: ["192.0.2.0/24"] } },
+      keyCache: "miss",
+    });
   });
 
   it("forgets a key's verified headers when told, so its next request asks storage", async () => {

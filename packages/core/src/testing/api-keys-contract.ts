@@ -590,6 +590,58 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         });
       });
 
+      it("keeps an account's ranges, IPv4 and IPv6, and finds them with each of its keys in one read", async () => {
+        const limited = { ...PRO, allowFrom: ["10.0.0.0/8", "2001:db8::/32", "127.0.0.2/32"] };
+        expect(await fixture.keys.insertAccount(limited)).toEqual({ state: "inserted", record: limited });
+        await fixture.keys.insert(intoShop(1, { plan: "pro", allowFrom: ["10.1.0.0/16"] }));
+        expect(await fixture.keys.getAccount("acct_shop")).toEqual(limited);
+        expect(await fixture.keys.listAccounts()).toEqual([limited]);
+        expect(await fixture.keys.findByHash(hashOf(1))).toEqual({
+          ...intoShop(1, { plan: "pro", allowFrom: ["10.1.0.0/16"] }),
+          account: { plan: "pro", allowFrom: ["10.0.0.0/8", "2001:db8::/32", "127.0.0.2/32"] },
+        });
+      });
+
+      it("changes an account's ranges, its keys finding the new ones; null lets them in from any address again", async () => {
+        await fixture.keys.insertAccount({ ...PRO, allowFrom: ["10.0.0.0/8"] });
+        await fixture.keys.insert(intoShop(1, { plan: "pro", allowFrom: ["10.1.0.0/16"] }));
+        const changed = await fixture.keys.updateAccount("acct_shop", { allowFrom: ["192.0.2.0/24", "::1"] }, ADMIN);
+        expect(changed).toEqual({ state: "changed", record: { ...PRO, allowFrom: ["192.0.2.0/24", "::1"] } });
+        expect((await fixture.keys.findByHash(hashOf(1)))!.account).toEqual({
+          plan: "pro",
+          allowFrom: ["192.0.2.0/24", "::1"],
+        });
+        expect(await fixture.keys.updateAccount("acct_shop", { allowFrom: null }, ADMIN)).toEqual({
+          state: "changed",
+          record: PRO,
+        });
+        const found = await fixture.keys.findByHash(hashOf(1));
+        expect(found!.account).toEqual({ plan: "pro" });
+        expect(found!.allowFrom).toEqual(["10.1.0.0/16"]);
+      });
+
+      it("keeps an account's ranges through a change of its plan, and gives them to no key's own", async () => {
+        await fixture.keys.insertAccount({ ...PRO, allowFrom: ["10.0.0.0/8"] });
+        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
+        await fixture.keys.updateAccount("acct_shop", { plan: "business", name: "Shop Inc" }, ADMIN);
+        expect(await fixture.keys.getAccount("acct_shop")).toEqual({
+          ...PRO,
+          name: "Shop Inc",
+          plan: "business",
+          allowFrom: ["10.0.0.0/8"],
+        });
+        expect(await fixture.keys.get("key_1")).toEqual(intoShop(1, { plan: "business" }));
+      });
+
+      it("hands out an account's ranges as copies: changing one changes nothing stored", async () => {
+        await fixture.keys.insertAccount({ ...PRO, allowFrom: ["10.0.0.0/8"] });
+        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
+        (await fixture.keys.getAccount("acct_shop"))!.allowFrom!.push("0.0.0.0/0");
+        (await fixture.keys.findByHash(hashOf(1)))!.account!.allowFrom!.push("0.0.0.0/0");
+        expect((await fixture.keys.getAccount("acct_shop"))!.allowFrom).toEqual(["10.0.0.0/8"]);
+        expect((await fixture.keys.findByHash(hashOf(1)))!.account!.allowFrom).toEqual(["10.0.0.0/8"]);
+      });
+
       it("lists the keys of one account, a page at a time", async () => {
         await fixture.keys.insertAccount(PRO);
         for (const n of [1, 2, 3, 4]) await fixture.keys.insert(n % 2 === 0 ? intoShop(n) : recordOf(n));

@@ -2,8 +2,9 @@ import { type AccountRecord, DEFAULT_PLANS } from "@petstore/core";
 import type { Io } from "./_command.js";
 
 /**
- * An account as the accounts commands print it: with `--json` its record, instants in ISO 8601
- * and its limits as they count (its own, else its plan's); otherwise one line.
+ * An account as the accounts commands print it: with `--json` its record, instants in ISO 8601,
+ * its limits as they count (its own, else its plan's) and its ranges (`null`: any address), as
+ * a key's view has them; otherwise one line.
  */
 export function accountJson(account: AccountRecord): Record<string, unknown> {
   const plan = DEFAULT_PLANS[account.plan];
@@ -14,13 +15,15 @@ export function accountJson(account: AccountRecord): Record<string, unknown> {
     perMinute: account.perMinute ?? plan.perMinute,
     perDay: account.perDay ?? plan.perDay,
     createdAt: new Date(account.createdAt).toISOString(),
+    allowFrom: account.allowFrom ?? null,
   };
 }
 
-/** `acct_... "Shop" pro: 300 requests/minute, 10000 requests/day` */
+/** `acct_... "Shop" pro: 300 requests/minute, 10000 requests/day; allow from 10.0.0.0/8, 2001:db8::/32` */
 export function accountLine(account: AccountRecord): string {
   const { perMinute, perDay } = accountJson(account);
-  return `${account.id} ${JSON.stringify(account.name)} ${account.plan}: ${perMinute} requests/minute, ${perDay} requests/day`;
+  const from = account.allowFrom?.join(", ") ?? "any address";
+  return `${account.id} ${JSON.stringify(account.name)} ${account.plan}: ${perMinute} requests/minute, ${perDay} requests/day; allow from ${from}`;
 }
 
 /** "No account has the id ..." on stderr, exit 1. */

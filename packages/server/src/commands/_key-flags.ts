@@ -96,7 +96,7 @@ export function scopesFlag(text: string): Scope[] {
   return scopes as Scope[];
 }
 
-/** `--allow-from 10.0.0.0/8,2001:db8::/32`: the ranges the key's requests must come from; `any`: null, from anywhere. */
+/** `--allow-from 10.0.0.0/8,2001:db8::/32`: the ranges a key's (or an account's keys') requests must come from; `any`: null, from anywhere. */
 export function allowFromFlag(text: string): string[] | null {
   if (text === "any") return null;
   const ranges = listOf(text);

@@ -6,7 +6,7 @@ import { withDatabase } from "./_key-access.js";
 export const accountsListCommand: Command = {
   spec: { name: "accounts list", flags: { db: "value", json: "switch" }, positionals: [] },
   usage: "petstore accounts list [--db URL] [--json]",
-  help: `Lists the accounts in the order they were made: id, name, plan and limits. A key made
+  help: `Lists the accounts in the order they were made: id, name, plan, limits and ranges. A key made
 without --account has an account of its own (acct_ and its id's characters).
 
   --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)

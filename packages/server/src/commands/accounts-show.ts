@@ -19,11 +19,11 @@ async function accountKeyIds(keys: ApiKeys, accountId: string): Promise<string[]
 export const accountsShowCommand: Command = {
   spec: { name: "accounts show", flags: { db: "value", json: "switch" }, positionals: ["id"] },
   usage: "petstore accounts show <id> [--db URL] [--json]",
-  help: `Shows one account: its name, plan and limits (its own, or its plan's), when it was made,
-and the ids of its keys.
+  help: `Shows one account: its name, plan and limits (its own, or its plan's), the ranges its
+keys' requests must come from, when it was made, and the ids of its keys.
 
   --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
-  --json      print one JSON object: id, name, plan, perMinute, perDay, createdAt, keys (their ids)`,
+  --json      print one JSON object: id, name, plan, perMinute, perDay, createdAt, allowFrom, keys (their ids)`,
   run: (args, env, io) => {
     const id = args.positionals[0]!;
     return withDatabase(args, env, io, { limiter: false }, async (access) => {

@@ -36,6 +36,7 @@ describe("petstore accounts", () => {
       perMinute: 300,
       perDay: 10_000,
       createdAt: expect.any(String),
+      allowFrom: null,
     });
   });
 
@@ -83,6 +84,49 @@ describe("petstore accounts", () => {
     expect((await json(["keys", "show", capped.id])).perMinute).toBe(5);
     const trail = (await json(["audit", "--key", other.id])) as { action: string }[];
     expect(trail.map((entry) => entry.action)).toEqual(["update", "create"]);
+  });
+
+  describe("--allow-from", () => {
+    // biome-ignore lint/suspicious/noExplicitAny: the printed JSON
+    let limited: any;
+    beforeAll(async () => {
+      limited = await json(["accounts", "create", "--name", "Office", "--plan", "free", "--allow-from", "10.0.0.0/8"]);
+    });
+
+    it("makes an account with ranges, shown by accounts show and list", async () => {
+      expect(limited.allowFrom).toEqual(["10.0.0.0/8"]);
+      expect((await json(["accounts", "show", limited.id])).allowFrom).toEqual(["10.0.0.0/8"]);
+      expect((await cli(["accounts", "show", limited.id])).out[0]).toMatch(/; allow from 10\.0\.0\.0\/8$/);
+      expect((await cli(["accounts", "list"])).out).toContainEqual(
+        expect.stringMatching(/"Shop" .*; allow from any address$/),
+      );
+    });
+
+    it("changes an account's ranges, and clears them with any", async () => {
+      const changed = await json(["accounts", "update", limited.id, "--allow-from", "10.0.0.0/8, 2001:db8::/32"]);
+      expect(changed.allowFrom).toEqual(["10.0.0.0/8", "2001:db8::/32"]);
+      expect((await cli(["accounts", "show", limited.id])).out[0]).toMatch(
+        /; allow from 10\.0\.0\.0\/8, 2001:db8::\/32$/,
+      );
+      expect((await json(["accounts", "update", limited.id, "--allow-from", "any"])).allowFrom).toBeNull();
+    });
+
+    it("refuses a malformed range or a prefix past /32 or /128, exit 2 naming the flag", async () => {
+      for (const [argv, problem] of [
+        [
+          ["accounts", "create", "--name", "X", "--plan", "free", "--allow-from", "10.0.0/8"],
+          "'10.0.0/8' is not an IP address",
+        ],
+        [["accounts", "update", limited.id, "--allow-from", "10.0.0.0/33"], "'10.0.0.0/33' has a prefix past /32"],
+        [["accounts", "update", limited.id, "--allow-from", "::/129"], "'::/129' has a prefix past /128"],
+      ] as const) {
+        const { code, err } = await cli([...argv]);
+        expect([code, err[0]], argv.join(" ")).toEqual([
+          2,
+          expect.stringContaining(`--allow-from must be CIDR ranges: ${problem}`),
+        ]);
+      }
+    });
   });
 
   it("lists accounts in the order they were made", async () => {
