@@ -444,6 +444,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
       if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
+      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
       let from = "api_keys AS k";
       if (afterId !== undefined) {
