@@ -1,4 +1,10 @@
-import { ACCOUNTS_UPGRADE, newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import {
+  ACCOUNTS_UPGRADE,
+  FOLLOWS_ACCOUNT_COLUMN,
+  newerSchemaError,
+  type RequiredColumns,
+  SQL_COLUMNS,
+} from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -176,6 +182,7 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       ...ACCOUNTS_UPGRADE,
     ],
   },
+  { version: 10, name: "keys that follow their account", statements: [FOLLOWS_ACCOUNT_COLUMN] },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

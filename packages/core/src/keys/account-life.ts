@@ -37,8 +37,8 @@ export async function createAccount(
 }
 
 /**
- * Changes an account's name, plan or limits, audited; its keys that had its plan and limits
- * take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
+ * Changes an account's name, plan or limits, audited; its keys that follow it take the new
+ * ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
  */
 export async function updateAccount(
   keys: Pick<ApiKeys, "getAccount" | "updateAccount">,

@@ -4,7 +4,7 @@ import type { Actor, ApiKeyRecord, ApiKeys, IdempotencyStore, KeyChange, KeyChan
 import { auditDetails } from "./_audit-details.js";
 import { type IdempotencyRefusal, once } from "./_once.js";
 import { base62OfHex } from "./api-key.js";
-import { keyBucket } from "./bucket.js";
+import { keyBucket, ownAccountId } from "./bucket.js";
 import { type IssueApiKeyInput, insertApiKey, keptFields } from "./issue-api-key.js";
 import { type KeyRoll, rollApiKey } from "./roll-api-key.js";
 import { KeyRuleError, keyChangesProblems, keptScopes } from "./rules.js";
@@ -139,7 +139,10 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       const before = await keys.get(id);
       if (!before) return { state: "missing" };
       if (before.revokedAt !== undefined) return { state: "revoked", record: before };
-      const problems = keyChangesProblems(changes, before, clock());
+      // A key that follows a shared account takes caps of its own from the plan given (see `KeyChanges`).
+      const sharedAccount = !before.ownLimits && before.accountId !== ownAccountId(id);
+      const base = sharedAccount && changes.plan !== undefined ? { plan: changes.plan } : before;
+      const problems = keyChangesProblems(changes, base, clock());
       if (problems.length > 0) throw new KeyRuleError(problems);
       const kept = keptChanges(changes);
       const outcome = await keys.update(id, kept, { actor, details: auditDetails(kept) });

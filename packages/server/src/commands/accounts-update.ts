@@ -16,8 +16,8 @@ export const accountsUpdateCommand: Command = {
   usage:
     "petstore accounts update <id> [--name TEXT] [--plan P] [--per-minute N|plan] [--per-day N|plan] [--db URL] [--json]",
   help: `Changes an account's name, plan or limits ('plan': the plan's limit again). Its keys that
-had its plan and limits take the new ones; a key with caps of its own keeps them. Every server
-applies the change within 5 seconds. Recorded in the audit trail.
+follow it take the new ones; a key with caps of its own keeps them. Every server applies the
+change within 5 seconds. Recorded in the audit trail.
 
   --db URL    file:PATH (default file:petstore.db), libsql://, postgres:// (env PETSTORE_DB; PETSTORE_DB_AUTH_TOKEN, PGPASSWORD)
   --json      print the account after it, as 'petstore accounts show --json' prints it`,

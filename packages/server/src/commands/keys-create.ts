@@ -75,9 +75,11 @@ SHA-256, never the key.
                     or enterprise (needs --per-minute and --per-day)
   --account ID      the account the key joins (see 'petstore accounts create'): its requests
                     count against the account's limits too, with its other keys'. The key
-                    takes the account's plan and limits unless --plan, --per-minute and
-                    --per-day cap it. Without it, the key gets an account of its own, with
-                    its plan and limits (acct_ and its id's characters), printed
+                    follows the account's plan and limits (and their changes) unless
+                    --plan, --per-minute or --per-day give it caps of its own: --plan that
+                    plan's limits, a limit alone the account's plan and other limit of now.
+                    Without it, the key gets an account of its own, with its plan and
+                    limits (acct_ and its id's characters), printed
   --per-minute N    requests per minute for this key, overriding the plan's
   --per-day N       requests per day for this key, overriding the plan's
   --label TEXT      a note to recognise the key by in 'petstore keys list'
@@ -109,8 +111,13 @@ SHA-256, never the key.
       const account = accountId === undefined ? undefined : await storage.adapters.keys.getAccount(accountId);
       if (accountId !== undefined && account === undefined) return noSuchAccount(io, accountId);
       const input = keyInput(args, account);
-      const options =
-        account === undefined ? { actor: cliActor(env) } : { actor: cliActor(env), accountId: account.id };
+      // Into an account, a key given a plan or a limit carries caps of its own; else it follows the account.
+      const capped = ["plan", "per-minute", "per-day"].some((flag) => args.values[flag] !== undefined);
+      const options = {
+        actor: cliActor(env),
+        ...(account !== undefined && { accountId: account.id }),
+        ...(account !== undefined && capped && { ownLimits: true as const }),
+      };
       const { key, record } = await issueApiKey(storage.adapters.keys, input, options).catch((error: unknown) => {
         throw new Error(storageFailure(db, error), { cause: error });
       });
