@@ -39,7 +39,7 @@ export { trustedProxies } from "./http/ip-addresses.js";
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
 export { issueApiKey } from "./keys/issue-api-key.js";
 export { accountBucket, keyBucket, ownAccountId } from "./keys/bucket.js";
-export { createAccount, createAccountOnce, keyInAccount, updateAccount } from "./keys/account-life.js";
+export { asksOwnLimits, createAccount, createAccountOnce, keyInAccount, updateAccount } from "./keys/account-life.js";
 export type { AccountCreate, AccountInput, KeyInAccountFields } from "./keys/account-life.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
 export { rollApiKey } from "./keys/roll-api-key.js";

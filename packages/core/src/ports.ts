@@ -277,12 +277,20 @@ export interface ApiKeyRecord {
   id: string;
   /** Lowercase hex SHA-256 of the full key (its current secret). */
   hash: string;
-  /** The key's own plan and limits (its own bucket); its account's count beside them. */
+  /**
+   * The plan and limits of the key's own bucket (its account's count beside them): its
+   * account's, read with it, unless it carries caps of its own (`ownLimits`).
+   */
   plan: PlanName;
   perMinute?: number;
   perDay?: number;
   /** The account the key belongs to. */
   accountId: string;
+  /**
+   * Set when the key carries caps of its own (its `plan`, `perMinute`, `perDay`, set for it and
+   * kept through any change of its account); absent, the key follows its account's.
+   */
+  ownLimits?: true;
   /**
    * Its account's plan, limits and ranges, read with the key by `findByHash` (one read for
    * both, so a key's lookup stays one read); other reads may leave it out.
@@ -313,7 +321,8 @@ export interface ApiKeyRecord {
  * A key to store: its `createdAt` is the store's instant of the insert unless given (a key
  * copied from elsewhere). Without `accountId` (or with its own, `ownAccountId(id)`) it belongs
  * to an account of its own, made in the same write, unless there, with its plan and limits,
- * named after its label or id.
+ * named after its label or id. Without `ownLimits` it follows its account (into an account
+ * that exists, its `plan` and limits are the account's, whatever it gives).
  */
 export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt" | "accountId" | "account"> & {
   createdAt?: number;
@@ -352,9 +361,17 @@ export interface AuditNote {
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
 export interface KeyChanges {
+  /**
+   * A key's plan and limits (`null`: the plan's). On a key that follows the account made for it
+   * (`ownAccountId`), they change that account. Otherwise they become the key's own caps, over
+   * the ones it has; a key that followed its account starts from the account's plan and limits,
+   * or, given a `plan`, from that plan's.
+   */
   plan?: PlanName;
   perMinute?: number | null;
   perDay?: number | null;
+  /** The key follows its account again: its own caps are dropped (with no plan or limits given). */
+  followAccount?: true;
   label?: string | null;
   expiresAt?: number | null;
   /** `null`: every scope again. */
@@ -457,9 +474,9 @@ export interface ApiKeys extends KeyUsage {
   /** How many keys each of these accounts has, revoked and expired ones too (0 for an account without any, or none by that id): one read. */
   countKeys(accountIds: readonly string[]): Promise<Record<string, number>>;
   /**
-   * Changes an account. Its keys whose plan and limits were the account's (a key made for it,
-   * or into it without caps of its own) take the new ones in the same write: a key with caps
-   * of its own keeps them. Its ranges stay the account's: `findByHash` reads them with each key.
+   * Changes an account, with no key written: its keys that follow it read its plan and limits
+   * with it; a key with caps of its own keeps them. Its ranges stay the account's: `findByHash`
+   * reads them with each key.
    */
   updateAccount(id: string, changes: AccountChanges, note: AuditNote): Promise<AccountChange>;
   /**
@@ -475,8 +492,8 @@ export interface ApiKeys extends KeyUsage {
    */
   list(query?: KeyListQuery): Promise<ApiKeyRecord[]>;
   /**
-   * Changes a key. The account made for it (`ownAccountId`) takes the same plan and limits in
-   * the same write: a key and the account made for it stay one, whatever keys join it.
+   * Changes a key (see `KeyChanges` for its plan and limits). A change of the account made for
+   * it is made in the same write and audited under the account's id.
    */
   update(id: string, changes: KeyChanges, note: AuditNote): Promise<KeyChange>;
   /**

@@ -197,7 +197,7 @@ describe("petstore command line", () => {
     [["keys", "show"], "petstore: missing <id> for 'petstore keys show'", "Usage: petstore keys show <id> "],
     [
       ["keys", "update", "key_x"],
-      "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label, --expires, --scopes or --allow-from",
+      "petstore: nothing to change: give --plan, --per-minute, --per-day, --follow-account, --label, --no-label, --expires, --scopes or --allow-from",
       "Usage: petstore keys update <id> ",
     ],
     [

@@ -40,13 +40,18 @@ export interface KeysDialect {
 }
 
 const COLUMNS =
-  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from, account_id";
-/** A key's columns from `api_keys AS k` with its account's plan and limits, from `accounts AS a`: a lookup's one read. */
-const KEY_AND_ACCOUNT_COLUMNS = `${COLUMNS.split(", ")
-  .map((column) => `k.${column}`)
-  .join(
-    ", ",
-  )}, a.plan AS account_plan, a.per_minute AS account_per_minute, a.per_day AS account_per_day, a.allow_from AS account_allow_from`;
+  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from, account_id, follows_account";
+const LIMIT_COLUMNS = ["plan", "per_minute", "per_day"];
+/** A key as it is read: `api_keys AS k` with its account, `accounts AS acct`. */
+const KEY_FROM = "api_keys AS k JOIN accounts AS acct ON acct.id = k.account_id";
+/** A key's plan or limit as it counts: its account's when it follows the account, else its own. */
+const counted = (column: string) => `CASE WHEN k.follows_account = 1 THEN acct.${column} ELSE k.${column} END`;
+/** A key's columns as read from `KEY_FROM`. */
+const KEY_COLUMNS = COLUMNS.split(", ")
+  .map((column) => (LIMIT_COLUMNS.includes(column) ? `${counted(column)} AS ${column}` : `k.${column}`))
+  .join(", ");
+/** A key's columns with its account's plan and limits: a lookup's one read. */
+const KEY_AND_ACCOUNT_COLUMNS = `${KEY_COLUMNS}, acct.plan AS account_plan, acct.per_minute AS account_per_minute, acct.per_day AS account_per_day, acct.allow_from AS account_allow_from`;
 const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at, allow_from";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
@@ -92,6 +97,7 @@ function toRecord(row: Row): ApiKeyRecord {
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
   if (row.scopes !== null) record.scopes = listOf(row.scopes) as Scope[];
   if (row.allow_from !== null) record.allowFrom = listOf(row.allow_from);
+  if (Number(row.follows_account) === 0) record.ownLimits = true;
   if (row.account_plan !== undefined) {
     const account: AccountRules = { plan: row.account_plan as PlanName };
     if (row.account_per_minute !== null) account.perMinute = Number(row.account_per_minute);
@@ -139,6 +145,8 @@ const CHANGEABLE = [
   ["scopes", "scopes", "text"],
   ["allowFrom", "allow_from", "text"],
 ] as const;
+/** The plan and limits among them: a key's own caps, or its account's (see `update`). */
+const LIMITS = CHANGEABLE.slice(0, 3) as readonly (typeof CHANGEABLE)[0 | 1 | 2][];
 
 /**
  * API key records and their audit trail in a SQL database, shared by every process on it.
@@ -206,13 +214,27 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     const { before = [], after = [] } = around;
     return (await db.write([...before, ...audited(update, audit), ...after]))[before.length]!.rows[0];
   }
-  /** A change of a key: its record after it, if it changed. */
-  const changeKey = async (...args: Parameters<typeof changeAndAudit>) => {
-    const row = await changeAndAudit(...args);
-    return row && toRecord(row);
-  };
-  /** Null-safe equality: SQLite's `IS`, PostgreSQL's `IS NOT DISTINCT FROM`. */
-  const same = sql.name === "postgres" ? "IS NOT DISTINCT FROM" : "IS";
+  /** The statement that reads key `id` as it is read (see `KEY_COLUMNS`). */
+  const readKey = (id: string): Statement => ({
+    sql: `SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ${arg(1, "text")}`,
+    args: [id],
+    oneRow: true,
+  });
+  /**
+   * A change of key `id` (see `changeAndAudit`), the key read back in the same write: its
+   * record after it, if it changed.
+   */
+  async function changeKey(
+    id: string,
+    update: { sql: string; args: Value[] },
+    audit: Value[] | undefined,
+    around: { before?: Statement[]; after?: Statement[] } = {},
+  ): Promise<ApiKeyRecord | undefined> {
+    const { before = [], after = [] } = around;
+    const results = await db.write([...before, ...audited(update, audit), ...after, readKey(id)]);
+    const read = results.at(-1)!.rows[0];
+    return results[before.length]!.rows[0] && read && toRecord(read);
+  }
 
   /** Why a change found nothing to change: no such key, a revoked one, or (for a roll) one still rolling. */
   async function refusal(id: string): Promise<KeyChange> {
@@ -232,11 +254,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   }
 
   async function get(id: string): Promise<ApiKeyRecord | undefined> {
-    const { rows } = await db.read({
-      sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`,
-      args: [id],
-      oneRow: true,
-    });
+    const { rows } = await db.read(readKey(id));
     return rows[0] && toRecord(rows[0]);
   }
 
@@ -254,10 +272,11 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         orNull(record.expiresAt),
         listColumn(record.scopes),
         listColumn(record.allowFrom),
+        record.ownLimits ? 0 : 1,
       ];
       const types = [
         ...["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"],
-        ...["text", "text"],
+        ...["text", "text", "integer"],
       ] as const;
       const placeholders = types.map((type, i) => (i === 6 ? nowAt(i + 1) : arg(i + 1, type)));
       const own = ownAccountId(record.id);
@@ -298,13 +317,14 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           : [];
       try {
         const stored = await changeKey(
+          record.id,
           {
             // A secret that is another key's previous one is a duplicate too: the unique index knows current hashes only.
-            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from, account_id)
+            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from, follows_account, account_id)
               SELECT ${placeholders.join(", ")}
               WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE previous_hash = ${arg(2, "text")})
                 AND EXISTS (SELECT 1 FROM accounts WHERE id = ${arg(values.length, "text")})
-              RETURNING ${COLUMNS}`,
+              RETURNING id`,
             args: values,
           },
           note && auditValues("create", record.id, note),
@@ -326,7 +346,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async findByHash(hash) {
       // Revoked, expired and rolled-out secrets too: core refuses them, and says why.
       const { rows } = await db.read({
-        sql: `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
+        sql: `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM ${KEY_FROM}
           WHERE k.hash = ${arg(1, "text")} OR k.previous_hash = ${arg(1, "text")} LIMIT 1`,
         args: [hash],
         oneRow: true,
@@ -408,7 +428,6 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       ] as const;
       const account = after([["name", "name", "text"], ...limits, ["allowFrom", "allow_from", "text"]]);
       const [name, plan, perMinute, perDay, allowFrom] = account.values;
-      const keys = after(limits);
       const row = await changeAndAudit(
         {
           sql: `UPDATE accounts AS a SET name = ${name}, plan = ${plan}, per_minute = ${perMinute}, per_day = ${perDay}, allow_from = ${allowFrom}
@@ -416,22 +435,12 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           args: account.args,
         },
         auditValues("update", id, note),
-        {
-          // Before the account changes: its keys that have its plan and limits now take the new ones.
-          before: [
-            {
-              sql: `UPDATE api_keys SET (plan, per_minute, per_day) = (SELECT ${keys.values.join(", ")} FROM accounts AS a WHERE a.id = ${arg(1, "text")})
-                WHERE account_id = ${arg(1, "text")} AND EXISTS (SELECT 1 FROM accounts AS a WHERE a.id = ${arg(1, "text")}
-                  AND a.plan = api_keys.plan AND a.per_minute ${same} api_keys.per_minute AND a.per_day ${same} api_keys.per_day)`,
-              args: keys.args,
-            },
-          ],
-        },
       );
       return row ? { state: "changed", record: toAccount(row) } : { state: "missing" };
     },
     async list(query) {
-      if (!query) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
+      if (!query)
+        return (await db.read(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.${sql.order}`)).rows.map(toRecord);
       const { plan, state, afterId, accountId, order = "created" } = query;
       const args: Value[] = [query.limit];
       // The store's instant, bound once where the statement needs it (an unused argument is an error to Postgres and D1).
@@ -443,10 +452,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           ? `coalesce(${row}.last_used_at, -1)`
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
-      if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
+      if (plan !== undefined) where.push(`${counted("plan")} = ${arg(args.push(plan), "text")}`);
       if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
-      let from = "api_keys AS k";
+      let from = KEY_FROM;
       if (afterId !== undefined) {
         // After where that key is now in the order, whatever its plan and state; no such key: an empty page.
         const at = arg(args.push(afterId), "text");
@@ -458,22 +467,49 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         );
       }
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS.split(", ")
-          .map((column) => `k.${column}`)
-          .join(", ")} FROM ${from} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+        sql: `SELECT ${KEY_COLUMNS} FROM ${from} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY ${order === "created" ? "" : `${rank("k")} DESC, `}k.${sql.order} LIMIT ${arg(1, "integer")}`,
         args,
       });
       return rows.map(toRecord);
     },
     async update(id, changes, note) {
-      const set: string[] = [];
+      const own = ownAccountId(id);
       const args: Value[] = [id];
+      const set: string[] = [];
       for (const [field, column, type] of CHANGEABLE) {
         const value = changes[field];
-        if (value === undefined) continue;
+        if (value === undefined || LIMITS.some(([limit]) => limit === field)) continue;
         args.push(Array.isArray(value) ? listColumn(value) : value);
         set.push(`${column} = ${arg(args.length, type)}`);
+      }
+      const limits = LIMITS.filter(([field]) => changes[field] !== undefined);
+      const account: { sql: string; args: Value[] } = { sql: "", args: [id, own] };
+      if (changes.followAccount) set.push("follows_account = 1");
+      else if (limits.length > 0) {
+        // A key that follows the account made for it leaves its plan and limits to that
+        // account (changed below); any other takes them as caps of its own, over the ones it
+        // has: a key that followed its account starts from the account's, or from a plan given.
+        const followsOwn = `(follows_account = 1 AND account_id = ${arg(args.push(own), "text")})`;
+        for (const [field, column, type] of LIMITS) {
+          const value = changes[field];
+          const start =
+            field === "plan" || changes.plan === undefined
+              ? `(SELECT ${column} FROM accounts WHERE id = api_keys.account_id)`
+              : "NULL";
+          const cap =
+            value === undefined
+              ? `CASE WHEN follows_account = 1 THEN ${start} ELSE ${column} END`
+              : arg(args.push(value), type);
+          set.push(`${column} = CASE WHEN ${followsOwn} THEN ${column} ELSE ${cap} END`);
+        }
+        set.push(`follows_account = CASE WHEN ${followsOwn} THEN 1 ELSE 0 END`);
+        const values = limits.map(
+          ([field, column, type]) => `${column} = ${arg(account.args.push(changes[field]!), type)}`,
+        );
+        account.sql = `UPDATE accounts SET ${values.join(", ")} WHERE id = ${arg(2, "text")}
+          AND EXISTS (SELECT 1 FROM api_keys WHERE id = ${arg(1, "text")} AND account_id = ${arg(2, "text")} AND follows_account = 1 AND revoked_at IS NULL)
+          RETURNING id`;
       }
       // Nothing to change still answers what the key is (and audits the attempt as one).
       if (set.length === 0) set.push("plan = plan");
@@ -483,33 +519,27 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         perDay: changes.perDay,
       });
       const record = await changeKey(
+        id,
         {
-          sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING id`,
           args,
         },
         auditValues("update", id, note),
-        {
-          // A key and the account made for it stay one: the account takes the key's plan and
-          // limits, audited under its id when they are among the changes.
-          after: audited(
-            {
-              sql: `UPDATE accounts SET (plan, per_minute, per_day) = (SELECT plan, per_minute, per_day FROM api_keys WHERE id = ${arg(1, "text")})
-                WHERE id = ${arg(2, "text")} AND id = (SELECT account_id FROM api_keys WHERE id = ${arg(1, "text")}) RETURNING id`,
-              args: [id, ownAccountId(id)],
-            },
-            accountChange && auditValues("update", ownAccountId(id), accountChange),
-          ),
-        },
+        // The account made for the key, changed in the same write, audited under its id.
+        account.sql === ""
+          ? {}
+          : { after: audited(account, accountChange && auditValues("update", own, accountChange)) },
       );
       return record ? { state: "changed", record } : refusal(id);
     },
     async roll(id, hash, overlapMs, note) {
       const record = await changeKey(
+        id,
         {
           // The right-hand sides read the row as it was: the current hash becomes the previous one.
           sql: `UPDATE api_keys SET previous_hash = hash, hash = ${arg(2, "text")}, rolled_at = ${nowAt(4)}, rolled_until = ${nowAt(4)} + ${arg(3, "bigint")}
             WHERE id = ${arg(1, "text")} AND revoked_at IS NULL AND (rolled_until IS NULL OR rolled_until <= ${nowAt(4)})
-            RETURNING ${COLUMNS}`,
+            RETURNING id`,
           args: [id, hash, overlapMs, instant()],
         },
         auditValues("roll", id, note),
@@ -518,8 +548,9 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async revoke(id, note) {
       const record = await changeKey(
+        id,
         {
-          sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING id`,
           args: [id, instant()],
         },
         note && auditValues("revoke", id, note),

@@ -26,6 +26,7 @@ export const SQL_COLUMNS = {
     "scopes",
     "allow_from",
     "account_id",
+    "follows_account",
   ],
   accounts: ["id", "name", "plan", "per_minute", "per_day", "created_at", "allow_from"],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
@@ -85,3 +86,10 @@ export const ACCOUNTS_UPGRADE: readonly string[] = [
   `UPDATE api_keys SET account_id = ${OWN_ACCOUNT_ID_SQL}`,
   "CREATE INDEX api_keys_by_account ON api_keys (account_id)",
 ];
+
+/**
+ * Which keys follow their account's plan and limits (1: read from the account, the key's own
+ * plan and limits columns unused) and which carry caps of their own (0). Every key there
+ * follows its account: after the upgrade to accounts each is alone in its own, with its limits.
+ */
+export const FOLLOWS_ACCOUNT_COLUMN = "ALTER TABLE api_keys ADD COLUMN follows_account INTEGER NOT NULL DEFAULT 1";

@@ -1,4 +1,10 @@
-import { ACCOUNTS_UPGRADE, newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import {
+  ACCOUNTS_UPGRADE,
+  FOLLOWS_ACCOUNT_COLUMN,
+  newerSchemaError,
+  type RequiredColumns,
+  SQL_COLUMNS,
+} from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -200,6 +206,7 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
     // address, which is what every account made before had.
     statements: ["ALTER TABLE accounts ADD COLUMN allow_from TEXT"],
   },
+  { version: 13, name: "keys that follow their account", statements: [FOLLOWS_ACCOUNT_COLUMN] },
 ];
 
 /**

@@ -67,9 +67,6 @@ const accountOf = (record: AccountLimits & { label?: string; id?: string; name?:
   name: record.name ?? record.label ?? record.id ?? "",
 });
 
-const sameLimits = (a: AccountLimits, b: AccountLimits) =>
-  a.plan === b.plan && a.perMinute === b.perMinute && a.perDay === b.perDay;
-
 /** Gives `target` exactly the plan and limits of `source`. */
 function setLimits(target: AccountLimits, source: AccountLimits): void {
   target.plan = source.plan;
@@ -82,7 +79,7 @@ function setLimits(target: AccountLimits, source: AccountLimits): void {
 /** Sets `target`'s plan and limits (`null` or absent in `limits`: the plan's). */
 function applyLimits(
   target: AccountLimits,
-  changes: { plan?: PlanName; perMinute?: number | null | undefined; perDay?: number | null | undefined },
+  changes: { plan?: PlanName | undefined; perMinute?: number | null | undefined; perDay?: number | null | undefined },
 ): void {
   if (changes.plan !== undefined) target.plan = changes.plan;
   for (const field of ["perMinute", "perDay"] as const) {
@@ -133,7 +130,7 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     const stored = copyOf({ ...record, accountId, createdAt });
     byId.set(record.id, stored);
     audit("create", record.id, note);
-    return { state: "inserted", record: copyOf(stored) };
+    return { state: "inserted", record: read(stored) };
   }
   function insertAccount(record: NewAccountRecord, note?: AuditNote): AccountInsert {
     if (accounts.has(record.id)) return { state: "duplicate" };
@@ -155,11 +152,18 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       );
   }
 
+  /** A key as it is read: a copy, with its account's plan and limits when it follows the account. */
+  function read(record: ApiKeyRecord): ApiKeyRecord {
+    const copy = copyOf(record);
+    if (!record.ownLimits) setLimits(copy, accounts.get(record.accountId)!);
+    return copy;
+  }
+
   /** The key, unless it is missing or revoked: then what the change found. */
   function changeable(id: string): ApiKeyRecord | Exclude<KeyChange, { state: "changed" | "rolling" }> {
     const record = byId.get(id);
     if (!record) return { state: "missing" };
-    if (record.revokedAt !== undefined) return { state: "revoked", record: copyOf(record) };
+    if (record.revokedAt !== undefined) return { state: "revoked", record: read(record) };
     return record;
   }
 
@@ -168,10 +172,10 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async findByHash(hash) {
       for (const record of byId.values()) {
         if (record.hash === hash || record.rolled?.previousHash === hash) {
-          const { plan, perMinute, perDay, allowFrom } = accounts.get(record.accountId)!;
-          const account: AccountRules = limitsOf({ plan, perMinute, perDay });
+          const { allowFrom, ...limits } = accounts.get(record.accountId)!;
+          const account: AccountRules = limitsOf(limits);
           if (allowFrom) account.allowFrom = [...allowFrom];
-          return { ...copyOf(record), account };
+          return { ...read(record), account };
         }
       }
       return undefined;
@@ -203,22 +207,19 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
     async updateAccount(id, changes, note) {
       const account = accounts.get(id);
       if (!account) return { state: "missing" };
-      const before = limitsOf(account);
       applyLimits(account, changes);
       if (changes.name !== undefined) account.name = changes.name;
       if (changes.allowFrom === null) delete account.allowFrom;
       else if (changes.allowFrom !== undefined) account.allowFrom = [...changes.allowFrom];
-      // Its keys that had its plan and limits follow them; a key with caps of its own keeps them.
-      for (const key of byId.values()) if (key.accountId === id && sameLimits(key, before)) setLimits(key, account);
       audit("update", id, note);
       return { state: "changed", record: accountCopy(account) };
     },
     get: async (id) => {
       const record = byId.get(id);
-      return record && copyOf(record);
+      return record && read(record);
     },
     async list(query) {
-      if (!query) return [...byId.values()].map(copyOf);
+      if (!query) return [...byId.values()].map(read);
       const now = clock();
       const { plan, state, accountId, order = "created" } = query;
       // Map order is insertion order: a stable sort keeps it for ties.
@@ -234,49 +235,59 @@ export function memoryKeys(options: MemoryKeysOptions = {}): ApiKeys {
       if (after === -1 && query.afterId !== undefined) return [];
       return ranked
         .slice(after + 1)
+        .map(read)
         .filter(
           (record) =>
             (plan === undefined || record.plan === plan) &&
             (accountId === undefined || record.accountId === accountId) &&
             (!state || keyRecordIs(record, state, now)),
         )
-        .slice(0, query.limit)
-        .map(copyOf);
+        .slice(0, query.limit);
     },
     async update(id, changes, note) {
       const record = changeable(id);
       if ("state" in record) return record;
-      if (changes.plan !== undefined) record.plan = changes.plan;
-      for (const field of ["perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const) {
+      for (const field of ["label", "expiresAt", "scopes", "allowFrom"] as const) {
         const value = changes[field];
         if (value === null) delete record[field];
         else if (value !== undefined) Object.assign(record, { [field]: Array.isArray(value) ? [...value] : value });
       }
+      const { plan, perMinute, perDay } = changes;
+      const limits = { plan, perMinute, perDay };
+      const account = accounts.get(record.accountId)!;
       audit("update", id, note);
-      // A key and the account made for it stay one.
-      if (record.accountId === ownAccountId(id)) {
-        setLimits(accounts.get(record.accountId)!, record);
-        const { plan, perMinute, perDay } = changes;
-        audit("update", record.accountId, accountNote(note, { plan, perMinute, perDay }));
+      if (changes.followAccount) delete record.ownLimits;
+      else if (plan !== undefined || perMinute !== undefined || perDay !== undefined) {
+        if (!record.ownLimits && record.accountId === ownAccountId(id)) {
+          // A key that follows the account made for it leaves its plan and limits to that account.
+          applyLimits(account, limits);
+          audit("update", record.accountId, accountNote(note, limits));
+        } else {
+          // Caps of its own, over the ones it has: a key that followed its account starts from
+          // the account's, or from a plan given.
+          if (!record.ownLimits) setLimits(record, plan === undefined ? account : { plan });
+          record.ownLimits = true;
+          applyLimits(record, limits);
+        }
       }
-      return { state: "changed", record: copyOf(record) };
+      return { state: "changed", record: read(record) };
     },
     async roll(id, hash, overlapMs, note) {
       const record = changeable(id);
       if ("state" in record) return record;
       const now = clock();
-      if (record.rolled && record.rolled.until > now) return { state: "rolling", record: copyOf(record) };
+      if (record.rolled && record.rolled.until > now) return { state: "rolling", record: read(record) };
       record.rolled = { previousHash: record.hash, at: now, until: now + overlapMs };
       record.hash = hash;
       audit("roll", id, note);
-      return { state: "changed", record: copyOf(record) };
+      return { state: "changed", record: read(record) };
     },
     async revoke(id, note) {
       const record = changeable(id);
       if ("state" in record) return record;
       record.revokedAt = clock();
       audit("revoke", id, note);
-      return { state: "changed", record: copyOf(record) };
+      return { state: "changed", record: read(record) };
     },
     ...usage,
     audit: async (action, keyId, note) => audit(action, keyId, note),

@@ -1,4 +1,10 @@
-import { ACCOUNTS_UPGRADE, newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import {
+  ACCOUNTS_UPGRADE,
+  FOLLOWS_ACCOUNT_COLUMN,
+  newerSchemaError,
+  type RequiredColumns,
+  SQL_COLUMNS,
+} from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -183,6 +189,7 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
     // address, which is what every account made before had.
     statements: ["ALTER TABLE accounts ADD COLUMN allow_from text"],
   },
+  { version: 11, name: "keys that follow their account", statements: [FOLLOWS_ACCOUNT_COLUMN] },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

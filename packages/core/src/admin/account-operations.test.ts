@@ -58,6 +58,19 @@ beforeEach(async () => {
 });
 
 describe("the admin API's accounts", () => {
+  it("makes a key into an account follow it, unless given a plan or limits, kept through the account's change until followAccount", async () => {
+    const follows = (await w.call("POST", "/keys", { accountId: shop.id })).body;
+    const capped = (await w.call("POST", "/keys", { accountId: shop.id, plan: "free" })).body;
+    expect((await w.call("PATCH", `/accounts/${String(shop.id)}`, { plan: "business" })).status).toBe(200);
+    const viewOf = async (key: View) => (await w.call("GET", `/keys/${String(key.id)}`)).body;
+    expect(await viewOf(follows)).toMatchObject({ plan: "business", perMinute: 1_000 });
+    expect(await viewOf(capped)).toMatchObject({ plan: "free", perMinute: 60 });
+    const refused = await w.call("PATCH", `/keys/${String(capped.id)}`, { followAccount: true, plan: "pro" });
+    expect(refused.status).toBe(400);
+    const followed = await w.call("PATCH", `/keys/${String(capped.id)}`, { followAccount: true });
+    expect([followed.status, followed.body.plan, followed.body.perMinute]).toEqual([200, "business", 1_000]);
+  });
+
   it("creates an account: 201, its Location, its view with the plan's limits and no keys", async () => {
     const created = await w.call("POST", "/accounts", { name: "Big Co", plan: "enterprise", perMinute: 5, perDay: 50 });
     expect(created.status).toBe(201);

@@ -138,6 +138,8 @@ export const KeyChangesSchema = v.strictObject({
   expiresAt: v.optional(v.nullable(InstantSchema)),
   scopes: v.optional(v.nullable(ScopesSchema)),
   allowFrom: v.optional(v.nullable(AllowFromSchema)),
+  /** `true`: the key drops caps of its own and follows its account's plan and limits again (with no plan or limits beside it). */
+  followAccount: v.optional(v.literal(true, "must be true (the key follows its account's plan and limits again)")),
 });
 
 /** Body of `POST /keys/{id}/roll`. */

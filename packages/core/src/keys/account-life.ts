@@ -108,8 +108,8 @@ export async function createAccountOnce(
 }
 
 /**
- * Changes an account's name, plan, limits or ranges, audited; its keys that had its plan and
- * limits take the new ones (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
+ * Changes an account's name, plan, limits or ranges, audited; its keys that follow it take the
+ * new plan and limits (see `ApiKeys.updateAccount`). Throws `KeyRuleError` as `createAccount`.
  */
 export async function updateAccount(
   keys: Pick<ApiKeys, "getAccount" | "updateAccount">,
@@ -145,6 +145,13 @@ export function keyInAccount(account: AccountLimits, asked: KeyInAccountFields):
     if (value !== undefined) Object.assign(fields, { [field]: value });
   return fields;
 }
+
+/**
+ * Whether a new key in an account asks caps of its own (a plan or a limit): it then keeps them
+ * through the account's changes (`ownLimits`); without, it follows the account.
+ */
+export const asksOwnLimits = (asked: KeyInAccountFields): boolean =>
+  asked.plan !== undefined || asked.perMinute !== undefined || asked.perDay !== undefined;
 
 /** The ids of every key of an account (revoked and expired ones too), in the order they were made, read a page at a time. */
 export async function accountKeyIds(keys: Pick<ApiKeys, "list">, accountId: string): Promise<string[]> {

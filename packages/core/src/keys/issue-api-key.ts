@@ -19,6 +19,11 @@ export interface IssueApiKeyOptions {
   id?: string;
   /** The account it joins; without it, an account of its own is made with its plan and limits (see `NewApiKeyRecord`). */
   accountId?: string;
+  /**
+   * The key carries its plan and limits as caps of its own, kept through its account's changes;
+   * without it, the key follows its account's (into an account given, its input's are unused).
+   */
+  ownLimits?: true;
 }
 
 /** A new key's fields as they are kept: its scopes in their order, none for every scope. */
@@ -51,6 +56,7 @@ export async function insertApiKey(
     plan: input.plan,
   };
   if (options.accountId !== undefined) record.accountId = options.accountId;
+  if (options.ownLimits) record.ownLimits = true;
   const fields = keptFields(input);
   for (const field of ["perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const) {
     if (fields[field] !== undefined) Object.assign(record, { [field]: fields[field] });

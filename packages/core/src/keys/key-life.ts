@@ -1,9 +1,9 @@
 import { checkOptions } from "../_options-check.js";
 import type { Actor, ApiKeyRecord, ApiKeys, IdempotencyStore, KeyChange, KeyChanges, RateLimiter } from "../ports.js";
 import { auditDetails } from "./_audit-details.js";
-import { type KeyInAccountFields, keyInAccount } from "./account-life.js";
+import { asksOwnLimits, type KeyInAccountFields, keyInAccount } from "./account-life.js";
 import { type IdempotencyRefusal, once, requestedId } from "./_once.js";
-import { keyBucket } from "./bucket.js";
+import { keyBucket, ownAccountId } from "./bucket.js";
 import { insertApiKey, keptFields } from "./issue-api-key.js";
 import { type KeyRoll, rollApiKey } from "./roll-api-key.js";
 import { type KeyFields, KeyRuleError, keyChangesProblems, keptScopes } from "./rules.js";
@@ -142,6 +142,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
             actor: request.actor,
             ...(id !== undefined && { id }),
             ...(accountId !== undefined && { accountId }),
+            ...(account && asksOwnLimits(fields) && { ownLimits: true as const }),
           });
           if (inserted.state === "inserted") return { state: "created", key: inserted.key, record: inserted.record };
           if (inserted.state === "no_account") return inserted;
@@ -159,7 +160,10 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       const before = await keys.get(id);
       if (!before) return { state: "missing" };
       if (before.revokedAt !== undefined) return { state: "revoked", record: before };
-      const problems = keyChangesProblems(changes, before, clock());
+      // A key that follows a shared account takes caps of its own from the plan given (see `KeyChanges`).
+      const sharedAccount = !before.ownLimits && before.accountId !== ownAccountId(id);
+      const base = sharedAccount && changes.plan !== undefined ? { plan: changes.plan } : before;
+      const problems = keyChangesProblems(changes, base, clock());
       if (problems.length > 0) throw new KeyRuleError(problems);
       const kept = keptChanges(changes);
       const outcome = await keys.update(id, kept, { actor, details: auditDetails(kept) });

@@ -181,6 +181,8 @@ export function keyChangesProblems(
   if (changes.allowFrom !== undefined && changes.allowFrom !== null)
     add("allowFrom", allowFromProblem(changes.allowFrom));
   const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
+  if (touchesLimits && changes.followAccount)
+    add("followAccount", "follows the account's plan and limits: give no plan or limits with it");
   if (touchesLimits && (changes.plan ?? before.plan) === "enterprise") {
     for (const field of ["perMinute", "perDay"] as const) {
       const after = changes[field] === undefined ? before[field] : changes[field];

@@ -582,7 +582,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
 
       it("puts a key into an account that exists, and finds it with the account's plan and limits in one read", async () => {
         await fixture.keys.insertAccount({ ...PRO, perMinute: 400 });
-        const key = intoShop(1, { plan: "pro", perMinute: 10 });
+        const key = intoShop(1, { plan: "pro", perMinute: 10, ownLimits: true });
         expect(await fixture.keys.insert(key)).toEqual({ state: "inserted", record: key });
         expect(await fixture.keys.findByHash(hashOf(1))).toEqual({
           ...key,
@@ -660,10 +660,11 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(await fixture.keys.listAccounts()).toEqual([]);
       });
 
-      it("changes an account: the keys that had its plan and limits take the new ones, a key with caps of its own keeps them", async () => {
+      it("changes an account: the keys that follow it read its new plan and limits, a key with caps of its own keeps them", async () => {
         await fixture.keys.insertAccount(PRO);
-        await fixture.keys.insert(intoShop(1, { plan: "pro" }));
-        await fixture.keys.insert(intoShop(2, { plan: "pro", perMinute: 10 }));
+        await fixture.keys.insert(intoShop(1, { plan: "free" }));
+        await fixture.keys.insert(intoShop(2, { plan: "pro", perMinute: 10, ownLimits: true }));
+        expect(await fixture.keys.get("key_1")).toEqual(intoShop(1, { plan: "pro" }));
         const changed = await fixture.keys.updateAccount(
           "acct_shop",
           { name: "Shop Inc", plan: "enterprise", perMinute: 2_000, perDay: 50_000 },
@@ -674,12 +675,53 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         expect(await fixture.keys.get("key_1")).toEqual(
           intoShop(1, { plan: "enterprise", perMinute: 2_000, perDay: 50_000 }),
         );
-        expect(await fixture.keys.get("key_2")).toEqual(intoShop(2, { plan: "pro", perMinute: 10 }));
+        expect(await fixture.keys.get("key_2")).toEqual(intoShop(2, { plan: "pro", perMinute: 10, ownLimits: true }));
         expect((await fixture.keys.findByHash(hashOf(2)))!.account).toEqual({
           plan: "enterprise",
           perMinute: 2_000,
           perDay: 50_000,
         });
+        expect((await fixture.keys.list({ limit: 10, plan: "enterprise" })).map((key) => key.id)).toEqual(["key_1"]);
+      });
+
+      it("changes the account made for a key when the key that follows it changes plan: every key following it moves", async () => {
+        await fixture.keys.insert(recordOf(1));
+        await fixture.keys.insert(recordOf(2, { accountId: "acct_1" }));
+        const changed = await fixture.keys.update("key_1", { plan: "pro" }, ADMIN);
+        expect(changed).toEqual({ state: "changed", record: recordOf(1, { plan: "pro" }) });
+        expect(await fixture.keys.get("key_2")).toEqual(recordOf(2, { accountId: "acct_1", plan: "pro" }));
+        expect(await fixture.keys.getAccount("acct_1")).toMatchObject({ plan: "pro" });
+      });
+
+      it("keeps a key's own caps through its account's changes, also when they equal the account's", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insert(intoShop(1, { plan: "free", ownLimits: true }));
+        await fixture.keys.updateAccount("acct_shop", { plan: "free" }, ADMIN);
+        await fixture.keys.updateAccount("acct_shop", { plan: "pro" }, ADMIN);
+        expect(await fixture.keys.get("key_1")).toEqual(intoShop(1, { plan: "free", ownLimits: true }));
+      });
+
+      it("gives a key of a shared account caps of its own on a change: the account's plan and limits of the moment under the ones given, kept", async () => {
+        await fixture.keys.insertAccount({ ...PRO, perDay: 20_000 });
+        await fixture.keys.insert(intoShop(1));
+        await fixture.keys.insert(intoShop(2));
+        await fixture.keys.update("key_1", { perMinute: 10 }, ADMIN);
+        // A plan given starts from that plan's limits, not the account's own numbers.
+        await fixture.keys.update("key_2", { plan: "free" }, ADMIN);
+        await fixture.keys.updateAccount("acct_shop", { plan: "business", perDay: null }, ADMIN);
+        const capped = intoShop(1, { plan: "pro", perMinute: 10, perDay: 20_000, ownLimits: true });
+        expect(await fixture.keys.get("key_1")).toEqual(capped);
+        expect(await fixture.keys.get("key_2")).toEqual(intoShop(2, { plan: "free", ownLimits: true }));
+        expect(await fixture.keys.getAccount("acct_shop")).toEqual({ ...PRO, plan: "business" });
+      });
+
+      it("lets a key with caps of its own follow its account again", async () => {
+        await fixture.keys.insertAccount(PRO);
+        await fixture.keys.insert(intoShop(1, { plan: "free", perMinute: 5, ownLimits: true }));
+        const changed = await fixture.keys.update("key_1", { followAccount: true }, ADMIN);
+        expect(changed).toEqual({ state: "changed", record: intoShop(1, { plan: "pro" }) });
+        await fixture.keys.updateAccount("acct_shop", { plan: "business" }, ADMIN);
+        expect((await fixture.keys.findByHash(hashOf(1)))!.plan).toBe("business");
       });
 
       it("removes an account's limits with null, back to its plan's", async () => {

@@ -18,7 +18,7 @@ export const accountsUpdateCommand: Command = {
   usage:
     "petstore accounts update <id> [--name TEXT] [--plan P] [--per-minute N|plan] [--per-day N|plan] [--allow-from CIDR,...|any] [--db URL] [--json]",
   help: `Changes an account's name, plan, limits ('plan': the plan's limit again) or ranges. Its
-keys that had its plan and limits take the new ones; a key with caps of its own keeps them.
+keys that follow it take the new plan and limits; a key with caps of its own keeps them.
 Every server applies the change within 5 seconds. Recorded in the audit trail.
 
   --allow-from LIST   CIDR ranges its keys' requests must come from, comma-separated, in place

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownAccountId } from "@petstore/core";
 import { runCli } from "../cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-accounts-"));
@@ -74,7 +75,7 @@ describe("petstore accounts", () => {
     expect([code, err]).toEqual([1, [expect.stringContaining("no account has the id acct_none")]]);
   });
 
-  it("updates an account: the keys that had its limits follow, a capped key keeps its cap; audited", async () => {
+  it("updates an account: the keys that follow it take its limits, a capped key keeps its cap; audited", async () => {
     const other = await json(["accounts", "create", "--name", "Other", "--plan", "free"]);
     const plain = await json(["keys", "create", "--account", other.id]);
     const capped = await json(["keys", "create", "--account", other.id, "--per-minute", "5"]);
@@ -84,6 +85,31 @@ describe("petstore accounts", () => {
     expect((await json(["keys", "show", capped.id])).perMinute).toBe(5);
     const trail = (await json(["audit", "--key", other.id])) as { action: string }[];
     expect(trail.map((entry) => entry.action)).toEqual(["update", "create"]);
+  });
+
+  it("moves every key that follows a key's own account when that key's plan changes", async () => {
+    const alone = await json(["keys", "create", "--plan", "free"]);
+    const joined = await json(["keys", "create", "--account", ownAccountId(alone.id)]);
+    await cli(["keys", "update", alone.id, "--plan", "pro"]);
+    expect((await json(["keys", "show", joined.id])).plan).toBe("pro");
+    expect((await json(["accounts", "show", ownAccountId(alone.id)])).plan).toBe("pro");
+  });
+
+  it("keeps a key made with one limit at the account's plan and other limit of then, through the account's change", async () => {
+    const team = await json(["accounts", "create", "--name", "Team", "--plan", "pro"]);
+    const capped = await json(["keys", "create", "--account", team.id, "--per-minute", "10"]);
+    await cli(["accounts", "update", team.id, "--plan", "business"]);
+    const shown = await json(["keys", "show", capped.id]);
+    expect([shown.plan, shown.perMinute, shown.perDay]).toEqual(["pro", 10, 10_000]);
+  });
+
+  it("makes a capped key follow its account again with --follow-account", async () => {
+    const team = await json(["accounts", "create", "--name", "Team", "--plan", "business"]);
+    const capped = await json(["keys", "create", "--account", team.id, "--plan", "free"]);
+    const followed = await json(["keys", "update", capped.id, "--follow-account"]);
+    expect([followed.plan, followed.perMinute]).toEqual(["business", 1_000]);
+    const { code, err } = await cli(["keys", "update", capped.id, "--follow-account", "--plan", "pro"]);
+    expect([code, err[0]]).toEqual([2, expect.stringContaining("--follow-account takes the account's plan")]);
   });
 
   describe("--allow-from", () => {

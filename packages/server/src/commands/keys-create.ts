@@ -5,6 +5,7 @@ import {
   issueApiKey,
   type KeyInAccountFields,
   type KeyView,
+  asksOwnLimits,
   keyInAccount,
   keyView,
   newKeyProblems,
@@ -23,7 +24,7 @@ import { cliActor, dbConfig } from "./_options.js";
  * The key the flags ask for; into an account (`account`, read once the database is open), the
  * account's plan and limits unless the flags cap them (core's `keyInAccount`).
  */
-function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
+function keyInput(args: ParsedArgs, account?: AccountRecord): { input: IssueApiKeyInput; ownLimits: boolean } {
   const asked: KeyInAccountFields = {};
   const { "per-minute": perMinute, "per-day": perDay, label, expires, scopes, "allow-from": allowFrom } = args.values;
   if (args.values.plan !== undefined) asked.plan = planFlag(args.values.plan);
@@ -40,7 +41,7 @@ function keyInput(args: ParsedArgs, account?: AccountRecord): IssueApiKeyInput {
   // Before a database is made or opened: a key that cannot be is a usage mistake.
   const problems = newKeyProblems(input, Date.now());
   if (problems.length > 0) throw new UsageError(flagProblems(problems));
-  return input;
+  return { input, ownLimits: account !== undefined && asksOwnLimits(asked) };
 }
 
 /** The new key's view, its usage from the database's limiter unless its servers recorded that they count in Redis. */
@@ -76,9 +77,11 @@ SHA-256, never the key.
                     or enterprise (needs --per-minute and --per-day)
   --account ID      the account the key joins (see 'petstore accounts create'): its requests
                     count against the account's limits too, with its other keys'. The key
-                    takes the account's plan and limits unless --plan, --per-minute and
-                    --per-day cap it. Without it, the key gets an account of its own, with
-                    its plan and limits (acct_ and its id's characters), printed
+                    follows the account's plan and limits (and their changes) unless
+                    --plan, --per-minute or --per-day give it caps of its own: --plan that
+                    plan's limits, a limit alone the account's plan and other limit of now.
+                    Without it, the key gets an account of its own, with its plan and
+                    limits (acct_ and its id's characters), printed
   --per-minute N    requests per minute for this key, overriding the plan's
   --per-day N       requests per day for this key, overriding the plan's
   --label TEXT      a note to recognise the key by in 'petstore keys list'
@@ -109,9 +112,12 @@ SHA-256, never the key.
       const { storage, database, created } = target;
       const account = accountId === undefined ? undefined : await storage.adapters.keys.getAccount(accountId);
       if (accountId !== undefined && account === undefined) return noSuchAccount(io, accountId);
-      const input = keyInput(args, account);
-      const options =
-        account === undefined ? { actor: cliActor(env) } : { actor: cliActor(env), accountId: account.id };
+      const { input, ownLimits } = keyInput(args, account);
+      const options = {
+        actor: cliActor(env),
+        ...(account !== undefined && { accountId: account.id }),
+        ...(ownLimits && { ownLimits: true as const }),
+      };
       const { key, record } = await issueApiKey(storage.adapters.keys, input, options).catch((error: unknown) => {
         throw new Error(storageFailure(db, error), { cause: error });
       });
