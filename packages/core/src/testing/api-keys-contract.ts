@@ -548,7 +548,7 @@ export function apiKeysContract(name: string, make: MakeKeys): void {
         await fixture.keys.insert(intoShop(1, { plan: "pro" }));
         await fixture.keys.insert(recordOf(2));
         await fixture.keys.insert(intoShop(3, { plan: "pro" }));
-        await fixture.keys.insert(intoShop(4, { plan: "free" }));
+        await fixture.keys.insert(intoShop(4, { plan: "free", ownLimits: true }));
         await fixture.keys.revoke("key_3");
         const ids = async (query: Parameters<typeof fixture.keys.list>[0]) =>
           (await fixture.keys.list(query)).map((record) => record.id);
