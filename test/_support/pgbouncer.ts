@@ -6,7 +6,7 @@ import { freePort } from "./free-port.js";
 
 /** The tables the four ports keep their data in. */
 const DATA_TABLES =
-  "pets, orders, api_keys, key_audit, key_usage_minutes, key_usage_days, admin_tokens, rate_limits, idempotency_keys, health_probe";
+  "pets, orders, accounts, api_keys, key_audit, key_usage_minutes, key_usage_days, admin_tokens, rate_limits, idempotency_keys, health_probe";
 
 /**
  * Empties the ports' tables, between tests that share a database behind PgBouncer (which

@@ -169,11 +169,18 @@ export function useWorkerdBindings(databases = 100) {
         (await workerd.getDurableObjectNamespace("LIMITER")) as unknown as DurableObjectNamespace,
       );
       const prefix = `limiter${++limiters}/`;
+      // Inside a group's braces, so that an account's buckets stay in one object.
+      const own = (bucket: string) => (bucket.startsWith("{") ? `{${prefix}${bucket.slice(1)}` : prefix + bucket);
       const limiter = durableObjectLimiter(namespace, { clock });
       return {
-        hit: (input) => limiter.hit({ ...input, bucket: prefix + input.bucket }),
-        peek: (input) => limiter.peek({ ...input, bucket: prefix + input.bucket }),
-        unban: (bucket) => limiter.unban(prefix + bucket),
+        hit: ({ shared, ...input }) =>
+          limiter.hit(
+            shared
+              ? { ...input, bucket: own(input.bucket), shared: shared.map((s) => ({ ...s, bucket: own(s.bucket) })) }
+              : { ...input, bucket: own(input.bucket) },
+          ),
+        peek: (input) => limiter.peek({ ...input, bucket: own(input.bucket) }),
+        unban: (bucket) => limiter.unban(own(bucket)),
       };
     },
   };

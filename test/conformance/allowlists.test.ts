@@ -1,4 +1,4 @@
-import { issueApiKey } from "@petstore/core";
+import { createAccount, issueApiKey } from "@petstore/core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ADAPTER_KITS, beforeEachWorld, errorBody, openWorld, type World } from "./harness.js";
 
@@ -50,6 +50,49 @@ describe.each(ADAPTER_KITS)("address allowlists on $name", (kit) => {
     expect((await from("127.0.0.1")).status).toBe(403);
     world.clock.now += 5_000;
     expect((await from("127.0.0.1")).status).toBe(200);
+  });
+
+  describe("of an account", () => {
+    const ACTOR = { actor: { who: "test" } };
+    let account: string;
+    let inAccount: string;
+    let both: string;
+    beforeEach(async () => {
+      account = (await createAccount(world.adapters.keys, { name: "Shop", plan: "free", allowFrom: ["127.0.0.2/31"] }))
+        .id;
+      inAccount = (await issueApiKey(world.adapters.keys, { plan: "free" }, { accountId: account })).key;
+      both = (
+        await issueApiKey(world.adapters.keys, { plan: "free", allowFrom: ["127.0.0.3/32"] }, { accountId: account })
+      ).key;
+    });
+    const call = (key: string, address: string) => world.call("GET", "/v1/pets", { key, address });
+
+    it("serves its key from inside the account's ranges, IPv4-mapped IPv6 too", async () => {
+      for (const address of ["127.0.0.2", "127.0.0.3", "::ffff:127.0.0.2"])
+        expect((await call(inAccount, address)).status, address).toBe(200);
+    });
+
+    it("answers its key 403 address_not_allowed from outside them, counted as the key's request", async () => {
+      const response = await call(inAccount, "127.0.0.1");
+      expect(response.headers.get("x-ratelimit-limit")).toBe("60");
+      expect(response.headers.get("x-ratelimit-remaining")).toBe("59");
+      await errorBody(response, 403, "address_not_allowed");
+      expect((await call(inAccount, "127.0.0.2")).headers.get("x-ratelimit-remaining")).toBe("58");
+    });
+
+    it("serves a key with ranges of its own only from inside both its and its account's", async () => {
+      expect((await call(both, "127.0.0.3")).status).toBe(200);
+      await errorBody(await call(both, "127.0.0.2"), 403, "address_not_allowed");
+      await errorBody(await call(both, "127.0.0.4"), 403, "address_not_allowed");
+    });
+
+    it("applies a change of the account's ranges made elsewhere within 5 s", async () => {
+      expect((await call(inAccount, "127.0.0.1")).status).toBe(403);
+      await world.adapters.keys.updateAccount(account, { allowFrom: null }, ACTOR);
+      expect((await call(inAccount, "127.0.0.1")).status).toBe(403);
+      world.clock.now += 5_000;
+      expect((await call(inAccount, "127.0.0.1")).status).toBe(200);
+    });
   });
 
   it("reads the client address from X-Forwarded-For only when the socket is a trusted proxy", async () => {

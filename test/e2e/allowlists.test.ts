@@ -4,6 +4,7 @@ import { ensureBinary } from "./_binary.js";
 import {
   binaryServe,
   cleanUp,
+  cli,
   createKey,
   type Server,
   startServer,
@@ -58,28 +59,54 @@ function call(
   });
 }
 
+/** A key in a new account (made with the CLI on `db`) whose keys may be used from `ranges` only. */
+async function keyOfAccountFrom(db: string, ranges: string): Promise<string> {
+  const made = await cli([
+    "accounts",
+    "create",
+    "--name",
+    "Office",
+    "--plan",
+    "free",
+    "--allow-from",
+    ranges,
+    "--db",
+    db,
+    "--json",
+  ]);
+  if (made.code !== 0) throw new Error(`accounts create failed (${made.code}): ${made.stderr}`);
+  const account = (JSON.parse(made.stdout) as { id: string }).id;
+  return (await createKey(db, ["--account", account])).key;
+}
+
 describe("the binary refuses a key outside its ranges and scopes", () => {
   let server: Server;
   let limited: string;
   let readOnly: string;
+  let ofAccount: string;
   beforeAll(async () => {
     const db = tempDatabaseUrl();
     limited = (await createKey(db, ["--plan", "free", "--allow-from", "127.0.0.2/32"])).key;
     readOnly = (await createKey(db, ["--plan", "free", "--scopes", "pets:read,orders:read"])).key;
+    ofAccount = await keyOfAccountFrom(db, "127.0.0.2/32");
     server = await startServer(binaryServe(db));
   }, 60_000);
   afterAll(() => stopProcess(server.child, "SIGTERM"));
 
-  it("answers a key limited to 127.0.0.2/32 200 from 127.0.0.2", async () => {
-    expect((await call(server, "127.0.0.2", limited)).status).toBe(200);
-  });
+  // The same answers whether the ranges are the key's own or its account's.
+  const keyLimitedBy = { "its own ranges": () => limited, "its account's ranges": () => ofAccount };
+  describe.each(Object.entries(keyLimitedBy))("a key limited to 127.0.0.2/32 by %s", (_, key) => {
+    it("answers it 200 from 127.0.0.2", async () => {
+      expect((await call(server, "127.0.0.2", key())).status).toBe(200);
+    });
 
-  it("answers it 403 address_not_allowed from 127.0.0.1, with the key's rate-limit headers", async () => {
-    const answer = await call(server, "127.0.0.1", limited);
-    expect(answer.status).toBe(403);
-    expect(answer.body.code).toBe("address_not_allowed");
-    expect(answer.headers["x-ratelimit-limit"]).toBe("60");
-    expect(answer.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/);
+    it("answers it 403 address_not_allowed from 127.0.0.1, with the key's rate-limit headers", async () => {
+      const answer = await call(server, "127.0.0.1", key());
+      expect(answer.status).toBe(403);
+      expect(answer.body.code).toBe("address_not_allowed");
+      expect(answer.headers["x-ratelimit-limit"]).toBe("60");
+      expect(answer.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/);
+    });
   });
 
   it("answers a read-only key's GET 200 and its POST 403 insufficient_scope with the challenge", async () => {
@@ -99,9 +126,11 @@ describe("the binary refuses a key outside its ranges and scopes", () => {
 describe("behind a trusted proxy the binary reads the client of X-Forwarded-For", () => {
   let server: Server;
   let limited: string;
+  let ofAccount: string;
   beforeAll(async () => {
     const db = tempDatabaseUrl();
     limited = (await createKey(db, ["--plan", "free", "--allow-from", "127.0.0.2/32"])).key;
+    ofAccount = await keyOfAccountFrom(db, "127.0.0.2/32");
     server = await startServer([...binaryServe(db), "--trust-proxy", "127.0.0.1/32"]);
   }, 60_000);
   afterAll(() => stopProcess(server.child, "SIGTERM"));
@@ -115,6 +144,12 @@ describe("behind a trusted proxy the binary reads the client of X-Forwarded-For"
     const answer = await call(server, "127.0.0.1", limited, { headers: { "X-Forwarded-For": "192.0.2.1" } });
     expect(answer.status).toBe(403);
     expect(answer.body.code).toBe("address_not_allowed");
+  });
+
+  it("answers a key of an account limited to 127.0.0.2/32 by where the proxy says its client is", async () => {
+    const inside = await call(server, "127.0.0.1", ofAccount, { headers: { "X-Forwarded-For": "127.0.0.2" } });
+    const outside = await call(server, "127.0.0.1", ofAccount, { headers: { "X-Forwarded-For": "192.0.2.1" } });
+    expect([inside.status, outside.status, outside.body.code]).toEqual([200, 403, "address_not_allowed"]);
   });
 
   it("answers 403 to a socket that is no trusted proxy, whatever its X-Forwarded-For says", async () => {

@@ -61,6 +61,7 @@ describe("the petstore binary's command line", () => {
     const made = await createKey(db, ["--plan", "business", "--label", "billing"]);
     expect(made).toEqual({
       id: expect.stringMatching(/^key_/),
+      accountId: expect.stringMatching(/^acct_/),
       key: expect.stringMatching(/^psk_\w{38}$/),
       plan: "business",
       perMinute: 1_000,

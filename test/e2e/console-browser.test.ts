@@ -45,6 +45,15 @@ interface KeyView {
   usage: { bannedUntil: string | null } | null;
 }
 type Counts = { admitted: number; rateLimited: number; banned: number; unauthorized: number };
+interface AccountView {
+  id: string;
+  name: string;
+  plan: string;
+  perMinute: number;
+  perDay: number;
+  ownLimits: boolean;
+  keys: number;
+}
 
 /** The admin API, with the suite's admin token. */
 async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -58,6 +67,7 @@ async function admin<T>(method: string, path: string, body?: unknown): Promise<T
 }
 
 const newKey = (body: Record<string, unknown>) => admin<KeyView & { key: string }>("POST", "/keys", body);
+const newAccount = (body: Record<string, unknown>) => admin<AccountView>("POST", "/accounts", body);
 
 /** What the store says, through the CLI on the server's database. */
 async function stored<T>(args: string[]): Promise<T> {
@@ -123,6 +133,12 @@ async function signedIn(viewport: { width: number; height: number }, hash = ""):
 }
 
 const focused = (page: Page) => page.evaluate(() => document.activeElement?.id);
+
+/** Presses Tab until the element `id` has the focus (at most `most` times): how a keyboard reaches it. */
+async function tabTo(page: Page, id: string, most = 15): Promise<void> {
+  for (let i = 0; i < most && (await focused(page)) !== id; i++) await page.keyboard.press("Tab");
+  expect(await focused(page)).toBe(id);
+}
 const statusText = (page: Page) => page.locator("#status").textContent();
 
 /** Goes to a view of the console in the same tab (the token stays in it). */
@@ -420,6 +436,165 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     await page.context().close();
   }, 60_000);
 
+  it("lists the accounts with their plan, limits in force and number of keys, fits the window, and axe finds nothing serious", async () => {
+    const group = await newAccount({ name: `Acme Group ${size}`, plan: "pro" });
+    for (const label of ["staging", "production"]) await newKey({ plan: "pro", label, accountId: group.id });
+    const own = await newAccount({ name: `Big Co ${size}`, plan: "enterprise", perMinute: 500, perDay: 50_000 });
+    const { page, errors } = await signedIn(viewport, "#/accounts");
+    const row = (id: string) => page.locator(`#accounts tr[data-id="${id}"]`);
+    await row(group.id).waitFor();
+    const cells = (id: string) => row(id).locator("th, td").allTextContents();
+    expect(await cells(group.id)).toEqual([
+      `Acme Group ${size}${group.id}`,
+      "pro (300/min, 10000/day)",
+      "2",
+      expect.any(String),
+    ]);
+    expect(await cells(own.id)).toEqual([
+      `Big Co ${size}${own.id}`,
+      "enterprise (500/min, 50000/day)limits of its own",
+      "0",
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    ]);
+    expect(await page.locator("#nav a[aria-current=page]").textContent()).toBe("Accounts");
+    expect(await fitsWidth(page)).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `console-accounts-${size}.png`);
+    await page.locator("#account-plan-filter").selectOption("enterprise");
+    await page.locator("#account-filters button[type=submit]").press("Enter");
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe("#/accounts?plan=enterprise");
+    // The filtered list replaces the whole one at once.
+    await expect.poll(() => row(group.id).count()).toBe(0);
+    expect(await row(own.id).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it("from the keyboard alone: creates an account (the Enterprise rule said beside its limits), opens it, changes its plan, and creates a key in it", async () => {
+    const { page, errors } = await signedIn(viewport, "#/accounts");
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("create-account");
+    await page.keyboard.press("Enter");
+    await page.locator("#new-account-dialog").waitFor();
+    expect(await focused(page)).toBe("new-account-name");
+    await page.keyboard.type(`Keyboard Group ${size}`);
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("new-account-plan");
+    await page.keyboard.type("Enterprise");
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("new-account-per-minute");
+    await page.keyboard.press("Enter");
+    const rule = /^is required for an enterprise/;
+    await expect.poll(() => page.locator("#new-account-perMinute-error").textContent()).toMatch(rule);
+    expect(await page.locator("#new-account-perDay-error").textContent()).toMatch(rule);
+    expect(await page.locator("#new-account-per-minute").getAttribute("aria-invalid")).toBe("true");
+    expect(await fitsWidth(page)).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `console-account-create-${size}.png`, false);
+    await page.keyboard.type("120");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("6000");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => statusText(page)).toMatch(new RegExp(`^Created acct_\\w+, Keyboard Group ${size}\\.$`));
+    expect(await focused(page)).toBe("view-title");
+    const id = (await page.evaluate(() => location.hash)).slice("#/accounts/".length);
+    expect(await stored<AccountView>(["accounts", "show", id])).toMatchObject({
+      name: `Keyboard Group ${size}`,
+      plan: "enterprise",
+      perMinute: 120,
+      perDay: 6_000,
+    });
+    // Its plan: Business, its limits emptied back to the plan's.
+    await tabTo(page, "account-plan");
+    await page.keyboard.type("Business");
+    for (const limit of ["account-per-minute", "account-per-day"]) {
+      await page.keyboard.press("Tab");
+      expect(await focused(page)).toBe(limit);
+      await page.keyboard.press("Control+A");
+      await page.keyboard.press("Backspace");
+    }
+    await page.keyboard.press("Enter");
+    await expect
+      .poll(() => statusText(page))
+      .toBe(`Saved plan, perMinute, perDay of ${id}: in force on every server within 5 s.`);
+    expect(await stored<AccountView>(["accounts", "show", id])).toMatchObject({
+      plan: "business",
+      perMinute: 1_000,
+      perDay: 100_000,
+    });
+    expect(await page.locator(".facts").textContent()).toContain(
+      "business: 1000 a minute, 100000 a day, the plan's limits",
+    );
+    // A key in it: the dialog starts at the account's plan; the secret is shown once.
+    await tabTo(page, "create-key");
+    await page.keyboard.press("Enter");
+    await page.locator("#new-key-dialog").waitFor();
+    expect(await page.locator("#new-key-title").textContent()).toBe(`Create a key in Keyboard Group ${size}`);
+    expect(await page.locator("#new-plan").inputValue()).toBe("business");
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("new-label");
+    await page.keyboard.type("ci");
+    await page.keyboard.press("Enter");
+    await page.locator("#secret").waitFor();
+    const secret = await page.locator("#secret-value").inputValue();
+    expect(secret).toMatch(/^psk_[0-9A-Za-z]{38}$/);
+    expect(await wholeInView(page, "#copy")).toBe(true);
+    await page.keyboard.press("Escape");
+    await expect
+      .poll(() => statusText(page))
+      .toMatch(new RegExp(`^Created key_\\w+ in ${id}: its secret was shown once\\.$`));
+    expect(await focused(page)).toBe("create-key");
+    const keyId = await page.locator("#keys tbody tr").getAttribute("data-id");
+    expect(await stored<KeyView & { accountId: string }>(["keys", "show", keyId!])).toMatchObject({
+      plan: "business",
+      label: "ci",
+      accountId: id,
+    });
+    expect((await request(secret)).status).toBe(200);
+    // The browser logs the one refusal the form was meant to meet, nothing else.
+    expect(errors).toEqual([expect.stringContaining("status of 400 (Bad Request)")]);
+    await page.context().close();
+  }, 90_000);
+
+  it("shows an account's keys linking to their pages, its usage summed over them, and its audit entries; a key's page links back", async () => {
+    const account = await newAccount({ name: `Summed ${size}`, plan: "pro" });
+    const first = await newKey({ plan: "pro", label: "first", accountId: account.id });
+    const second = await newKey({ plan: "pro", label: "second", accountId: account.id });
+    await admin("PATCH", `/accounts/${account.id}`, { name: `Summed Ltd ${size}` });
+    for (let i = 0; i < 3; i++) await request(first.key);
+    for (let i = 0; i < 2; i++) await request(second.key);
+    // The servers add their counts at least every 10 s: wait for these, not for a time.
+    const totals = async () => (await admin<{ totals: Counts }>("GET", `/accounts/${account.id}/usage`)).totals;
+    await waitFor(async () => (await totals()).admitted === 5, 30_000, { every: 250, what: "the account's usage" });
+    const { page, errors } = await signedIn(viewport, `#/accounts/${account.id}`);
+    await page.locator("#usage-days-totals").waitFor();
+    expect(await page.locator("#view-title").textContent()).toBe(`Summed Ltd ${size} ${account.id}`);
+    const listed = await page
+      .locator("#keys tbody tr")
+      .evaluateAll((rows) => rows.map((row) => row.querySelector("a")?.getAttribute("href")));
+    expect(listed).toEqual([`#/keys/${first.id}`, `#/keys/${second.id}`]);
+    const admitted = (figure: string) => page.locator(`#${figure}-totals tr[data-outcome=admitted] td`).textContent();
+    expect([await admitted("usage-hours"), await admitted("usage-days")]).toEqual(["5", "5"]);
+    expect(await page.locator("#usage-hours svg rect").count()).toBeGreaterThan(0);
+    const trail = await page.locator("table.audit tbody tr").allTextContents();
+    expect(trail.map((entry) => /update|create/.exec(entry)?.[0])).toEqual(["update", "create"]);
+    expect(trail.every((entry) => entry.includes(account.id))).toBe(true);
+    expect(await fitsWidth(page)).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `console-account-${size}.png`);
+    await page.locator(`#keys a[href="#/keys/${second.id}"]`).press("Enter");
+    await page.locator(".facts").waitFor();
+    const link = page.locator('.facts dt:text-is("Account") + dd a');
+    expect([await link.textContent(), await link.getAttribute("href")]).toEqual([
+      account.id,
+      `#/accounts/${account.id}`,
+    ]);
+    await link.press("Enter");
+    await expect.poll(() => page.locator("#view-title").textContent()).toBe(`Summed Ltd ${size} ${account.id}`);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 90_000);
+
   it("filters the audit trail by key, action and actor, a page at a time", async () => {
     const tokenId = `tok_${token.slice(4, 16)}`;
     for (let i = 0; i < 55; i++) await admin("PATCH", `/keys/${ids.trial}`, { label: `trial ${size} ${i}` });
@@ -477,6 +652,26 @@ describe.each([DESKTOP, PHONE])("the console in Chromium at $width x $height", (
     expect(errors).toEqual([]);
     await page.context().close();
   }, 60_000);
+});
+
+describe("the accounts on the console, more than a page of them", () => {
+  it("shows 50 of one plan, then the rest with Load more, in the order they were made", async () => {
+    for (let i = 0; i < 53; i++) await newAccount({ name: `Paged ${i}`, plan: "business" });
+    const all = await stored<AccountView[]>(["accounts", "list"]);
+    const business = all.filter((account) => account.plan === "business").map((account) => account.id);
+    const { page } = await signedIn(DESKTOP, "#/accounts?plan=business");
+    const rows = () => page.locator("#accounts tbody tr").count();
+    await expect.poll(rows).toBe(50);
+    expect(await statusText(page)).toBe("50+ accounts.");
+    await page.locator("#more").press("Enter");
+    await expect.poll(rows).toBe(business.length);
+    expect(await page.locator("#more").isHidden()).toBe(true);
+    const listed = await page
+      .locator("#accounts tbody tr")
+      .evaluateAll((each) => each.map((row) => row.getAttribute("data-id")));
+    expect(listed).toEqual(business);
+    await page.context().close();
+  }, 90_000);
 });
 
 describe("signing in to the console", () => {

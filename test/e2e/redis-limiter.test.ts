@@ -1,3 +1,4 @@
+import { bucketOf } from "../_support/key-buckets.js";
 import { Redis } from "ioredis";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -84,8 +85,8 @@ describe("petstore serve --limiter redis://", () => {
     const statuses = [];
     for (let i = 0; i < 7; i++) statuses.push((await api("/v1/pets")).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(await admin.exists(`petstore:limit:{key:${keyId}}`)).toBe(1);
-    expect(await admin.hget(`petstore:limit:{key:${keyId}}`, "c1")).toBe("5");
+    expect(await admin.exists(`petstore:limit:${bucketOf(keyId)}`)).toBe(1);
+    expect(await admin.hget(`petstore:limit:${bucketOf(keyId)}`, "c1")).toBe("5");
     expect(server.stdout.find((line) => line.includes('"event":"listening"'))).toContain(`"limiter":"${redis.url}"`);
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
@@ -364,8 +365,8 @@ describe("petstore serve --limiter redis://", () => {
     expect((await client(server.url, key)("/v1/pets")).status).toBe(200);
     const inThree = new Redis(`${redis.url}/3`);
     try {
-      expect(await inThree.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("1");
-      expect(await admin.exists(`petstore:limit:{key:${id}}`)).toBe(0);
+      expect(await inThree.hget(`petstore:limit:${bucketOf(id)}`, "c1")).toBe("1");
+      expect(await admin.exists(`petstore:limit:${bucketOf(id)}`)).toBe(0);
     } finally {
       inThree.disconnect();
     }
@@ -405,7 +406,7 @@ describe("petstore serve --limiter redis://", () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await api("/v1/pets")).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(await admin.hget(`petstore:limit:{key:${id}}`, "c1")).toBe("3");
+    expect(await admin.hget(`petstore:limit:${bucketOf(id)}`, "c1")).toBe("3");
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
   }, 90_000);
 });

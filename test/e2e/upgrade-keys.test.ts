@@ -30,35 +30,37 @@ const NEW_MIGRATIONS = [
   "usage history",
 ];
 const SCOPES_MIGRATION = "scopes and allowed addresses of a key";
+const ACCOUNTS_MIGRATIONS = ["accounts", "allowed addresses of an account", "keys that follow their account"];
 /** PostgreSQL has TRUNCATE, which its row triggers do not see: one more migration refuses it on the trail. */
-const NEW_POSTGRES_MIGRATIONS = [...NEW_MIGRATIONS, "the audit trail never truncated", SCOPES_MIGRATION];
+const NEW_POSTGRES_MIGRATIONS = [
+  ...NEW_MIGRATIONS,
+  "the audit trail never truncated",
+  SCOPES_MIGRATION,
+  ...ACCOUNTS_MIGRATIONS,
+];
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 const databases = usePostgresDatabases();
 
-/** The versions in `schema_migrations`, in order, read as an operator's own tool would. */
-async function migrations(db: string): Promise<{ version: number; name: string }[]> {
+/** The rows of a query, read as an operator's own tool would. */
+async function rowsOf<T>(db: string, query: string): Promise<T[]> {
   if (db.startsWith("file:")) {
-    const rows = execFileSync(
-      "sqlite3",
-      ["-json", db.slice("file:".length), "SELECT version, name FROM schema_migrations ORDER BY version"],
-      { encoding: "utf8" },
-    );
-    return JSON.parse(rows) as { version: number; name: string }[];
+    const rows = execFileSync("sqlite3", ["-json", db.slice("file:".length), query], { encoding: "utf8" });
+    return (rows.trim() === "" ? [] : JSON.parse(rows)) as T[];
   }
   const sql = postgres(db, { max: 1, onnotice: () => {} });
   try {
-    return [
-      ...(await sql.unsafe<{ version: number; name: string }[]>(
-        "SELECT version, name FROM schema_migrations ORDER BY version",
-      )),
-    ];
+    return [...(await sql.unsafe<T[]>(query))];
   } finally {
     await sql.end();
   }
 }
+
+/** The versions in `schema_migrations`, in order. */
+const migrations = (db: string) =>
+  rowsOf<{ version: number; name: string }>(db, "SELECT version, name FROM schema_migrations ORDER BY version");
 
 /** The binary's command line, failing the test with its stderr when it does not exit 0; `--json` output parsed. */
 // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
@@ -94,7 +96,7 @@ describe.each([
     engine: "libSQL",
     keys: OLD_KEYS.libsql,
     versionsBefore: [1, 2, 3, 4, 5],
-    newMigrations: [...NEW_MIGRATIONS, SCOPES_MIGRATION],
+    newMigrations: [...NEW_MIGRATIONS, SCOPES_MIGRATION, ...ACCOUNTS_MIGRATIONS],
     async load() {
       const db = tempDatabaseUrl();
       execFileSync("sqlite3", [db.slice("file:".length)], {
@@ -145,6 +147,43 @@ describe.each([
         newMigrations.map((name, index) => ({ version: last + 1 + index, name })),
       );
       expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
+
+      // Every key is the one key of an account of its own, with its plan and limits.
+      const accounts = await rowsOf<Record<string, unknown>>(
+        db,
+        `SELECT k.id AS key, a.id, a.name, a.plan, a.per_minute, a.per_day, (SELECT count(*) FROM api_keys AS o WHERE o.account_id = a.id) AS keys
+          FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id ORDER BY k.created_at`,
+      );
+      const ownAccount = (key: OldKey) => `acct_${key.id.slice("key_".length)}`;
+      expect(accounts.map((row) => ({ ...row, per_minute: row.per_minute ?? null, keys: Number(row.keys) }))).toEqual([
+        {
+          key: keys.free.id,
+          id: ownAccount(keys.free),
+          name: "free before issue 29",
+          plan: "free",
+          per_minute: null,
+          per_day: null,
+          keys: 1,
+        },
+        {
+          key: keys.enterprise.id,
+          id: ownAccount(keys.enterprise),
+          name: expect.any(String),
+          plan: "enterprise",
+          per_minute: 5_000,
+          per_day: 250_000,
+          keys: 1,
+        },
+        {
+          key: keys.revoked.id,
+          id: ownAccount(keys.revoked),
+          name: expect.any(String),
+          plan: "pro",
+          per_minute: null,
+          per_day: null,
+          keys: 1,
+        },
+      ]);
 
       const free = await client(server.url, keys.free.key)("/v1/pets?limit=1");
       expect([free.status, free.headers.get("x-ratelimit-limit")]).toEqual([200, "60"]);
@@ -202,9 +241,13 @@ describe.each([
       });
       expect(Date.parse(shownRevoked.revokedAt)).toBeLessThan(startedAt);
 
-      // Update: the running server applies the enterprise key's new minute limit; its own day limit stays.
+      // Update: the running server applies the enterprise key's new minute limit (its account,
+      // made for it, takes it too); its own day limit stays.
       await petstore(["keys", "update", keys.enterprise.id, "--per-minute", "7000", "--db", db]);
       expect(await shown(keys.enterprise)).toMatchObject({ perMinute: 7_000, perDay: 250_000 });
+      expect(
+        await rowsOf(db, `SELECT per_minute, per_day FROM accounts WHERE id = '${ownAccount(keys.enterprise)}'`),
+      ).toEqual([{ per_minute: 7_000, per_day: 250_000 }]);
       const updated = await answerOnceCacheExpired(
         () => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"),
         (response) => response.headers.get("x-ratelimit-limit") === "7000",

@@ -278,7 +278,7 @@ describe("each example, run as its README says", () => {
     const [dev, firstCurl, issueKey, execute, secondCurl, ...rest] = readmeCommands(readme, 1);
     expect([issueKey, execute, rest]).toEqual([
       "npx bun issue-key.ts free",
-      'npx wrangler d1 execute petstore --local --command "INSERT INTO api_keys ..."',
+      'npx wrangler d1 execute petstore --local --command "INSERT INTO accounts ...; INSERT INTO api_keys ..."',
       [],
     ]);
     // wrangler's launcher refuses Node before 22, and this runs on Node 20: the same CLI, without the launcher.

@@ -1,3 +1,4 @@
+import { accountBucketOf, bucketOf } from "../_support/key-buckets.js";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -230,18 +231,20 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           "temporarily_banned",
           "temporarily_banned",
         ]);
-        // The ban shortened in the store to end 2 s from now by the store's clock, its count cleared.
-        const bucket = `key:${id}`;
+        // The ban shortened in the store to end 2 s from now by the store's clock, its count and
+        // its account's (made for it, counting the same requests) cleared.
+        const [bucket, account] = [bucketOf(id), accountBucketOf(id)];
         let endsAt: number;
         if (storage === "PostgreSQL") {
+          await sql`UPDATE rate_limits SET window0_count = 0 WHERE bucket = ${account}`;
           const [row] = await sql`
             UPDATE rate_limits SET banned_until = floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 2000, window0_count = 0, refusals = 0
             WHERE bucket = ${bucket} RETURNING banned_until`;
           endsAt = Number(row!.banned_until);
         } else {
           const script =
-            "local t = redis.call('TIME'); local e = t[1] * 1000 + math.floor(t[2] / 1000) + 2000; redis.call('HSET', KEYS[1], 'b', e, 'c1', 0, 'r', 0); return e";
-          endsAt = Number(await redisClient.eval(script, 1, `petstore:limit:{${bucket}}`));
+            "local t = redis.call('TIME'); local e = t[1] * 1000 + math.floor(t[2] / 1000) + 2000; redis.call('HSET', KEYS[1], 'b', e, 'c1', 0, 'r', 0); redis.call('HSET', KEYS[2], 'c1', 0); return e";
+          endsAt = Number(await redisClient.eval(script, 2, `petstore:limit:${bucket}`, `petstore:limit:${account}`));
         }
         const firstAdmitted = [0, 0, 0];
         const everyServerAdmitted = async () => {

@@ -1,3 +1,4 @@
+import { bucketOf } from "../_support/key-buckets.js";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLUSTER_NODE_TIMEOUT_MS, type RedisCluster, startRedisCluster } from "../_support/redis-cluster.js";
@@ -58,7 +59,7 @@ async function keysOn(ports: number[]): Promise<{ key: string; id: string; port:
   for (let made = 0; found.length < ports.length; made++) {
     if (made > 60) throw new Error("no key hashed to every master in 60 tries");
     const { key, id } = await createKey(db, ["--plan", "free", "--per-minute", "100000", "--per-day", String(PER_DAY)]);
-    const slot = Number(await admin.cluster("KEYSLOT", `key:${id}`));
+    const slot = Number(await admin.cluster("KEYSLOT", bucketOf(id)));
     keySlots.set(id, slot);
     const master = await cluster.masterOf(slot);
     const wanted = ports[found.length]!;
@@ -79,7 +80,7 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
     const api = (path: string) =>
       fetch(new URL(path, server.url), { headers: { authorization: `Bearer ${key!.key}` } });
     for (let i = 0; i < 3; i++) expect((await api("/v1/pets")).status).toBe(200);
-    expect(await admin.hget(`petstore:limit:{key:${key!.id}}`, "c2")).toBe("3");
+    expect(await admin.hget(`petstore:limit:${bucketOf(key!.id)}`, "c2")).toBe("3");
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
@@ -112,7 +113,7 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       });
       const before = { ...load.tally("A") };
       // What the replica lacks the moment before the kill: the counts the master took and had not yet sent it.
-      const bucket = `petstore:limit:{key:${a!.id}}`;
+      const bucket = `petstore:limit:${bucketOf(a!.id)}`;
       const [counted, replicated] = await Promise.all([onMaster.hget(bucket, "c2"), onReplica.hget(bucket, "c2")]);
       behind = Number(counted) - Number(replicated ?? 0);
       await cluster.kill(masters[0]!, slotOf(a!.id));
@@ -136,7 +137,7 @@ describe("petstore serve on a Redis Cluster (3 masters, 3 replicas)", () => {
       await load.stop();
     }
     const [ta, tb, tc, td] = ["A", "B", "C", "D"].map((name) => load.tally(name));
-    const counted = Number(await admin.hget(`petstore:limit:{key:${a!.id}}`, "c2"));
+    const counted = Number(await admin.hget(`petstore:limit:${bucketOf(a!.id)}`, "c2"));
     console.info(
       `redis cluster, master killed under load (node timeout ${CLUSTER_NODE_TIMEOUT_MS} ms): replica serving after ${Math.round(failedOverAt - killedAt)} ms, ` +
         `A's first 200 after ${Math.round(ta!.firstAdmittedAfterMark! - killedAt)} ms; ` +

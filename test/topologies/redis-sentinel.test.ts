@@ -1,3 +1,4 @@
+import { bucketOf } from "../_support/key-buckets.js";
 import { redisLimiter } from "@petstore/adapters/redis";
 import { StorageUnavailableError } from "@petstore/core";
 import { rateLimiterContract } from "@petstore/core/testing";
@@ -216,7 +217,7 @@ describe("the limits in Redis behind Sentinel (1 master, 1 replica, 3 sentinels)
       const replica = sentinels.dataPorts.find((port) => port !== master)!;
       // The replica first: read together, a replica read later could hold more than the master's earlier read.
       const counted: [string, string][] = [
-        [`petstore:limit:{key:${keyId}}`, "c2"],
+        [`petstore:limit:${bucketOf(keyId)}`, "c2"],
         [`library:{${bucket}}`, "c2"],
       ];
       const onReplica = await countsOn(replica, counted);

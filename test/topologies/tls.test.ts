@@ -1,3 +1,4 @@
+import { bucketOf } from "../_support/key-buckets.js";
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { Redis } from "ioredis";
@@ -183,7 +184,7 @@ describe("Redis over TLS (rediss://)", () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await client(server.url, key)("/v1/pets")).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(await admin.hget(`petstore:limit:{key:${id}}`, "c2")).toBe("3");
+    expect(await admin.hget(`petstore:limit:${bucketOf(id)}`, "c2")).toBe("3");
     const clients = await admin.client("LIST");
     expect(String(clients)).toContain(`laddr=127.0.0.1:${tlsPort}`);
     await stopProcess(server.child, "SIGTERM");

@@ -1,5 +1,6 @@
 import type { PetstoreOptions } from "./options.js";
 import { resolveOptions } from "./options.js";
+import type { CallerLimits } from "./plans.js";
 import type { Decision } from "./ports.js";
 import { arrive } from "./pipeline/arrival.js";
 import { authorize } from "./pipeline/authorize.js";
@@ -74,6 +75,7 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       identity: Identity | undefined,
       bucket: Bucket | undefined,
       decision: Decision | undefined,
+      limits: CallerLimits | undefined,
       failure: Failure | undefined;
     let response: Response;
     try {
@@ -82,18 +84,19 @@ export function createPetstore(options: PetstoreOptions): Petstore {
       } else {
         match = findRoute(arrival.pathname); // the route serving the path, if any: looked up once
         identity = await identify(request, arrival.started); // 1. the caller, by its key
-        bucket = chooseBucket(request, info, identity); // 2. its bucket: the key, else the client address
-        decision = await limit(bucket); // 3. one atomic hit on it, at the limiter's instant
-        refuse(decision); // 4. 429 when banned or over a limit
+        bucket = chooseBucket(request, info, lapse(identity, limit.instant())); // 2. its bucket: the key, else (no valid key, or one lapsed by the limiter's instant as estimated) the client address
+        limits = bucket.limits;
+        ({ decision, limits } = await limit(bucket)); // 3. one atomic hit on it and its account's, at the limiter's instant
         identity = lapse(identity, decision.now); // a key past its expiry, an old secret past its overlap: refused at the limiter's instant
+        refuse(decision); // 4. 429 when banned or over a limit
         const caller = authorize(identity, match); // 5. 401 without a valid key, unless the route is public
-        permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's ranges
+        permitAddress(request, info, match?.route.public ? undefined : caller); // 403 from outside the key's or its account's ranges
         const routed = chooseHandler(match, request.method, arrival.pathname); // 6. 404, or 405 with Allow
         requireScope(routed, caller); // 403 when the key lacks the operation's scope
-        response = await run(routed, request, caller, arrival, bucket, decision); // 7. the operation: validate, then run
+        response = await run(routed, request, caller, arrival, limits, decision); // 7. the operation: validate, then run
       }
     } catch (thrown) {
-      failure = fail(thrown, arrival, bucket, decision); // the Error answer; honest rate-limit headers on an early 503
+      failure = fail(thrown, arrival, limits, decision); // the Error answer; honest rate-limit headers on an early 503
       response = failure.response;
     }
     keyUse(response, identity, decision); // an old secret told so

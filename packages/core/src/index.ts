@@ -38,6 +38,9 @@ export { trustedProxies } from "./http/ip-addresses.js";
 // API keys: their format, and their life (its rules, the audit trail's words, idempotent replays).
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from "./keys/api-key.js";
 export { issueApiKey } from "./keys/issue-api-key.js";
+export { accountBucket, keyBucket, ownAccountId } from "./keys/bucket.js";
+export { asksOwnLimits, createAccount, createAccountOnce, keyInAccount, updateAccount } from "./keys/account-life.js";
+export type { AccountCreate, AccountInput, KeyInAccountFields } from "./keys/account-life.js";
 export type { IssueApiKeyInput, IssueApiKeyOptions } from "./keys/issue-api-key.js";
 export { rollApiKey } from "./keys/roll-api-key.js";
 export type { KeyRoll } from "./keys/roll-api-key.js";
@@ -51,6 +54,7 @@ export type {
   KeyLifeOptions,
   KeyLifeRoll,
   KeyUnban,
+  NewKeyInput,
   Replayed,
 } from "./keys/key-life.js";
 export {
@@ -80,10 +84,17 @@ export type {
 } from "./usage/usage-history.js";
 
 // Implement an adapter: the ports, their constants, the errors an adapter throws.
-export { CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
+export { bucketGroup, CLOCK_STEP_MS, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, USAGE_KEPT_MS } from "./ports.js";
 export type {
+  AccountChange,
+  AccountChanges,
+  AccountInsert,
+  AccountLimits,
+  AccountRecord,
+  AccountRules,
   Actor,
   Adapters,
+  AccountListQuery,
   AdminTokenRecord,
   AdminTokens,
   ApiKeyRecord,
@@ -94,6 +105,7 @@ export type {
   AuditQuery,
   BanPolicy,
   BucketState,
+  BucketWindows,
   ClaimedCreate,
   ClaimResult,
   Decision,
@@ -108,6 +120,7 @@ export type {
   KeyListQuery,
   KeyOrder,
   KeyRecordState,
+  NewAccountRecord,
   NewApiKeyRecord,
   PageQuery,
   PetStore,

@@ -7,6 +7,7 @@ import type { ApiKeyRecord } from "./ports.js";
 const ports: PetstoreOptions = memoryAdapters();
 const enterprise: ApiKeyRecord = {
   id: "key_e",
+  accountId: "acct_e",
   hash: "0".repeat(64),
   plan: "enterprise",
   perMinute: 7,

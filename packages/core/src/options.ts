@@ -8,7 +8,7 @@ import { type UsageRecorder, usageRecorder } from "./usage/usage-recorder.js";
 import { type CallerLimits, DEFAULT_BAN, DEFAULT_PLANS, limitsResolver, type PlanLimits } from "./plans.js";
 import type {
   Adapters,
-  ApiKeyRecord,
+  AccountLimits,
   ApiKeys,
   BanPolicy,
   IdempotencyStore,
@@ -120,7 +120,7 @@ export interface Settings {
   idempotency: IdempotencyStore;
   /** Without a trailing slash: `/v1`, or `""` at the root. */
   basePath: string;
-  limitsOf: (caller: ApiKeyRecord | undefined) => CallerLimits;
+  limitsOf: (caller: AccountLimits | undefined) => CallerLimits;
   ban: BanPolicy;
   clock: () => number;
   monotonicClock: () => number;

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, BanPolicy, PlanName, WindowPair } from "./ports.js";
+import type { AccountLimits, BanPolicy, PlanName, WindowPair } from "./ports.js";
 
 /** Requests per minute and per day of a plan. */
 export interface PlanLimits {
@@ -26,13 +26,13 @@ export interface CallerLimits {
 }
 
 /**
- * The minute and day windows of a caller; anonymous callers get the Free plan's (made once).
+ * The minute and day windows of a caller (a key, or an account); anonymous callers get the Free plan's (made once).
  * A key's are kept with its bucket (`chooseBucketStage`).
  */
 export function limitsResolver(
   plans: Record<PlanName, PlanLimits>,
-): (caller: ApiKeyRecord | undefined) => CallerLimits {
-  const make = (caller: ApiKeyRecord | undefined): CallerLimits => {
+): (caller: AccountLimits | undefined) => CallerLimits {
+  const make = (caller: AccountLimits | undefined): CallerLimits => {
     const plan = plans[caller?.plan ?? "free"];
     const windows: WindowPair = [
       { name: "minute", limit: caller?.perMinute ?? plan.perMinute, seconds: 60 },

@@ -123,11 +123,37 @@ export interface BanPolicy {
 /** A bucket's two windows: the minute's, then the day's (the ban counts refusals within the first). */
 export type WindowPair = readonly [WindowSpec, WindowSpec];
 
-/** One request's hit on a bucket; the limiter decides it at its store's instant. */
-export interface HitInput {
+/**
+ * A bucket and its two windows. A name may begin with a group in braces, `{acct_1}key:k_2`
+ * (Redis Cluster's hash tag): the buckets of one hit share their group, so a store that
+ * spreads buckets over nodes or objects keeps them in one (see `HitInput.shared`).
+ */
+export interface BucketWindows {
   bucket: string;
   windows: WindowPair;
+}
+
+/**
+ * One request's hit on a bucket (the caller's: refusals count toward its ban, and the ban is
+ * its own) and on the buckets it shares with others (an account's, across its keys). The
+ * limiter decides it at its store's instant.
+ */
+export interface HitInput extends BucketWindows {
   ban: BanPolicy;
+  /**
+   * Buckets the request also counts against, in the group of `bucket`: it is admitted only
+   * if every window of every bucket admits it, and then counts in all of them, in one atomic
+   * step. A refusal consumes nothing in any of them; it counts toward the ban of `bucket`
+   * alone, and a shared bucket is never banned.
+   */
+  shared?: readonly BucketWindows[];
+}
+
+/** The group of a bucket's name (`{acct_1}key:k_2` -> `acct_1`), if it has one: where a sharded store keeps it. */
+export function bucketGroup(bucket: string): string | undefined {
+  if (!bucket.startsWith("{")) return undefined;
+  const end = bucket.indexOf("}");
+  return end > 1 ? bucket.slice(1, end) : undefined;
 }
 
 export interface WindowState {
@@ -141,11 +167,16 @@ export interface WindowState {
   exceeded: boolean;
 }
 
-/** One decision over both windows of a bucket. */
+/** One decision over both windows of a bucket, and of the buckets it shares. */
 export interface Decision {
   allowed: boolean;
-  /** One per window of the hit, in its order. */
+  /** One per window of the hit's bucket, in its order. */
   windows: WindowState[];
+  /**
+   * With `HitInput.shared`: each shared bucket's windows, in its order (`exceeded`: that
+   * window refused the request).
+   */
+  shared?: WindowState[][];
   /** Set while the bucket is banned; the request was refused for that reason. */
   bannedUntil?: number;
   /** This refusal began the ban: the one past the threshold. Once per ban, whoever answers it. */
@@ -204,14 +235,67 @@ export type PlanName = "free" | "pro" | "business" | "enterprise";
 /** What a key may do: `pets:read` (listPets, getPet), `pets:write` (createPet), `orders:read` (the store orders). */
 export type Scope = "pets:read" | "pets:write" | "orders:read";
 
+/** An account's plan and limits: what its keys' requests count against together. */
+export interface AccountLimits {
+  plan: PlanName;
+  /** Its own per-minute limit (an Enterprise's agreed number); absent, its plan's. */
+  perMinute?: number;
+  perDay?: number;
+}
+
+/**
+ * What an account asks of its keys' requests: its plan and limits, and the CIDR ranges (IPv4,
+ * IPv6) they must come from, as they were given, when it is not everywhere (absent, any address).
+ */
+export interface AccountRules extends AccountLimits {
+  allowFrom?: string[];
+}
+
+/** An account (a customer): a name, a plan or its own limits, its ranges, and keys. Times by the store's clock. */
+export interface AccountRecord extends AccountRules {
+  /** `acct_` and 16 base62 characters (an account made for a key: `acct_` and its key id's). */
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** An account to store: its `createdAt` is the store's instant of the insert unless given. */
+export type NewAccountRecord = Omit<AccountRecord, "createdAt"> & { createdAt?: number };
+
+/** The changes `ApiKeys.updateAccount` makes; `null` removes a limit (the plan's again) or the ranges. */
+export interface AccountChanges {
+  name?: string;
+  plan?: PlanName;
+  perMinute?: number | null;
+  perDay?: number | null;
+  /** `null`: from any address again. */
+  allowFrom?: string[] | null;
+}
+
 /** An API key as stored: never the key itself, only its SHA-256. Times by the store's clock. */
 export interface ApiKeyRecord {
   id: string;
   /** Lowercase hex SHA-256 of the full key (its current secret). */
   hash: string;
+  /**
+   * The plan and limits of the key's own bucket (its account's count beside them): its
+   * account's, read with it, unless it carries caps of its own (`ownLimits`).
+   */
   plan: PlanName;
   perMinute?: number;
   perDay?: number;
+  /** The account the key belongs to. */
+  accountId: string;
+  /**
+   * Set when the key carries caps of its own (its `plan`, `perMinute`, `perDay`, set for it and
+   * kept through any change of its account); absent, the key follows its account's.
+   */
+  ownLimits?: true;
+  /**
+   * Its account's plan, limits and ranges, read with the key by `findByHash` (one read for
+   * both, so a key's lookup stays one read); other reads may leave it out.
+   */
+  account?: AccountRules;
   label?: string;
   createdAt: number;
   revokedAt?: number;
@@ -233,14 +317,29 @@ export interface ApiKeyRecord {
   lastUsedAt?: number;
 }
 
-/** A key to store: its `createdAt` is the store's instant of the insert unless given (a key copied from elsewhere). */
-export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt"> & { createdAt?: number };
+/**
+ * A key to store: its `createdAt` is the store's instant of the insert unless given (a key
+ * copied from elsewhere). Without `accountId` (or with its own, `ownAccountId(id)`) it belongs
+ * to an account of its own, made in the same write, unless there, with its plan and limits,
+ * named after its label or id. Without `ownLimits` it follows its account (into an account
+ * that exists, its `plan` and limits are the account's, whatever it gives).
+ */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt" | "accountId" | "account"> & {
+  createdAt?: number;
+  accountId?: string;
+};
 
 /**
  * What an insert did: stored the key (the record as stored, its `createdAt` set), or nothing,
  * a key having its id or its secret already (a retry of an insert that happened).
  */
-export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" };
+export type KeyInsert = { state: "inserted"; record: ApiKeyRecord } | { state: "duplicate" } | { state: "no_account" };
+
+/** What an account's insert did: stored it (as stored), or nothing, an account having its id already. */
+export type AccountInsert = { state: "inserted"; record: AccountRecord } | { state: "duplicate" };
+
+/** What a change to an account found: `changed` (with the record after it), or no account by that id. */
+export type AccountChange = { state: "changed"; record: AccountRecord } | { state: "missing" };
 
 /** Who made a change, as the audit trail keeps it. */
 export interface Actor {
@@ -262,9 +361,17 @@ export interface AuditNote {
 
 /** The changes `ApiKeys.update` makes; `null` removes an optional field. The key's secret stays. */
 export interface KeyChanges {
+  /**
+   * A key's plan and limits (`null`: the plan's). On a key that follows the account made for it
+   * (`ownAccountId`), they change that account. Otherwise they become the key's own caps, over
+   * the ones it has; a key that followed its account starts from the account's plan and limits,
+   * or, given a `plan`, from that plan's.
+   */
   plan?: PlanName;
   perMinute?: number | null;
   perDay?: number | null;
+  /** The key follows its account again: its own caps are dropped (with no plan or limits given). */
+  followAccount?: true;
   label?: string | null;
   expiresAt?: number | null;
   /** `null`: every scope again. */
@@ -284,6 +391,7 @@ export type KeyChange =
   | { state: "revoked"; record: ApiKeyRecord }
   | { state: "rolling"; record: ApiKeyRecord };
 
+/** What a change did; a `create` or an `update` of an account names it in `keyId` (`acct_...`). */
 export type AuditAction = "create" | "update" | "roll" | "revoke" | "unban";
 
 /** One change, as the audit trail keeps it: never edited, never deleted by the API. */
@@ -321,8 +429,17 @@ export interface KeyListQuery {
   afterId?: string;
   plan?: PlanName;
   state?: KeyRecordState;
+  /** The keys of this account only (a store keeps them indexed by account). */
+  accountId?: string;
   /** Default `created`. */
   order?: KeyOrder;
+}
+
+/** A page of accounts in the order they were made: at most `limit`, after the account `afterId`, those of `plan`. */
+export interface AccountListQuery {
+  limit: number;
+  afterId?: string;
+  plan?: PlanName;
 }
 
 /** A page of the audit trail, newest first (see `ApiKeys.auditTrail`). */
@@ -344,8 +461,24 @@ export interface AuditQuery {
  * is kept beside it (`KeyUsage`), so every key store has one, whatever holds the limits.
  */
 export interface ApiKeys extends KeyUsage {
-  /** Stores a key unless one has its id or its hash (current or previous): then `duplicate`, and nothing is written. */
+  /**
+   * Stores a key unless one has its id or its hash (current or previous): then `duplicate`,
+   * and nothing is written. With the `accountId` of another account, that one must exist (else `no_account`).
+   */
   insert(record: NewApiKeyRecord, note?: AuditNote): Promise<KeyInsert>;
+  /** Stores an account unless one has its id: then `duplicate`, and nothing is written. */
+  insertAccount(record: NewAccountRecord, note?: AuditNote): Promise<AccountInsert>;
+  getAccount(id: string): Promise<AccountRecord | undefined>;
+  /** Accounts in the order they were made; a page of at most `limit` after the account `afterId` (of one `plan`), or all. */
+  listAccounts(page?: AccountListQuery): Promise<AccountRecord[]>;
+  /** How many keys each of these accounts has, revoked and expired ones too (0 for an account without any, or none by that id): one read. */
+  countKeys(accountIds: readonly string[]): Promise<Record<string, number>>;
+  /**
+   * Changes an account, with no key written: its keys that follow it read its plan and limits
+   * with it; a key with caps of its own keeps them. Its ranges stay the account's: `findByHash`
+   * reads them with each key.
+   */
+  updateAccount(id: string, changes: AccountChanges, note: AuditNote): Promise<AccountChange>;
   /**
    * The key whose secret has this hash: its current one, or its previous one (the secret
    * before the last roll) whether or not the roll's overlap still runs. Revoked and expired
@@ -355,9 +488,13 @@ export interface ApiKeys extends KeyUsage {
   get(id: string): Promise<ApiKeyRecord | undefined>;
   /**
    * Keys in the order they were made, or all; a page of at most `limit` after the key `afterId`
-   * in the query's order, of the keys of `plan` in `state` (at the store's instant).
+   * in the query's order, of the keys of `plan` in `state` (at the store's instant), of one account.
    */
   list(query?: KeyListQuery): Promise<ApiKeyRecord[]>;
+  /**
+   * Changes a key (see `KeyChanges` for its plan and limits). A change of the account made for
+   * it is made in the same write and audited under the account's id.
+   */
   update(id: string, changes: KeyChanges, note: AuditNote): Promise<KeyChange>;
   /**
    * A new secret (`hash`) for the same record; the current one becomes the previous one,

@@ -1,3 +1,4 @@
+import { keyBucket, ownAccountId } from "@petstore/core";
 import type { WindowPair } from "@petstore/core";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir, userInfo } from "node:os";
@@ -196,7 +197,7 @@ describe("petstore command line", () => {
     [["keys", "show"], "petstore: missing <id> for 'petstore keys show'", "Usage: petstore keys show <id> "],
     [
       ["keys", "update", "key_x"],
-      "petstore: nothing to change: give --plan, --per-minute, --per-day, --label, --no-label, --expires, --scopes or --allow-from",
+      "petstore: nothing to change: give --plan, --per-minute, --per-day, --follow-account, --label, --no-label, --expires, --scopes or --allow-from",
       "Usage: petstore keys update <id> ",
     ],
     [
@@ -346,6 +347,7 @@ describe("petstore command line", () => {
     const key = JSON.parse(created.out);
     expect(key).toEqual({
       id: expect.stringMatching(/^key_/),
+      accountId: expect.stringMatching(/^acct_/),
       key: expect.stringMatching(/^psk_/),
       plan: "pro",
       perMinute: 7,
@@ -642,7 +644,7 @@ describe("the life of a key on the command line", () => {
     }
 
     const trail = (await cli(["audit", "--db", db, "--json"], env)).out;
-    const entries = JSON.parse(trail) as {
+    const all = JSON.parse(trail) as {
       id: number;
       action: string;
       keyId: string;
@@ -650,6 +652,13 @@ describe("the life of a key on the command line", () => {
       at: string;
       details?: Record<string, unknown>;
     }[];
+    // The account made for the key is in the trail too, under its own id: made, and changed by the plan's updates.
+    expect(all.filter((entry) => entry.keyId !== id).map((entry) => `${entry.action} ${entry.keyId}`)).toEqual([
+      `update ${ownAccountId(id)}`,
+      `update ${ownAccountId(id)}`,
+      `create ${ownAccountId(id)}`,
+    ]);
+    const entries = all.filter((entry) => entry.keyId === id);
     expect(entries.map((entry) => entry.action)).toEqual(["revoke", "roll", "update", "update", "create"]);
     expect(entries.every((entry) => entry.keyId === id && entry.actor.who === who && ISO.test(entry.at))).toBe(true);
     expect(entries[1]!.details).toEqual({ overlapMs: 60_000 });
@@ -670,7 +679,7 @@ describe("the life of a key on the command line", () => {
     const next = JSON.parse(
       (await cli(["audit", "--before", String(entries[1]!.id), "--db", db, "--json"], env)).out,
     ) as unknown[];
-    expect(next).toEqual(entries.slice(2));
+    expect(next).toEqual(all.slice(all.indexOf(entries[1]!) + 1));
     await json(["keys", "create", "--plan", "free"], db);
     expect(JSON.parse((await cli(["audit", "--key", id, "--db", db, "--json"], env)).out)).toEqual(entries);
     expect((await cli(["audit", "--key", "key_nobody", "--db", db], env)).out).toBe(
@@ -738,7 +747,11 @@ describe("the life of a key on the command line", () => {
     try {
       while (decisions.at(-1)?.bannedUntil === undefined && decisions.length < 10)
         decisions.push(
-          await storage.adapters.limiter.hit({ bucket: `key:${id}`, windows, ban: { threshold: 1, seconds: 600 } }),
+          await storage.adapters.limiter.hit({
+            bucket: keyBucket(id, ownAccountId(id)),
+            windows,
+            ban: { threshold: 1, seconds: 600 },
+          }),
         );
     } finally {
       storage.close();

@@ -4,6 +4,10 @@ import { adminTokensListCommand } from "./commands/admin-tokens-list.js";
 import { adminTokensRevokeCommand } from "./commands/admin-tokens-revoke.js";
 import { auditCommand } from "./commands/audit.js";
 import { backupCommand } from "./commands/backup.js";
+import { accountsCreateCommand } from "./commands/accounts-create.js";
+import { accountsListCommand } from "./commands/accounts-list.js";
+import { accountsShowCommand } from "./commands/accounts-show.js";
+import { accountsUpdateCommand } from "./commands/accounts-update.js";
 import { keysCreateCommand } from "./commands/keys-create.js";
 import { keysListCommand } from "./commands/keys-list.js";
 import { keysRevokeCommand } from "./commands/keys-revoke.js";
@@ -29,6 +33,10 @@ const COMMANDS: readonly Command[] = [
   keysRollCommand,
   keysRevokeCommand,
   keysUnbanCommand,
+  accountsCreateCommand,
+  accountsListCommand,
+  accountsShowCommand,
+  accountsUpdateCommand,
   auditCommand,
   adminTokensCreateCommand,
   adminTokensListCommand,
@@ -38,7 +46,7 @@ const COMMANDS: readonly Command[] = [
 ];
 
 /** The commands of two words, by their first: `keys create`, `admin-tokens list`... */
-const GROUPS = ["keys", "admin-tokens"];
+const GROUPS = ["keys", "accounts", "admin-tokens"];
 
 const HELP = `petstore ${VERSION}: the Pet Store API server and its API key management.
 

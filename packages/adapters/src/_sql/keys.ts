@@ -1,4 +1,6 @@
 import type {
+  AccountRecord,
+  AccountRules,
   Actor,
   ApiKeyRecord,
   ApiKeys,
@@ -10,7 +12,10 @@ import type {
   PlanName,
   Scope,
 } from "@petstore/core";
+import { ownAccountId } from "@petstore/core";
 import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+
+import { accountNote } from "../_account-note.js";
 import { sqlUsage } from "./usage.js";
 
 /** What differs between the SQL dialects for the key store's statements. */
@@ -35,7 +40,19 @@ export interface KeysDialect {
 }
 
 const COLUMNS =
-  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from";
+  "id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, previous_hash, rolled_at, rolled_until, last_used_at, scopes, allow_from, account_id, follows_account";
+const LIMIT_COLUMNS = ["plan", "per_minute", "per_day"];
+/** A key as it is read: `api_keys AS k` with its account, `accounts AS acct`. */
+const KEY_FROM = "api_keys AS k JOIN accounts AS acct ON acct.id = k.account_id";
+/** A key's plan or limit as it counts: its account's when it follows the account, else its own. */
+const counted = (column: string) => `CASE WHEN k.follows_account = 1 THEN acct.${column} ELSE k.${column} END`;
+/** A key's columns as read from `KEY_FROM`. */
+const KEY_COLUMNS = COLUMNS.split(", ")
+  .map((column) => (LIMIT_COLUMNS.includes(column) ? `${counted(column)} AS ${column}` : `k.${column}`))
+  .join(", ");
+/** A key's columns with its account's plan and limits: a lookup's one read. */
+const KEY_AND_ACCOUNT_COLUMNS = `${KEY_COLUMNS}, acct.plan AS account_plan, acct.per_minute AS account_per_minute, acct.per_day AS account_per_day, acct.allow_from AS account_allow_from`;
+const ACCOUNT_COLUMNS = "id, name, plan, per_minute, per_day, created_at, allow_from";
 const AUDIT_COLUMNS = "id, at, action, key_id, actor, actor_from, details";
 
 const DAY = 86_400_000;
@@ -51,16 +68,19 @@ const IN_STATE: Record<KeyRecordState, (now: () => string) => string> = {
 const orNull = <T>(value: T | undefined): T | null => value ?? null;
 
 /**
- * A key's list (its scopes, its ranges) as its column keeps it: the items joined by commas,
- * which none of them holds; NULL for none (every scope, any address).
+ * A key's or an account's list (its scopes, its ranges) as its column keeps it: the items
+ * joined by commas, which none of them holds; NULL for none (every scope, any address).
  */
 const listColumn = (list: readonly string[] | null | undefined): string | null => list?.join(",") ?? null;
+/** A list column's items (a column that is not NULL). */
+const listOf = (column: unknown): string[] => String(column).split(",");
 
 function toRecord(row: Row): ApiKeyRecord {
   const record: ApiKeyRecord = {
     id: String(row.id),
     hash: String(row.hash),
     plan: row.plan as PlanName,
+    accountId: String(row.account_id),
     createdAt: Number(row.created_at),
   };
   if (row.per_minute !== null) record.perMinute = Number(row.per_minute);
@@ -75,9 +95,30 @@ function toRecord(row: Row): ApiKeyRecord {
       until: Number(row.rolled_until),
     };
   if (row.last_used_at !== null) record.lastUsedAt = Number(row.last_used_at);
-  if (row.scopes !== null) record.scopes = String(row.scopes).split(",") as Scope[];
-  if (row.allow_from !== null) record.allowFrom = String(row.allow_from).split(",");
+  if (row.scopes !== null) record.scopes = listOf(row.scopes) as Scope[];
+  if (row.allow_from !== null) record.allowFrom = listOf(row.allow_from);
+  if (Number(row.follows_account) === 0) record.ownLimits = true;
+  if (row.account_plan !== undefined) {
+    const account: AccountRules = { plan: row.account_plan as PlanName };
+    if (row.account_per_minute !== null) account.perMinute = Number(row.account_per_minute);
+    if (row.account_per_day !== null) account.perDay = Number(row.account_per_day);
+    if (row.account_allow_from !== null) account.allowFrom = listOf(row.account_allow_from);
+    record.account = account;
+  }
   return record;
+}
+
+function toAccount(row: Row): AccountRecord {
+  const account: AccountRecord = {
+    id: String(row.id),
+    name: String(row.name),
+    plan: row.plan as PlanName,
+    createdAt: Number(row.created_at),
+  };
+  if (row.per_minute !== null) account.perMinute = Number(row.per_minute);
+  if (row.per_day !== null) account.perDay = Number(row.per_day);
+  if (row.allow_from !== null) account.allowFrom = listOf(row.allow_from);
+  return account;
 }
 
 function toEntry(row: Row): AuditEntry {
@@ -104,6 +145,8 @@ const CHANGEABLE = [
   ["scopes", "scopes", "text"],
   ["allowFrom", "allow_from", "text"],
 ] as const;
+/** The plan and limits among them: a key's own caps, or its account's (see `update`). */
+const LIMITS = CHANGEABLE.slice(0, 3) as readonly (typeof CHANGEABLE)[0 | 1 | 2][];
 
 /**
  * API key records and their audit trail in a SQL database, shared by every process on it.
@@ -135,34 +178,62 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   const AUDIT_INSERT = `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) VALUES (${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")})`;
 
   /**
-   * Runs `update` (an `INSERT` or `UPDATE` of api_keys `... RETURNING` at most one row) and,
-   * when it changed the key, the audit row, in one write. Postgres: one statement (the audit insert reads the
-   * update's result). SQLite: two statements in one transaction, the second guarded by `changes()`.
+   * The statements of `change` (an `INSERT` or `UPDATE ... RETURNING` at most one row) and,
+   * when it changed a row, its audit row, in one write: its row is the first statement's.
+   * Postgres: one statement (the audit insert reads the change's result). SQLite: two, the
+   * second guarded by `changes()`.
    */
-  async function changeAndAudit(
-    update: { sql: string; args: Value[] },
-    audit: Value[] | undefined,
-  ): Promise<ApiKeyRecord | undefined> {
-    if (audit === undefined) return (await db.write([{ ...update, oneRow: true }]))[0]!.rows.map(toRecord)[0];
-    const auditArgs = audit.map((_, i) => arg(update.args.length + 1 + i, i === 0 ? "bigint" : "text"));
-    if (sql.name === "postgres") {
-      const statement: Statement = {
-        sql: `WITH changed AS (${update.sql}),
+  function audited(change: { sql: string; args: Value[] }, audit: Value[] | undefined): Statement[] {
+    if (audit === undefined) return [{ ...change, oneRow: true }];
+    const auditArgs = audit.map((_, i) => arg(change.args.length + 1 + i, i === 0 ? "bigint" : "text"));
+    if (sql.name === "postgres")
+      return [
+        {
+          sql: `WITH changed AS (${change.sql}),
           logged AS (INSERT INTO key_audit (at, action, key_id, actor, actor_from, details)
             SELECT coalesce(${auditArgs[0]}, ${sql.now}), ${auditArgs.slice(1).join(", ")} FROM changed)
           SELECT * FROM changed`,
-        args: [...update.args, ...audit],
-      };
-      return (await db.write([statement]))[0]!.rows.map(toRecord)[0];
-    }
-    const [changed] = await db.write([
-      { ...update, oneRow: true },
+          args: [...change.args, ...audit],
+        },
+      ];
+    return [
+      { ...change, oneRow: true },
       {
         sql: `INSERT INTO key_audit (at, action, key_id, actor, actor_from, details) SELECT ${nowAt(1)}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "text")}, ${arg(5, "text")}, ${arg(6, "text")} WHERE changes() > 0`,
         args: audit,
       },
-    ]);
-    return changed!.rows.map(toRecord)[0];
+    ];
+  }
+
+  /** Runs `update` and its audit row (see `audited`) between `around`'s statements, in one write: the update's row. */
+  async function changeAndAudit(
+    update: { sql: string; args: Value[] },
+    audit: Value[] | undefined,
+    around: { before?: Statement[]; after?: Statement[] } = {},
+  ): Promise<Row | undefined> {
+    const { before = [], after = [] } = around;
+    return (await db.write([...before, ...audited(update, audit), ...after]))[before.length]!.rows[0];
+  }
+  /** The statement that reads key `id` as it is read (see `KEY_COLUMNS`). */
+  const readKey = (id: string): Statement => ({
+    sql: `SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ${arg(1, "text")}`,
+    args: [id],
+    oneRow: true,
+  });
+  /**
+   * A change of key `id` (see `changeAndAudit`), the key read back in the same write: its
+   * record after it, if it changed.
+   */
+  async function changeKey(
+    id: string,
+    update: { sql: string; args: Value[] },
+    audit: Value[] | undefined,
+    around: { before?: Statement[]; after?: Statement[] } = {},
+  ): Promise<ApiKeyRecord | undefined> {
+    const { before = [], after = [] } = around;
+    const results = await db.write([...before, ...audited(update, audit), ...after, readKey(id)]);
+    const read = results.at(-1)!.rows[0];
+    return results[before.length]!.rows[0] && read && toRecord(read);
   }
 
   /** Why a change found nothing to change: no such key, a revoked one, or (for a roll) one still rolling. */
@@ -173,12 +244,17 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     return { state: "rolling", record };
   }
 
-  async function get(id: string): Promise<ApiKeyRecord | undefined> {
+  async function getAccount(id: string): Promise<AccountRecord | undefined> {
     const { rows } = await db.read({
-      sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ${arg(1, "text")}`,
+      sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${arg(1, "text")}`,
       args: [id],
       oneRow: true,
     });
+    return rows[0] && toAccount(rows[0]);
+  }
+
+  async function get(id: string): Promise<ApiKeyRecord | undefined> {
+    const { rows } = await db.read(readKey(id));
     return rows[0] && toRecord(rows[0]);
   }
 
@@ -196,25 +272,72 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         orNull(record.expiresAt),
         listColumn(record.scopes),
         listColumn(record.allowFrom),
+        record.ownLimits ? 0 : 1,
       ];
       const types = [
         ...["text", "text", "text", "integer", "integer", "text", "bigint", "bigint", "bigint"],
-        ...["text", "text"],
+        ...["text", "text", "integer"],
       ] as const;
       const placeholders = types.map((type, i) => (i === 6 ? nowAt(i + 1) : arg(i + 1, type)));
+      const own = ownAccountId(record.id);
+      const accountId = record.accountId ?? own;
+      values.push(accountId);
+      placeholders.push(arg(values.length, "text"));
+      // A key without an account gets one of its own, with its plan and limits, in the same
+      // write (unless the key is a duplicate: then nothing is written).
+      // Audited under the account's id when it is made, as a key's write is.
+      const name = record.label ?? record.id;
+      const madeNote = accountNote(note, {
+        name,
+        plan: record.plan,
+        perMinute: record.perMinute,
+        perDay: record.perDay,
+      });
+      const made: Statement[] =
+        accountId === own
+          ? audited(
+              {
+                sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
+                  SELECT ${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)}
+                  WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE id = ${arg(7, "text")} OR hash = ${arg(8, "text")} OR previous_hash = ${arg(8, "text")})
+                  ON CONFLICT (id) DO NOTHING RETURNING id`,
+                args: [
+                  accountId,
+                  name,
+                  record.plan,
+                  orNull(record.perMinute),
+                  orNull(record.perDay),
+                  orNull(record.createdAt) ?? instant(),
+                  record.id,
+                  record.hash,
+                ],
+              },
+              madeNote && auditValues("create", accountId, madeNote),
+            )
+          : [];
       try {
-        const stored = await changeAndAudit(
+        const stored = await changeKey(
+          record.id,
           {
             // A secret that is another key's previous one is a duplicate too: the unique index knows current hashes only.
-            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from)
+            sql: `INSERT INTO api_keys (id, hash, plan, per_minute, per_day, label, created_at, revoked_at, expires_at, scopes, allow_from, follows_account, account_id)
               SELECT ${placeholders.join(", ")}
               WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE previous_hash = ${arg(2, "text")})
-              RETURNING ${COLUMNS}`,
+                AND EXISTS (SELECT 1 FROM accounts WHERE id = ${arg(values.length, "text")})
+              RETURNING id`,
             args: values,
           },
           note && auditValues("create", record.id, note),
+          { before: made },
         );
-        return stored ? { state: "inserted", record: stored } : { state: "duplicate" };
+        if (stored) return { state: "inserted", record: stored };
+        // Nothing written: a key had its id or a secret, or (else) its account is missing.
+        if (accountId === own) return { state: "duplicate" };
+        const { rows } = await db.read({
+          sql: `SELECT 1 AS taken FROM api_keys WHERE id = ${arg(1, "text")} OR hash = ${arg(2, "text")} OR previous_hash = ${arg(2, "text")} LIMIT 1`,
+          args: [record.id, record.hash],
+        });
+        return rows.length > 0 ? { state: "duplicate" } : { state: "no_account" };
       } catch (error) {
         if (sql.isDuplicate(error)) return { state: "duplicate" };
         throw error;
@@ -223,16 +346,102 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     async findByHash(hash) {
       // Revoked, expired and rolled-out secrets too: core refuses them, and says why.
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS} FROM api_keys WHERE hash = ${arg(1, "text")} OR previous_hash = ${arg(1, "text")} LIMIT 1`,
+        sql: `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM ${KEY_FROM}
+          WHERE k.hash = ${arg(1, "text")} OR k.previous_hash = ${arg(1, "text")} LIMIT 1`,
         args: [hash],
         oneRow: true,
       });
       return rows[0] && toRecord(rows[0]);
     },
     get,
+    async insertAccount(account, note) {
+      const row = await changeAndAudit(
+        {
+          sql: `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at, allow_from)
+            VALUES (${arg(1, "text")}, ${arg(2, "text")}, ${arg(3, "text")}, ${arg(4, "integer")}, ${arg(5, "integer")}, ${nowAt(6)}, ${arg(7, "text")})
+            ON CONFLICT (id) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+          args: [
+            account.id,
+            account.name,
+            account.plan,
+            orNull(account.perMinute),
+            orNull(account.perDay),
+            orNull(account.createdAt) ?? instant(),
+            listColumn(account.allowFrom),
+          ],
+        },
+        note && auditValues("create", account.id, note),
+      );
+      return row ? { state: "inserted", record: toAccount(row) } : { state: "duplicate" };
+    },
+    getAccount,
+    async listAccounts(page) {
+      if (!page)
+        return (await db.read(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY ${sql.order}`)).rows.map(toAccount);
+      const args: Value[] = [page.limit];
+      const where: string[] = [];
+      if (page.afterId !== undefined)
+        where.push(
+          `${sql.order} > (SELECT ${sql.order} FROM accounts WHERE id = ${arg(args.push(page.afterId), "text")})`,
+        );
+      if (page.plan !== undefined) where.push(`plan = ${arg(args.push(page.plan), "text")}`);
+      const { rows } = await db.read({
+        sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY ${sql.order} LIMIT ${arg(1, "integer")}`,
+        args,
+      });
+      return rows.map(toAccount);
+    },
+    async countKeys(accountIds) {
+      const counts = new Map(accountIds.map((id) => [id, 0]));
+      if (accountIds.length === 0) return {};
+      const { rows } = await db.read({
+        sql: `SELECT account_id, count(*) AS keys FROM api_keys
+          WHERE account_id IN (${accountIds.map((_, i) => arg(i + 1, "text")).join(", ")}) GROUP BY account_id`,
+        args: [...accountIds],
+      });
+      for (const row of rows) counts.set(String(row.account_id), Number(row.keys));
+      return Object.fromEntries(counts);
+    },
+    async updateAccount(id, changes, note) {
+      // The account's name, plan, limits and ranges after the change, over its row as it is
+      // (`a`), each statement binding only what it uses (PostgreSQL types every argument it is given).
+      const after = (
+        fields: readonly (readonly [
+          "name" | "plan" | "perMinute" | "perDay" | "allowFrom",
+          string,
+          "text" | "integer",
+        ])[],
+      ) => {
+        const args: Value[] = [id];
+        const values = fields.map(([field, column, type]) => {
+          const value = changes[field];
+          if (value === undefined) return `a.${column}`;
+          return arg(args.push(Array.isArray(value) ? listColumn(value) : value), type);
+        });
+        return { args, values };
+      };
+      const limits = [
+        ["plan", "plan", "text"],
+        ["perMinute", "per_minute", "integer"],
+        ["perDay", "per_day", "integer"],
+      ] as const;
+      const account = after([["name", "name", "text"], ...limits, ["allowFrom", "allow_from", "text"]]);
+      const [name, plan, perMinute, perDay, allowFrom] = account.values;
+      const row = await changeAndAudit(
+        {
+          sql: `UPDATE accounts AS a SET name = ${name}, plan = ${plan}, per_minute = ${perMinute}, per_day = ${perDay}, allow_from = ${allowFrom}
+            WHERE a.id = ${arg(1, "text")} RETURNING ${ACCOUNT_COLUMNS}`,
+          args: account.args,
+        },
+        auditValues("update", id, note),
+      );
+      return row ? { state: "changed", record: toAccount(row) } : { state: "missing" };
+    },
     async list(query) {
-      if (!query) return (await db.read(`SELECT ${COLUMNS} FROM api_keys ORDER BY ${sql.order}`)).rows.map(toRecord);
-      const { plan, state, afterId, order = "created" } = query;
+      if (!query)
+        return (await db.read(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.${sql.order}`)).rows.map(toRecord);
+      const { plan, state, afterId, accountId, order = "created" } = query;
       const args: Value[] = [query.limit];
       // The store's instant, bound once where the statement needs it (an unused argument is an error to Postgres and D1).
       let nowText: string | undefined;
@@ -243,9 +452,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
           ? `coalesce(${row}.last_used_at, -1)`
           : `coalesce((SELECT day.admitted FROM key_usage_days AS day WHERE day.key_id = ${row}.id AND day.at = ${now()} - ${now()} % ${DAY}), 0)`;
       const where: string[] = [];
-      if (plan !== undefined) where.push(`k.plan = ${arg(args.push(plan), "text")}`);
+      if (plan !== undefined) where.push(`${counted("plan")} = ${arg(args.push(plan), "text")}`);
+      if (accountId !== undefined) where.push(`k.account_id = ${arg(args.push(accountId), "text")}`);
       if (state !== undefined) where.push(IN_STATE[state](now));
-      let from = "api_keys AS k";
+      let from = KEY_FROM;
       if (afterId !== undefined) {
         // After where that key is now in the order, whatever its plan and state; no such key: an empty page.
         const at = arg(args.push(afterId), "text");
@@ -257,41 +467,79 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
         );
       }
       const { rows } = await db.read({
-        sql: `SELECT ${COLUMNS.split(", ")
-          .map((column) => `k.${column}`)
-          .join(", ")} FROM ${from} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+        sql: `SELECT ${KEY_COLUMNS} FROM ${from} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY ${order === "created" ? "" : `${rank("k")} DESC, `}k.${sql.order} LIMIT ${arg(1, "integer")}`,
         args,
       });
       return rows.map(toRecord);
     },
     async update(id, changes, note) {
-      const set: string[] = [];
+      const own = ownAccountId(id);
       const args: Value[] = [id];
+      const set: string[] = [];
       for (const [field, column, type] of CHANGEABLE) {
         const value = changes[field];
-        if (value === undefined) continue;
+        if (value === undefined || LIMITS.some(([limit]) => limit === field)) continue;
         args.push(Array.isArray(value) ? listColumn(value) : value);
         set.push(`${column} = ${arg(args.length, type)}`);
       }
+      const limits = LIMITS.filter(([field]) => changes[field] !== undefined);
+      const account: { sql: string; args: Value[] } = { sql: "", args: [id, own] };
+      if (changes.followAccount) set.push("follows_account = 1");
+      else if (limits.length > 0) {
+        // A key that follows the account made for it leaves its plan and limits to that
+        // account (changed below); any other takes them as caps of its own, over the ones it
+        // has: a key that followed its account starts from the account's, or from a plan given.
+        const followsOwn = `(follows_account = 1 AND account_id = ${arg(args.push(own), "text")})`;
+        for (const [field, column, type] of LIMITS) {
+          const value = changes[field];
+          const start =
+            field === "plan" || changes.plan === undefined
+              ? `(SELECT ${column} FROM accounts WHERE id = api_keys.account_id)`
+              : "NULL";
+          const cap =
+            value === undefined
+              ? `CASE WHEN follows_account = 1 THEN ${start} ELSE ${column} END`
+              : arg(args.push(value), type);
+          set.push(`${column} = CASE WHEN ${followsOwn} THEN ${column} ELSE ${cap} END`);
+        }
+        set.push(`follows_account = CASE WHEN ${followsOwn} THEN 1 ELSE 0 END`);
+        const values = limits.map(
+          ([field, column, type]) => `${column} = ${arg(account.args.push(changes[field]!), type)}`,
+        );
+        account.sql = `UPDATE accounts SET ${values.join(", ")} WHERE id = ${arg(2, "text")}
+          AND EXISTS (SELECT 1 FROM api_keys WHERE id = ${arg(1, "text")} AND account_id = ${arg(2, "text")} AND follows_account = 1 AND revoked_at IS NULL)
+          RETURNING id`;
+      }
       // Nothing to change still answers what the key is (and audits the attempt as one).
       if (set.length === 0) set.push("plan = plan");
-      const record = await changeAndAudit(
+      const accountChange = accountNote(note, {
+        plan: changes.plan,
+        perMinute: changes.perMinute,
+        perDay: changes.perDay,
+      });
+      const record = await changeKey(
+        id,
         {
-          sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          sql: `UPDATE api_keys SET ${set.join(", ")} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING id`,
           args,
         },
         auditValues("update", id, note),
+        // The account made for the key, changed in the same write, audited under its id.
+        account.sql === ""
+          ? {}
+          : { after: audited(account, accountChange && auditValues("update", own, accountChange)) },
       );
       return record ? { state: "changed", record } : refusal(id);
     },
     async roll(id, hash, overlapMs, note) {
-      const record = await changeAndAudit(
+      const record = await changeKey(
+        id,
         {
           // The right-hand sides read the row as it was: the current hash becomes the previous one.
           sql: `UPDATE api_keys SET previous_hash = hash, hash = ${arg(2, "text")}, rolled_at = ${nowAt(4)}, rolled_until = ${nowAt(4)} + ${arg(3, "bigint")}
             WHERE id = ${arg(1, "text")} AND revoked_at IS NULL AND (rolled_until IS NULL OR rolled_until <= ${nowAt(4)})
-            RETURNING ${COLUMNS}`,
+            RETURNING id`,
           args: [id, hash, overlapMs, instant()],
         },
         auditValues("roll", id, note),
@@ -299,9 +547,10 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
       return record ? { state: "changed", record } : refusal(id);
     },
     async revoke(id, note) {
-      const record = await changeAndAudit(
+      const record = await changeKey(
+        id,
         {
-          sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+          sql: `UPDATE api_keys SET revoked_at = ${nowAt(2)} WHERE id = ${arg(1, "text")} AND revoked_at IS NULL RETURNING id`,
           args: [id, instant()],
         },
         note && auditValues("revoke", id, note),

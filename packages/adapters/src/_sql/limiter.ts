@@ -4,6 +4,7 @@ import {
   type Decision,
   type HitInput,
   type RateLimiter,
+  type WindowPair,
   type WindowState,
 } from "@petstore/core";
 import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
@@ -38,6 +39,48 @@ export interface LimiterDialect {
   placeholder(position: number, name: string): string;
   now: string;
   hit: string;
+  /**
+   * The hit statement over `n` buckets at once (see `LimiterStatements.sharedHit`), with the
+   * named parameters of `SharedHitArgs`: `:bucket0`, `:length0_0`... for bucket 0 (the
+   * caller's), `:bucket1`... for the first shared one, and so on.
+   */
+  sharedHit(n: number): string;
+  /**
+   * Where rows are locked one statement at a time (PostgreSQL), a statement that makes and
+   * locks the rows of `:bucket0`...`:bucket{n-1}` in that order before the shared hit reads
+   * them; none where a write transaction holds the whole database (SQLite).
+   */
+  lock?(n: number): string;
+}
+
+/** What a shared hit decides: `hits` hits on `buckets[0]` (refusals and the ban) and on the others (shared), at one instant. */
+interface SharedHitArgs {
+  buckets: readonly { bucket: string; length0: number; length1: number; limit0: number; limit1: number }[];
+  now: number | null;
+  hits: number;
+  threshold: number;
+  banMs: number;
+}
+
+/** The named parameters of a shared hit's buckets, by position (`bucket0`, `length0_0`...), for `numbered`. */
+function sharedHitValues({ buckets, ...rest }: SharedHitArgs): Record<string, Value> {
+  const values: Record<string, Value> = { ...rest };
+  buckets.forEach((b, i) => {
+    values[`bucket${i}`] = b.bucket;
+    values[`length0_${i}`] = b.length0;
+    values[`length1_${i}`] = b.length1;
+    values[`limit0_${i}`] = b.limit0;
+    values[`limit1_${i}`] = b.limit1;
+  });
+  return values;
+}
+
+/** `(0, :bucket0, :length0_0, :length1_0, :limit0_0, :limit1_0), (1, ...)`: a shared hit's buckets as rows of VALUES. */
+export function bucketRows(n: number): string {
+  return Array.from(
+    { length: n },
+    (_, i) => `(${i}, :bucket${i}, :length0_${i}, :length1_${i}, :limit0_${i}, :limit1_${i})`,
+  ).join(", ");
 }
 
 /** The statements of a dialect, each bound by number. */
@@ -50,8 +93,10 @@ export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
       : (values) => ({ sql, args: argsOf(values) });
   }
   const now = `coalesce(:now, ${dialect.now})`;
+  // The expiry again outside the subquery: under READ COMMITTED a row another transaction
+  // refreshed while the sweep waited for it is checked again against the outer WHERE only.
   const sweep = bound<{ now: number | null; batch: number }>(
-    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch)`,
+    `DELETE FROM rate_limits WHERE bucket IN (SELECT bucket FROM rate_limits WHERE expires_at <= ${now} LIMIT :batch) AND expires_at <= ${now}`,
     false,
   );
   // The bucket as a hit finds it (see the dialects' hit: a bucket last decided more than
@@ -82,8 +127,27 @@ WHERE bucket = :bucket AND banned_until > ${now} AND banned_until > decided_at A
 RETURNING bucket`,
     false,
   );
+  /** A statement over `n` buckets, made once per `n` (a hit shares one or two). */
+  const perCount = (make: (n: number) => string) => {
+    const made = new Map<number, (values: Record<string, Value>) => Statement>();
+    return (n: number) => {
+      let statement = made.get(n);
+      if (!statement) made.set(n, (statement = bound<Record<string, Value>>(make(n), false)));
+      return statement;
+    };
+  };
+  const sharedHit = perCount(dialect.sharedHit);
+  const lock = dialect.lock && perCount(dialect.lock);
   return {
     hit: bound<HitArgs>(dialect.hit, true),
+    sharedHit(args) {
+      const hit = sharedHit(args.buckets.length)(sharedHitValues(args));
+      if (!lock) return [hit];
+      // Rows locked in one order by every hit (by name), so two hits never wait for each other's.
+      const names = args.buckets.map((b) => b.bucket).sort();
+      const values = Object.fromEntries(names.map((name, i) => [`bucket${i}`, name]));
+      return [lock(names.length)(values), hit];
+    },
     sweep: (now, batch) => sweep({ now, batch }),
     peek,
     unban: (bucket, now) => unban({ bucket, now }),
@@ -101,6 +165,14 @@ export interface LimiterStatements {
    * toward the ban, the crossing one too) and `decided_at` (the instant).
    */
   hit(args: HitArgs): Statement;
+  /**
+   * The whole decision for `args.hits` hits on a bucket and the buckets it shares, as one
+   * atomic write (the last of these statements decides; a dialect may lock the rows first):
+   * admitted as many as every window of every bucket has room for, counted in all of them;
+   * refusals counted toward the ban of bucket 0 alone, as `hit` counts them. Returns a row per
+   * bucket, with `bucket` and the columns `hit` returns.
+   */
+  sharedHit(args: SharedHitArgs): Statement[];
   /** Deletes at most `batch` buckets whose windows and ban are over at `now` (null: the store's clock). */
   sweep(now: number | null, batch: number): Statement;
   /**
@@ -122,39 +194,50 @@ interface PeekArgs {
 }
 
 /**
- * Each hit's decision, in order of arrival, from the bucket's row after the statement:
- * the admitted, then the counted refusals (the last of which set the ban, if there is one: no
- * refusal counts during a ban, so a ban after counted refusals is theirs), then those refused
- * during the ban.
+ * Each hit's decision, in order of arrival, from the rows of its buckets after the statement
+ * (`rows[0]` the hit's own bucket, then its shared ones): the admitted, then the counted
+ * refusals (the last of which set the ban, if there is one: no refusal counts during a ban, so
+ * a ban after counted refusals is theirs), then those refused during the ban.
  */
-function decisionsOf(input: HitInput, hits: number, row: Row): Decision[] {
-  const { windows } = input;
-  const now = Number(row.decided_at);
-  const starts = [Number(row.window0_start), Number(row.window1_start)];
-  const counts = [Number(row.window0_count), Number(row.window1_count)];
-  const bannedUntil = Number(row.banned_until);
-  const admitted = Number(row.admitted);
-  const refused = Number(row.refused);
+function decisionsOf(input: HitInput, hits: number, rows: readonly Row[]): Decision[] {
+  const own = rows[0]!;
+  const now = Number(own.decided_at);
+  const bannedUntil = Number(own.banned_until);
+  const admitted = Number(own.admitted);
+  const refused = Number(own.refused);
   const banned = bannedUntil > now;
   const crossing = admitted + refused - 1;
+  const buckets = [input.windows, ...(input.shared ?? []).map((s) => s.windows)];
   return Array.from({ length: hits }, (_, i) => {
     const allowed = i < admitted;
     const counted = !allowed && i < admitted + refused;
     // An admitted hit saw the counts as they were after the admissions up to its own.
     const later = allowed ? admitted - i - 1 : 0;
-    const states: WindowState[] = windows.map((w, k) => ({
-      name: w.name,
-      limit: w.limit,
-      remaining: Math.max(0, w.limit - (counts[k]! - later)),
-      resetAt: starts[k]! + w.seconds * 1000,
-      exceeded: counted && counts[k]! >= w.limit,
-    }));
-    if (!banned || allowed || (counted && i !== crossing)) return { allowed, windows: states, now };
-    return counted
-      ? { allowed: false, windows: states, bannedUntil, banStarted: true, now }
-      : { allowed: false, windows: states, bannedUntil, now };
+    const [states, ...shared] = buckets.map((windows, b) => {
+      const row = rows[b]!;
+      const starts = [Number(row.window0_start), Number(row.window1_start)];
+      const counts = [Number(row.window0_count), Number(row.window1_count)];
+      return windows.map(
+        (w, k): WindowState => ({
+          name: w.name,
+          limit: w.limit,
+          remaining: Math.max(0, w.limit - (counts[k]! - later)),
+          resetAt: starts[k]! + w.seconds * 1000,
+          exceeded: counted && counts[k]! >= w.limit,
+        }),
+      );
+    });
+    const decision: Decision = { allowed, windows: states!, now };
+    if (input.shared) decision.shared = shared;
+    if (!banned || allowed || (counted && i !== crossing)) return decision;
+    decision.bannedUntil = bannedUntil;
+    if (counted) decision.banStarted = true;
+    return decision;
   });
 }
+
+const windowsKey = (windows: WindowPair) =>
+  `${windows[0]!.seconds}\n${windows[1]!.seconds}\n${windows[0]!.limit}\n${windows[1]!.limit}`;
 
 /** A hit as the SQL limiter takes it: at `now` when a test's clock gives one, else at the store's instant (null). */
 export type TimedHit = HitInput & { now: number | null };
@@ -180,7 +263,23 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLim
   let made = 0;
   const join = groupedWrites<TimedHit, Decision>(db, {
     make(items) {
-      const { bucket, windows, ban, now } = items[0]!;
+      const { bucket, windows, ban, now, shared } = items[0]!;
+      if (shared) {
+        const hit = statements.sharedHit({
+          buckets: [{ bucket, windows }, ...shared].map((b) => ({
+            bucket: b.bucket,
+            length0: b.windows[0]!.seconds * 1000,
+            length1: b.windows[1]!.seconds * 1000,
+            limit0: b.windows[0]!.limit,
+            limit1: b.windows[1]!.limit,
+          })),
+          now,
+          hits: items.length,
+          threshold: ban.threshold,
+          banMs: ban.seconds * 1000,
+        });
+        return ++made % SWEEP_EVERY === 0 ? [...hit, statements.sweep(now, SWEEP_BATCH)] : hit;
+      }
       const hit = statements.hit({
         bucket,
         now,
@@ -195,7 +294,17 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLim
       return ++made % SWEEP_EVERY === 0 ? [hit, statements.sweep(now, SWEEP_BATCH)] : [hit];
     },
     answer(results, items) {
-      return decisionsOf(items[0]!, items.length, results[0]!.rows[0]!);
+      const input = items[0]!;
+      if (!input.shared) return decisionsOf(input, items.length, [results[0]!.rows[0]!]);
+      // The shared hit is the one statement that returns rows (a lock and a sweep return none), in any order.
+      const { rows } = results.find((result) => result.rows.length > 0)!;
+      const byName = new Map(rows.map((row) => [String(row.bucket), row]));
+      const names = [input.bucket, ...input.shared.map((b) => b.bucket)];
+      return decisionsOf(
+        input,
+        items.length,
+        names.map((name) => byName.get(name)!),
+      );
     },
     // A count is no acknowledged write: it must survive the process, while an fsync per batch
     // of hits would cost more than the hits (see WriteOptions for what a power cut may forget).
@@ -206,8 +315,9 @@ export function sqlLimiter(db: SqlEngine, statements: LimiterStatements): SqlLim
   return {
     hit(input) {
       const { bucket, windows, ban, now } = input;
-      // Hits share a statement only when it decides the same windows, limits and ban at the same instant.
-      const key = `${bucket}\n${now}\n${windows[0]!.seconds}\n${windows[1]!.seconds}\n${windows[0]!.limit}\n${windows[1]!.limit}\n${ban.threshold}\n${ban.seconds}`;
+      // Hits share a statement only when it decides the same buckets, windows, limits and ban at the same instant.
+      let key = `${bucket}\n${now}\n${windowsKey(windows)}\n${ban.threshold}\n${ban.seconds}`;
+      if (input.shared) for (const shared of input.shared) key += `\n${shared.bucket}\n${windowsKey(shared.windows)}`;
       return join(key, input);
     },
     async peek({ bucket, windows, now }) {

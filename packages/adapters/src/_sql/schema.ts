@@ -25,7 +25,10 @@ export const SQL_COLUMNS = {
     "last_used_at",
     "scopes",
     "allow_from",
+    "account_id",
+    "follows_account",
   ],
+  accounts: ["id", "name", "plan", "per_minute", "per_day", "created_at", "allow_from"],
   key_audit: ["id", "at", "action", "key_id", "actor", "actor_from", "details"],
   admin_tokens: ["id", "hash", "label", "created_at", "revoked_at"],
   rate_limits: [
@@ -68,3 +71,25 @@ export function newerSchemaError(applied: Iterable<number>, known: readonly numb
     `the database's schema has version ${unknown.join(", ")}, newer than this petstore knows (up to ${Math.max(...known)}): a newer release migrated it; run that release or a newer one`,
   );
 }
+
+/** The id of the account made for a key, in SQL over its `id` column: `acct_` and its id's characters after `key_`. */
+const OWN_ACCOUNT_ID_SQL = "'acct_' || CASE WHEN substr(id, 1, 4) = 'key_' THEN substr(id, 5) ELSE id END";
+
+/**
+ * The upgrade to accounts, the same in both dialects: every key becomes the one key of an
+ * account of its own, made with its plan and limits (so every key is limited as before), named
+ * after its label or its id, made when the key was.
+ */
+export const ACCOUNTS_UPGRADE: readonly string[] = [
+  `INSERT INTO accounts (id, name, plan, per_minute, per_day, created_at)
+    SELECT ${OWN_ACCOUNT_ID_SQL}, coalesce(label, id), plan, per_minute, per_day, created_at FROM api_keys ORDER BY created_at, id`,
+  `UPDATE api_keys SET account_id = ${OWN_ACCOUNT_ID_SQL}`,
+  "CREATE INDEX api_keys_by_account ON api_keys (account_id)",
+];
+
+/**
+ * Which keys follow their account's plan and limits (1: read from the account, the key's own
+ * plan and limits columns unused) and which carry caps of their own (0). Every key there
+ * follows its account: after the upgrade to accounts each is alone in its own, with its limits.
+ */
+export const FOLLOWS_ACCOUNT_COLUMN = "ALTER TABLE api_keys ADD COLUMN follows_account INTEGER NOT NULL DEFAULT 1";

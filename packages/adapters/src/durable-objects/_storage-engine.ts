@@ -12,6 +12,7 @@ export interface DurableObjectState {
     };
     transactionSync<T>(run: () => T): T;
     setAlarm(scheduledTime: number): Promise<void>;
+    getAlarm(): Promise<number | null>;
     deleteAll(): Promise<void>;
   };
 }

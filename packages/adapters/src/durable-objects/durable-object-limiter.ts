@@ -1,4 +1,5 @@
 import {
+  bucketGroup,
   type BucketState,
   type Decision,
   type HitInput,
@@ -18,11 +19,14 @@ export interface DurableObjectNamespace {
 
 /**
  * A rate limiter whose buckets live in Durable Objects of the class `PetstoreRateLimiter`, one
- * object per bucket (named after it): every isolate that asks about a bucket reaches the same
- * object, which decides one hit at a time on its durable storage, so the limits hold across a
- * whole deployment and survive restarts. Decisions use the `now` of each hit (core's clock).
- * A bucket's object answers about a thousand requests a second; a single key never needs that
- * many within its limits, and different buckets never wait for each other.
+ * object per bucket (named after it), or per group for a bucket whose name begins with one
+ * (`{acct_1}`: an account's buckets, which a hit decides together, in one object): every
+ * isolate that asks about a bucket reaches the same object, which decides one hit at a time on
+ * its durable storage, so the limits hold across a whole deployment and survive restarts.
+ * Decisions use the `now` of each hit (core's clock). An object answers about a thousand
+ * requests a second, and one object serves every key of an account: an account whose keys
+ * together send more than that (limits above 60,000 a minute) queue at its object, while
+ * different accounts never wait for each other.
  * @example const petstore = createPetstore({ ...d1Adapters(env.DB), limiter: durableObjectLimiter(env.LIMITER) });
  */
 export function durableObjectLimiter(
@@ -36,7 +40,8 @@ export function durableObjectLimiter(
   const { clock } = options;
   /** One request to the bucket's object: `what` (hit, peek, unban) with the input as JSON. */
   async function ask<T>(what: string, input: Partial<HitInput> & { bucket: string }): Promise<T> {
-    const stub = namespace.get(namespace.idFromName(input.bucket));
+    const group = bucketGroup(input.bucket);
+    const stub = namespace.get(namespace.idFromName(group === undefined ? input.bucket : `{${group}}`));
     const body = JSON.stringify(clock ? { ...input, now: clock() } : input);
     let response: Response;
     try {

@@ -30,7 +30,9 @@ function objectState() {
         },
       },
       transactionSync: (run) => db.transaction(run)(),
+      // The runtime keeps one alarm per object: the last one set, until it runs.
       setAlarm: async (time) => void alarms.push(time),
+      getAlarm: async () => alarms.at(-1) ?? null,
       deleteAll: async () => {
         for (const name of tables()) db.exec(`DROP TABLE ${name}`);
       },
@@ -46,14 +48,18 @@ const NOW = Date.UTC(2030, 0, 15, 12, 0, 10);
 const RUNTIME_NOW = NOW + 2 * 86_400_000 + 7_000;
 const MIDNIGHT = Date.UTC(2030, 0, 16);
 
-const hit = async (object: PetstoreRateLimiter, now = NOW): Promise<Decision> => {
+const hit = async (
+  object: PetstoreRateLimiter,
+  now = NOW,
+  { bucket = "key:key_a", threshold = 30 } = {},
+): Promise<Decision> => {
   const input: HitInput & { now: number } = {
-    bucket: "key:key_a",
+    bucket,
     windows: [
       { name: "minute", limit: 2, seconds: 60 },
       { name: "day", limit: 100, seconds: 86_400 },
     ],
-    ban: { threshold: 30, seconds: 600 },
+    ban: { threshold, seconds: 600 },
     now,
   };
   const response = await object.fetch(
@@ -91,6 +97,19 @@ describe("PetstoreRateLimiter", () => {
     expect(fresh.allowed).toBe(true);
     expect(fresh.windows[0]!.remaining).toBe(1);
     expect(alarms).toHaveLength(2);
+  });
+
+  it("never moves its alarm before a ban another bucket of its account holds, after a restart too", async () => {
+    const { state, alarms } = objectState();
+    // Key A of the account is banned at 23:55 for ten minutes: past midnight, when key B's day ends.
+    const late = MIDNIGHT - 5 * 60_000;
+    const keyA = { bucket: "{acct_1}key:key_a", threshold: 1 };
+    let decision: Decision | undefined;
+    for (let i = 0; i < 4; i++) decision = await hit(new PetstoreRateLimiter(state), late, keyA);
+    const banEnd = RUNTIME_NOW + (decision!.bannedUntil! - late);
+    // A new instance (the object was evicted) decides key B's first hit, whose buckets end at midnight.
+    await hit(new PetstoreRateLimiter(state), late + 60_000, { bucket: "{acct_1}key:key_b" });
+    expect(alarms.at(-1)).toBeGreaterThanOrEqual(banEnd);
   });
 
   it("keeps its counters for a new instance on the same storage, as after a restart", async () => {

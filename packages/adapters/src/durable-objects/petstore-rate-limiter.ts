@@ -6,17 +6,22 @@ import { type DurableObjectState, storageEngine } from "./_storage-engine.js";
 
 const MINUTE = 60_000;
 
-/** When the decision's bucket is over: every window reset, any ban ended. */
-const overAt = (decision: Decision) => Math.max(decision.bannedUntil ?? 0, ...decision.windows.map((w) => w.resetAt));
+/** When the decision's buckets are over: every window of each reset, any ban ended. */
+const overAt = (decision: Decision) =>
+  Math.max(
+    decision.bannedUntil ?? 0,
+    ...decision.windows.map((w) => w.resetAt),
+    ...(decision.shared ?? []).flat().map((w) => w.resetAt),
+  );
 
 /**
  * The Durable Object class that holds rate-limit buckets for `durableObjectLimiter`: export it
  * from your worker and bind it (a SQLite-backed class: `new_sqlite_classes` in the wrangler
  * migrations). It decides with the libSQL limiter's statement on its own SQLite storage, so it
  * decides exactly what the SQL limiters decide, by the object's own clock, and its counters and
- * bans survive a restart. Once its bucket is over (its day window reset and any ban ended,
- * rounded up to a minute) an alarm deletes the object's storage, so buckets of callers never
- * seen again cost nothing.
+ * bans survive a restart. Once its buckets are over (their day windows reset and any ban
+ * ended, rounded up to a minute) an alarm deletes the object's storage, so buckets of callers
+ * never seen again cost nothing.
  * @example export { PetstoreRateLimiter } from "@petstore/adapters/durable-objects";
  */
 export class PetstoreRateLimiter {
@@ -24,8 +29,12 @@ export class PetstoreRateLimiter {
   readonly #limiter: SqlLimiter;
   /** Whether the table is migrated: not after `deleteAll`, until the next hit. */
   #ready = false;
-  /** The alarm this instance last set (runtime clock); 0 after a restart: the next hit sets it again. */
-  #alarmAt = 0;
+  /**
+   * The object's alarm (runtime clock; 0: none), read back by the first hit of an instance: one
+   * object holds every bucket of an account, so an alarm set for one bucket's end must never
+   * move before another's (a ban that outlives a day window), after a restart either.
+   */
+  #alarmAt: number | undefined;
 
   constructor(ctx: DurableObjectState, _env?: unknown) {
     this.#ctx = ctx;
@@ -48,6 +57,7 @@ export class PetstoreRateLimiter {
     // same, but for a test's clock): the bucket's remaining life is measured on the second and
     // counted down on the first. Rounded up to a minute, so the alarm is not moved on every hit.
     const deleteAt = Math.ceil((Date.now() + overAt(decision) - decision.now) / MINUTE) * MINUTE;
+    this.#alarmAt ??= (await this.#ctx.storage.getAlarm()) ?? 0;
     if (deleteAt > this.#alarmAt) {
       this.#alarmAt = deleteAt;
       await this.#ctx.storage.setAlarm(deleteAt);
@@ -89,7 +99,7 @@ export class PetstoreRateLimiter {
   }
 
   /**
-   * The bucket is over: every hit that lengthened its life moved the alarm later, and no hit
+   * The buckets are over: every hit that lengthened their life moved the alarm later, and no hit
    * runs between this check-free handler's start and the deletion (the runtime's input gate).
    */
   async alarm(): Promise<void> {

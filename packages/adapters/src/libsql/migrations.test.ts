@@ -16,7 +16,7 @@ describe("migrateLibsql", () => {
       await store.createPet({ name: "Rex", categoryId: 1 });
       await migrateLibsql(database.db);
       await migrateLibsql(database.db);
-      expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await versions(database.db as LibsqlConnection)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
       expect(await store.listPets({ limit: 10 })).toEqual([{ id: 1, name: "Rex", categoryId: 1 }]);
     } finally {
       await database.close();
@@ -32,7 +32,7 @@ describe("migrateLibsql", () => {
     const client = await connectLibsql({ url: database.url, busyTimeoutMs: 50 });
     try {
       await migrateLibsql(client);
-      expect(await versions(client)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await versions(client)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     } finally {
       client.close();
       writer.exec("ROLLBACK");
@@ -49,7 +49,7 @@ describe("migrateLibsql", () => {
       const clients = await Promise.all(Array.from({ length: 4 }, () => connectLibsql({ url })));
       try {
         await Promise.all(clients.map((client) => migrateLibsql(client)));
-        expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        expect(await versions(clients[0]!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
         const created = await libsqlStore(clients[1]!).createPet({ name: "Rex", categoryId: 1 });
         expect(created.id).toBe(1);
       } finally {

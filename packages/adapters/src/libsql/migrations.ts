@@ -1,4 +1,10 @@
-import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import {
+  ACCOUNTS_UPGRADE,
+  FOLLOWS_ACCOUNT_COLUMN,
+  newerSchemaError,
+  type RequiredColumns,
+  SQL_COLUMNS,
+} from "../_sql/schema.js";
 import { SQLITE_NOW } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -176,6 +182,31 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE api_keys ADD COLUMN allow_from TEXT",
     ],
   },
+  {
+    version: 11,
+    name: "accounts",
+    statements: [
+      // rowid order is the order accounts were made, as for keys.
+      `CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        per_minute INTEGER,
+        per_day INTEGER,
+        created_at INTEGER NOT NULL
+      )`,
+      "ALTER TABLE api_keys ADD COLUMN account_id TEXT",
+      ...ACCOUNTS_UPGRADE,
+    ],
+  },
+  {
+    version: 12,
+    name: "allowed addresses of an account",
+    // Comma-separated, as a key's, read with each of its keys in the one lookup; NULL: any
+    // address, which is what every account made before had.
+    statements: ["ALTER TABLE accounts ADD COLUMN allow_from TEXT"],
+  },
+  { version: 13, name: "keys that follow their account", statements: [FOLLOWS_ACCOUNT_COLUMN] },
 ];
 
 /**

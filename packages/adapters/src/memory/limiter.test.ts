@@ -28,6 +28,19 @@ describe("memoryLimiter", () => {
     expect(limiter.size()).toBe(100);
   });
 
+  it("counts every bucket that is not a key's or an account's as anonymous: the admin listener's failures too", async () => {
+    const limiter = memoryLimiter({ maxAnonymousBuckets: 100, clock });
+    for (let i = 0; i < 1_000; i++)
+      await at(T0, limiter).hit({ bucket: `admin-failures:10.0.${i >> 8}.${i & 255}:-`, windows, ban: BAN });
+    await at(T0, limiter).hit({
+      bucket: "{acct_a}key:key_a",
+      windows,
+      ban: BAN,
+      shared: [{ bucket: "{acct_a}", windows }],
+    });
+    expect(limiter.size()).toBe(102);
+  });
+
   it("evicts the least recently used anonymous bucket first", async () => {
     const limiter = memoryLimiter({ maxAnonymousBuckets: 2, clock });
     const hit = (bucket: string) => at(T0, limiter).hit({ bucket, windows, ban: BAN });

@@ -4,6 +4,7 @@ import {
   type Decision,
   type HitInput,
   type RateLimiter,
+  type WindowPair,
   type WindowState,
 } from "@petstore/core";
 
@@ -39,10 +40,11 @@ interface Bucket {
 const SWEEP_EVERY = 4096;
 
 /**
- * Fixed-window counters in Maps, decided synchronously (so atomically) per request.
+ * Fixed-window counters in Maps, decided synchronously (so atomically) per request, over the
+ * request's bucket and the buckets it shares at once.
  * Memory stays bounded: anonymous buckets are capped (LRU), expired buckets are swept every
  * 4096 hits, and there is no timer per bucket. Keyed buckets (one per API key) are never
- * evicted, so they skip the LRU bookkeeping.
+ * evicted, as accounts' are, so they skip the LRU bookkeeping.
  */
 export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const maxAnonymous = options.maxAnonymousBuckets ?? 100_000;
@@ -63,27 +65,34 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
     return bucket && bucket.expiresAt > read && bucket.last - read <= CLOCK_STEP_MS ? bucket : undefined;
   }
 
-  function hit({ bucket: name, windows, ban }: HitInput): Decision {
-    const read = clock();
-    if (++hits % SWEEP_EVERY === 0) sweep(read);
-    const isKeyed = name.startsWith("key:");
-    const map = isKeyed ? keyed : anonymous;
+  /**
+   * Anonymous buckets (an address's, the admin listener's failures per address: any bucket
+   * that is not a key's or an account's) are capped and evicted least recently used first.
+   * Keys' and accounts' never: their names begin with the account's group (`{acct_...}`), or
+   * `key:` for a key counted alone.
+   */
+  const isAnonymous = (name: string) => !name.startsWith("{") && !name.startsWith("key:");
+
+  /** The bucket a hit at `read` counts in, made when there is none (a new one is last decided at `read`). */
+  function taken(name: string, read: number): Bucket {
+    const anonymousOne = isAnonymous(name);
+    const map = anonymousOne ? anonymous : keyed;
     let bucket = found(map, name, read);
     if (!bucket) {
       bucket = { starts: [], counts: [], refusalsStart: 0, refusals: 0, bannedUntil: 0, expiresAt: 0, last: read };
       map.set(name, bucket);
-    } else if (!isKeyed) {
+    } else if (anonymousOne) {
       map.delete(name);
       map.set(name, bucket);
     }
-    if (!isKeyed && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
-    // A late read (within CLOCK_STEP_MS) is decided at the bucket's last instant.
-    const now = Math.max(read, bucket.last);
-    bucket.last = now;
+    if (anonymousOne && anonymous.size > maxAnonymous) anonymous.delete(anonymous.keys().next().value!);
+    return bucket;
+  }
 
-    // Move every window forward to the one containing `now` (a window that rolled over starts at 0).
-    const banned = bucket.bannedUntil > now;
-    let allowed = !banned;
+  /** Moves every window of the bucket forward to the one containing `now` (a window that rolled over starts at 0); true when each has room. */
+  function current(bucket: Bucket, windows: WindowPair, now: number): boolean {
+    bucket.last = now;
+    let room = true;
     for (let i = 0; i < windows.length; i++) {
       const length = windows[i]!.seconds * 1000;
       const start = now - (now % length);
@@ -91,21 +100,13 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
         bucket.starts[i] = start;
         bucket.counts[i] = 0;
       }
-      if (bucket.counts[i]! >= windows[i]!.limit) allowed = false;
+      if (bucket.counts[i]! >= windows[i]!.limit) room = false;
     }
+    return room;
+  }
 
-    let banStarted = false;
-    if (allowed) {
-      for (let i = 0; i < windows.length; i++) bucket.counts[i]! += 1;
-    } else if (!banned) {
-      // A refusal consumes nothing, but enough of them in one window earn a ban.
-      if (bucket.refusalsStart !== bucket.starts[0]) bucket.refusals = 0;
-      bucket.refusalsStart = bucket.starts[0]!;
-      bucket.refusals += 1;
-      banStarted = bucket.refusals > ban.threshold && ban.seconds > 0;
-      if (banStarted) bucket.bannedUntil = now + ban.seconds * 1000;
-    }
-
+  /** Each window as decided, and the bucket's end of life moved to its last window's reset or its ban's end. */
+  function statesOf(bucket: Bucket, windows: WindowPair, refused: boolean): WindowState[] {
     const states: WindowState[] = [];
     let expiresAt = bucket.bannedUntil;
     for (let i = 0; i < windows.length; i++) {
@@ -118,19 +119,52 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
         limit: window.limit,
         remaining: Math.max(0, window.limit - count),
         resetAt,
-        exceeded: !allowed && !banned && count >= window.limit,
+        exceeded: refused && count >= window.limit,
       });
     }
     bucket.expiresAt = expiresAt;
-    if (bucket.bannedUntil <= now) return { allowed, windows: states, now };
-    return banStarted
-      ? { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, banStarted, now }
-      : { allowed: false, windows: states, bannedUntil: bucket.bannedUntil, now };
+    return states;
+  }
+
+  function hit({ bucket: name, windows, ban, shared }: HitInput): Decision {
+    const read = clock();
+    if (++hits % SWEEP_EVERY === 0) sweep(read);
+    const bucket = taken(name, read);
+    const others = shared?.map((s) => taken(s.bucket, read));
+    // A late read (within CLOCK_STEP_MS) is decided at the latest last instant of its buckets.
+    let now = Math.max(read, bucket.last);
+    if (others) for (const other of others) now = Math.max(now, other.last);
+
+    const banned = bucket.bannedUntil > now;
+    let allowed = current(bucket, windows, now) && !banned;
+    if (others)
+      for (let k = 0; k < others.length; k++) if (!current(others[k]!, shared![k]!.windows, now)) allowed = false;
+
+    let banStarted = false;
+    if (allowed) {
+      for (let i = 0; i < windows.length; i++) bucket.counts[i]! += 1;
+      if (others) for (const other of others) for (let i = 0; i < other.counts.length; i++) other.counts[i]! += 1;
+    } else if (!banned) {
+      // A refusal consumes nothing, but enough of them in one window earn the caller's bucket a ban.
+      if (bucket.refusalsStart !== bucket.starts[0]) bucket.refusals = 0;
+      bucket.refusalsStart = bucket.starts[0]!;
+      bucket.refusals += 1;
+      banStarted = bucket.refusals > ban.threshold && ban.seconds > 0;
+      if (banStarted) bucket.bannedUntil = now + ban.seconds * 1000;
+    }
+
+    const refused = !allowed && !banned;
+    const decision: Decision = { allowed, windows: statesOf(bucket, windows, refused), now };
+    if (others) decision.shared = others.map((other, k) => statesOf(other, shared![k]!.windows, refused));
+    if (bucket.bannedUntil <= now) return decision;
+    decision.bannedUntil = bucket.bannedUntil;
+    if (banStarted) decision.banStarted = true;
+    return decision;
   }
 
   function peek({ bucket: name, windows }: HitInput): BucketState {
     const read = clock();
-    const bucket = found(name.startsWith("key:") ? keyed : anonymous, name, read);
+    const bucket = found(isAnonymous(name) ? anonymous : keyed, name, read);
     const now = Math.max(read, bucket?.last ?? read);
     const states = windows.map((window, i): WindowState => {
       const length = window.seconds * 1000;
@@ -152,7 +186,7 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter
 
   function unban(name: string): boolean {
     const read = clock();
-    const bucket = found(name.startsWith("key:") ? keyed : anonymous, name, read);
+    const bucket = found(isAnonymous(name) ? anonymous : keyed, name, read);
     if (!bucket || bucket.bannedUntil <= Math.max(read, bucket.last)) return false;
     bucket.bannedUntil = 0;
     bucket.refusals = 0;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { at, clock, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
+import { at, clock, DAY, NO_BAN, T0, windowsOf } from "../../../../test/_support/limiter-fixtures.js";
 import { usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
 import type { PostgresClient } from "./_client.js";
-import { postgresLimiter } from "./limiter.js";
+import { POSTGRES_LIMITER_STATEMENTS, postgresLimiter } from "./limiter.js";
 
 const database = usePostgresDatabase();
 
@@ -61,6 +61,40 @@ describe("postgresLimiter", () => {
       expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
     } finally {
       await Promise.all(others.map((other) => other.sql.end()));
+      await close();
+    }
+  });
+
+  it("leaves a bucket that another transaction kept alive while the sweep waited for its row", async () => {
+    const { source, close } = await database.fresh();
+    const [sweeper, observer] = [await database.client(source), await database.client(source)];
+    try {
+      await at(T0, postgresLimiter(source, { clock })).hit({
+        bucket: "key:a",
+        windows: windowsOf(60, 1_000),
+        ban: NO_BAN,
+      });
+      const sweep = POSTGRES_LIMITER_STATEMENTS.sweep(T0 + 3 * DAY, 100) as { sql: string; args: never[] };
+      let swept: Promise<unknown> | undefined;
+      await source.sql.begin(async (tx) => {
+        // Another server's hit refreshes the bucket and holds its row until it commits.
+        await tx.unsafe("UPDATE rate_limits SET expires_at = $1::bigint WHERE bucket = 'key:a'", [T0 + 10 * DAY]);
+        swept = sweeper.sql.unsafe(sweep.sql, sweep.args).execute();
+        // The sweep has found the bucket expired and waits for its row.
+        for (let waited = 0; ; waited++) {
+          const [row] = await observer.sql.unsafe(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM rate_limits%'",
+          );
+          if (row!.n > 0) break;
+          if (waited > 500) throw new Error("the sweep never waited for the row");
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      });
+      await swept;
+      const rows = await observer.sql.unsafe("SELECT bucket FROM rate_limits");
+      expect(rows.map((row) => row.bucket)).toEqual(["key:a"]);
+    } finally {
+      await Promise.all([sweeper.sql.end(), observer.sql.end()]);
       await close();
     }
   });

@@ -1,4 +1,10 @@
-import { newerSchemaError, type RequiredColumns, SQL_COLUMNS } from "../_sql/schema.js";
+import {
+  ACCOUNTS_UPGRADE,
+  FOLLOWS_ACCOUNT_COLUMN,
+  newerSchemaError,
+  type RequiredColumns,
+  SQL_COLUMNS,
+} from "../_sql/schema.js";
 import { POSTGRES_NOW } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { storageError } from "./_storage-errors.js";
@@ -158,6 +164,32 @@ const MIGRATIONS: readonly { version: number; name: string; statements: readonly
       "ALTER TABLE api_keys ADD COLUMN scopes text, ADD COLUMN allow_from text",
     ],
   },
+  {
+    version: 9,
+    name: "accounts",
+    statements: [
+      // `position`: the order accounts were made, as for keys.
+      `CREATE TABLE accounts (
+        position bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        plan text NOT NULL,
+        per_minute integer,
+        per_day integer,
+        created_at bigint NOT NULL
+      )`,
+      "ALTER TABLE api_keys ADD COLUMN account_id text",
+      ...ACCOUNTS_UPGRADE,
+    ],
+  },
+  {
+    version: 10,
+    name: "allowed addresses of an account",
+    // Comma-separated, as a key's, read with each of its keys in the one lookup; NULL: any
+    // address, which is what every account made before had.
+    statements: ["ALTER TABLE accounts ADD COLUMN allow_from text"],
+  },
+  { version: 11, name: "keys that follow their account", statements: [FOLLOWS_ACCOUNT_COLUMN] },
 ];
 
 /** The columns the Postgres adapters' statements use, by table: what `checkPostgres` checks. */

@@ -141,11 +141,11 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
       const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
       try {
         await source.sql.unsafe(
-          "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, key_usage_minutes, key_usage_days, schema_migrations",
+          "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, key_usage_minutes, key_usage_days, accounts, schema_migrations",
         );
         await Promise.all([source, ...others].map((each) => migratePostgres(each)));
         const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
-        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         await checkPostgres(source);
       } finally {
         await Promise.all(others.map((other) => other.sql.end()));

@@ -1,10 +1,12 @@
 import {
+  bucketGroup,
   type BucketState,
   CLOCK_STEP_MS,
   type Decision,
   type HitInput,
   type RateLimiter,
   StorageUnavailableError,
+  type WindowPair,
   type WindowState,
 } from "@petstore/core";
 import { withinDeadline } from "../_deadline.js";
@@ -77,72 +79,97 @@ end`;
  * The memory limiter's decision (see `memory/limiter.ts`) as one script, so it is atomic
  * across processes and decided by one clock, Redis's own (`TIME`; a script may write after
  * reading it since Redis 5 replicates a script's effects, not the script): KEYS[1] is the
- * bucket's hash; ARGV is the instant to decide at (empty: Redis's clock), the ban's threshold
- * and length, then each window's limit and length (ms). A bucket whose last decision (`d`) is
- * more than CLOCK_STEP_MS after the instant saw a clock that stepped back since: it starts
- * over, as new (see `RateLimiter`); else the instant is never before its last. Each window
- * moves forward to the one containing `now`; during a ban nothing is counted; an admission counts in every
- * window; a refusal consumes nothing but counts toward the ban within the first window, and
- * the one past the threshold bans the bucket. The hash expires when its last window or ban
- * ends. Replies: allowed, banned before this hit, banned until, the instant, whether this hit
- * began the ban, then each window's start and count.
+ * bucket's hash, KEYS[2..] those of the buckets it shares (in its hash slot); ARGV is the
+ * instant to decide at (empty: Redis's clock), the ban's threshold and length, then for each
+ * key each window's limit and length (ms). A bucket whose last decision (`d`) is more than
+ * CLOCK_STEP_MS after the instant as read saw a clock that stepped back since: it starts over,
+ * as new (see `RateLimiter`); else the instant is never before its last. Each window moves
+ * forward to the one containing `now`; during KEYS[1]'s ban nothing is counted; an admission
+ * (every window of every key has room) counts in every window of every key; a refusal consumes
+ * nothing but counts toward KEYS[1]'s ban within its first window, and the one past the
+ * threshold bans it. Each hash expires when its last window or ban ends. Replies: allowed,
+ * banned before this hit, banned until, the instant, whether this hit began the ban, then for
+ * each key each window's start and count.
  */
 const HIT_SCRIPT = `${SCRIPT_NOW}
 local threshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
-local n = (#ARGV - 3) / 2
+local m = #KEYS
+local n = (#ARGV - 3) / (2 * m)
 local fields = {'b', 'd', 'r', 'rs'}
 for i = 1, n do
   fields[#fields + 1] = 's' .. i
   fields[#fields + 1] = 'c' .. i
 end
-local stored = redis.call('HMGET', KEYS[1], unpack(fields))
-${AS_A_HIT_FINDS_IT}
-local bannedUntil = tonumber(stored[1]) or 0
-local refusals = tonumber(stored[3]) or 0
-local refusalsStart = tonumber(stored[4])
+local read = now
+local stored = {}
+for k = 1, m do
+  stored[k] = redis.call('HMGET', KEYS[k], unpack(fields))
+  local last = tonumber(stored[k][2])
+  if last ~= nil and last - read > ${CLOCK_STEP_MS} then
+    stored[k] = {}
+  elseif last ~= nil and last > now then
+    now = last
+  end
+end
+local bannedUntil = tonumber(stored[1][1]) or 0
+local refusals = tonumber(stored[1][3]) or 0
+local refusalsStart = tonumber(stored[1][4])
 local banned = bannedUntil > now
 local allowed = not banned
 local starts, counts, lengths = {}, {}, {}
-for i = 1, n do
-  local limit = tonumber(ARGV[2 + 2 * i])
-  local length = tonumber(ARGV[3 + 2 * i])
-  local start = now - (now % length)
-  local s = tonumber(stored[3 + 2 * i])
-  local c = tonumber(stored[4 + 2 * i])
-  if s == nil or s < start then
-    s = start
-    c = 0
+for k = 1, m do
+  starts[k], counts[k], lengths[k] = {}, {}, {}
+  for i = 1, n do
+    local a = 2 + 2 * ((k - 1) * n + i)
+    local limit = tonumber(ARGV[a])
+    local length = tonumber(ARGV[a + 1])
+    local start = now - (now % length)
+    local s = tonumber(stored[k][3 + 2 * i])
+    local c = tonumber(stored[k][4 + 2 * i])
+    if s == nil or s < start then
+      s = start
+      c = 0
+    end
+    starts[k][i], counts[k][i], lengths[k][i] = s, c, length
+    if c >= limit then allowed = false end
   end
-  starts[i], counts[i], lengths[i] = s, c, length
-  if c >= limit then allowed = false end
 end
 local banStarted = false
 if allowed then
-  for i = 1, n do counts[i] = counts[i] + 1 end
+  for k = 1, m do
+    for i = 1, n do counts[k][i] = counts[k][i] + 1 end
+  end
 elseif not banned then
-  if refusalsStart ~= starts[1] then refusals = 0 end
-  refusalsStart = starts[1]
+  if refusalsStart ~= starts[1][1] then refusals = 0 end
+  refusalsStart = starts[1][1]
   refusals = refusals + 1
   if refusals > threshold and banMs > 0 then
     bannedUntil = now + banMs
     banStarted = true
   end
 end
-local expiresAt = bannedUntil
-local values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0, 'd', now}
 local reply = {allowed and 1 or 0, banned and 1 or 0, bannedUntil, now, banStarted and 1 or 0}
-for i = 1, n do
-  if starts[i] + lengths[i] > expiresAt then expiresAt = starts[i] + lengths[i] end
-  values[#values + 1] = 's' .. i
-  values[#values + 1] = starts[i]
-  values[#values + 1] = 'c' .. i
-  values[#values + 1] = counts[i]
-  reply[#reply + 1] = starts[i]
-  reply[#reply + 1] = counts[i]
+for k = 1, m do
+  local values
+  if k == 1 then
+    values = {'b', bannedUntil, 'r', refusals, 'rs', refusalsStart or 0, 'd', now}
+  else
+    values = {'b', tonumber(stored[k][1]) or 0, 'r', tonumber(stored[k][3]) or 0, 'rs', tonumber(stored[k][4]) or 0, 'd', now}
+  end
+  local expiresAt = values[2]
+  for i = 1, n do
+    if starts[k][i] + lengths[k][i] > expiresAt then expiresAt = starts[k][i] + lengths[k][i] end
+    values[#values + 1] = 's' .. i
+    values[#values + 1] = starts[k][i]
+    values[#values + 1] = 'c' .. i
+    values[#values + 1] = counts[k][i]
+    reply[#reply + 1] = starts[k][i]
+    reply[#reply + 1] = counts[k][i]
+  end
+  redis.call('HSET', KEYS[k], unpack(values))
+  redis.call('PEXPIRE', KEYS[k], math.max(1, expiresAt - now))
 end
-redis.call('HSET', KEYS[1], unpack(values))
-redis.call('PEXPIRE', KEYS[1], math.max(1, expiresAt - now))
 return reply
 `;
 
@@ -194,10 +221,11 @@ const isNoScript = (error: unknown) => /NOSCRIPT/.test(error instanceof Error ? 
  * script (`EVALSHA`, loaded once with `SCRIPT LOAD`; after a restart or failover the server
  * answers `NOSCRIPT` and the hit runs `EVAL`, which caches it again) deciding every window
  * all-or-nothing, as the memory and SQL limiters decide, by Redis's clock (`TIME`), so servers
- * whose clocks disagree still share one window and one ban. A bucket is one hash,
- * `<prefix>{<bucket>}`: one key, so one hash slot on Redis Cluster, and it always has an
- * expiry. A hit that Redis does not answer within `timeoutMs` fails (or admits, with
- * `failOpen`); nothing is retried, so when Redis comes back the next hit simply succeeds.
+ * whose clocks disagree still share one window and one ban. A bucket is one hash with an
+ * expiry, `<prefix>{<bucket>}` (a hash slot of its own on Redis Cluster), or `<prefix><bucket>`
+ * when its name begins with a group (`{acct_1}key:k_2`: the slot of the group's tag), so a hit
+ * on a key and its account's bucket is one script over both. A hit that Redis does not answer
+ * within `timeoutMs` fails (or admits, with `failOpen`); nothing is retried, so when Redis comes back the next hit simply succeeds.
  * @example
  * const limiter = redisLimiter({ send: (args) => redis.call(args[0]!, ...args.slice(1)) });
  */
@@ -235,51 +263,60 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
     );
   }
 
-  async function run(key: string, args: string[]): Promise<unknown> {
+  /**
+   * A bucket's hash: `<prefix><bucket>` when its name begins with a group (`{acct_1}key:k_2`),
+   * whose braces are then the hash tag, so an account's buckets share a slot on Redis Cluster;
+   * otherwise `<prefix>{<bucket>}`, a slot of its own.
+   */
+  const keyOf = (bucket: string) => (bucketGroup(bucket) === undefined ? `${prefix}{${bucket}}` : prefix + bucket);
+
+  async function run(keys: string[], args: string[]): Promise<unknown> {
     const sha = await load();
     try {
-      return await send(["EVALSHA", sha, "1", key, ...args]);
+      return await send(["EVALSHA", sha, String(keys.length), ...keys, ...args]);
     } catch (error) {
       if (!isNoScript(error)) throw error;
       // The server lost its script cache (restart, failover, SCRIPT FLUSH): EVAL runs it and
-      // caches it again on the node that holds this key.
-      return send(["EVAL", HIT_SCRIPT, "1", key, ...args]);
+      // caches it again on the node that holds these keys.
+      return send(["EVAL", HIT_SCRIPT, String(keys.length), ...keys, ...args]);
     }
   }
 
-  function decide({ windows }: HitInput, reply: unknown): Decision {
+  function decide({ windows, shared }: HitInput, reply: unknown): Decision {
     const values = (reply as unknown[]).map(Number);
     const allowed = values[0] === 1;
     const wasBanned = values[1] === 1;
     const bannedUntil = values[2]!;
     const now = values[3]!;
-    const states: WindowState[] = windows.map((window, i) => {
-      const start = values[5 + 2 * i]!;
-      const count = values[6 + 2 * i]!;
-      return {
-        name: window.name,
-        limit: window.limit,
-        remaining: Math.max(0, window.limit - count),
-        resetAt: start + window.seconds * 1000,
-        exceeded: !allowed && !wasBanned && count >= window.limit,
-      };
-    });
-    if (bannedUntil <= now) return { allowed, windows: states, now };
-    return values[4] === 1
-      ? { allowed: false, windows: states, bannedUntil, banStarted: true, now }
-      : { allowed: false, windows: states, bannedUntil, now };
+    let at = 5;
+    const statesOf = (ws: WindowPair): WindowState[] =>
+      ws.map((window) => {
+        const start = values[at++]!;
+        const count = values[at++]!;
+        return {
+          name: window.name,
+          limit: window.limit,
+          remaining: Math.max(0, window.limit - count),
+          resetAt: start + window.seconds * 1000,
+          exceeded: !allowed && !wasBanned && count >= window.limit,
+        };
+      });
+    const decision: Decision = { allowed, windows: statesOf(windows), now };
+    if (shared) decision.shared = shared.map((s) => statesOf(s.windows));
+    if (bannedUntil <= now) return decision;
+    decision.bannedUntil = bannedUntil;
+    if (values[4] === 1) decision.banStarted = true;
+    return decision;
   }
 
   /**
    * What a hit decides when Redis failed and `failOpen` is on: admitted, nothing counted, by
    * this process's clock (Redis's cannot be read; a test's when it gives one).
    */
-  function admitted({ windows }: HitInput): Decision {
+  function admitted({ windows, shared }: HitInput): Decision {
     const now = clock ? clock() : Date.now();
-    return {
-      now,
-      allowed: true,
-      windows: windows.map((w) => {
+    const untouched = (ws: WindowPair): WindowState[] =>
+      ws.map((w) => {
         const length = w.seconds * 1000;
         return {
           name: w.name,
@@ -288,15 +325,19 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
           resetAt: now - (now % length) + length,
           exceeded: false,
         };
-      }),
-    };
+      });
+    const decision: Decision = { now, allowed: true, windows: untouched(windows) };
+    if (shared) decision.shared = shared.map((s) => untouched(s.windows));
+    return decision;
   }
 
   function hit(input: HitInput): Promise<Decision> {
-    const { bucket, windows, ban } = input;
+    const { bucket, windows, ban, shared = [] } = input;
     const args = [clock ? String(clock()) : "", String(ban.threshold), String(ban.seconds * 1000)];
-    for (const w of windows) args.push(String(w.limit), String(w.seconds * 1000));
-    const decided = bounded("a rate-limit hit", () => run(`${prefix}{${bucket}}`, args)).then(
+    for (const ws of [windows, ...shared.map((s) => s.windows)])
+      for (const w of ws) args.push(String(w.limit), String(w.seconds * 1000));
+    const keys = [keyOf(bucket), ...shared.map((s) => keyOf(s.bucket))];
+    const decided = bounded("a rate-limit hit", () => run(keys, args)).then(
       (reply) => {
         onOutcome?.(undefined);
         return decide(input, reply);
@@ -314,9 +355,7 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
   async function peek({ bucket, windows }: HitInput): Promise<BucketState> {
     const args = [clock ? String(clock()) : "", ...windows.map((w) => String(w.seconds * 1000))];
     const reply = (
-      (await bounded("a rate-limit look", () =>
-        send(["EVAL", PEEK_SCRIPT, "1", `${prefix}{${bucket}}`, ...args]),
-      )) as unknown[]
+      (await bounded("a rate-limit look", () => send(["EVAL", PEEK_SCRIPT, "1", keyOf(bucket), ...args]))) as unknown[]
     ).map(Number);
     const [now, bannedUntil] = [reply[0]!, reply[1]!];
     const states = windows.map((w, i): WindowState => {
@@ -334,7 +373,7 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
 
   async function unban(bucket: string): Promise<boolean> {
     const reply = await bounded("a ban's end", () =>
-      send(["EVAL", UNBAN_SCRIPT, "1", `${prefix}{${bucket}}`, clock ? String(clock()) : ""]),
+      send(["EVAL", UNBAN_SCRIPT, "1", keyOf(bucket), clock ? String(clock()) : ""]),
     );
     return Number(reply) === 1;
   }

@@ -2,6 +2,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { createPetstore } from "../app.js";
+import { ownAccountId } from "../keys/bucket.js";
 import type { Actor, IdempotencyClaim } from "../ports.js";
 import { type AdminOptions, createAdmin } from "./create-admin.js";
 import { adminTokenId, verifyAdminToken } from "./tokens.js";
@@ -244,11 +245,14 @@ describe("createAdmin", () => {
     await call("PATCH", `/keys/${id}`, { label: "Renamed" });
     await call("POST", `/keys/${id}/revoke`);
     const all = await json<{ action: string; keyId: string; actor: Actor; at: string }[]>(await call("GET", "/audit"));
+    // Each key's account, made for it, is created (and audited) with it.
     expect(all.map((entry) => [entry.action, entry.keyId])).toEqual([
       ["revoke", id],
       ["update", id],
       ["create", other],
+      ["create", ownAccountId(other)],
       ["create", id],
+      ["create", ownAccountId(id)],
     ]);
     expect(all[0]!.actor).toEqual(ADMIN);
     expect(all[0]!.at).toBe(new Date(T0).toISOString());
@@ -271,7 +275,12 @@ describe("createAdmin", () => {
       (await json<{ action: string; keyId: string }[]>(await call("GET", `/audit?${query}`))).map(
         (entry) => `${entry.action} ${entry.keyId}`,
       );
-    expect(await shown("action=create")).toEqual([`create ${other}`, `create ${id}`]);
+    expect(await shown("action=create")).toEqual([
+      `create ${other}`,
+      `create ${ownAccountId(other)}`,
+      `create ${id}`,
+      `create ${ownAccountId(id)}`,
+    ]);
     expect(await shown("actor=cli%3Aops%40vm1")).toEqual([`update ${id}`]);
     const first = await call("GET", `/audit?action=update&actor=${encodeURIComponent(ADMIN.who)}&limit=1`);
     expect((await json<{ keyId: string }[]>(first)).map((entry) => entry.keyId)).toEqual([id]);
@@ -360,6 +369,9 @@ describe("createAdmin", () => {
       "/keys/{id}/revoke",
       "/keys/{id}/unban",
       "/keys/{id}/usage",
+      "/accounts",
+      "/accounts/{id}",
+      "/accounts/{id}/usage",
       "/usage/top",
       "/audit",
       "/tokens",

@@ -9,6 +9,7 @@ import type { ClientInfo } from "../http/client-address.js";
 import { headResponse } from "../http/head-response.js";
 import { pathnameOf } from "../http/pathname.js";
 import { requestIdOf } from "../http/request-id.js";
+import { accountOperations } from "./account-operations.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
 import { tokenOperations } from "./token-operations.js";
@@ -35,7 +36,7 @@ export interface AdminOptions {
    */
   tokens?: AdminTokens;
   /**
-   * Told the id of every key changed (updated, rolled, revoked): pass the API's
+   * Told the id of every key changed (updated, rolled, revoked, or its account changed): pass the API's
    * `petstore.forgetKey`, so that the change applies to the API in this process at once.
    */
   onKeyChange?: (keyId: string) => void;
@@ -103,6 +104,12 @@ const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document">
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: operations.revokeKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/unban$/, methods: { POST: operations.unbanKey } },
   { pattern: /^\/keys\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.keyUsage } },
+  { pattern: /^\/accounts$/, methods: { GET: accountOperations.listAccounts, POST: accountOperations.createAccount } },
+  {
+    pattern: /^\/accounts\/([A-Za-z0-9_]+)$/,
+    methods: { GET: accountOperations.getAccount, PATCH: accountOperations.updateAccount },
+  },
+  { pattern: /^\/accounts\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.accountUsage } },
   { pattern: /^\/usage\/top$/, methods: { GET: usageOperations.topUsage } },
   { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
   { pattern: /^\/tokens$/, methods: { GET: tokenOperations.listTokens, POST: tokenOperations.createToken } },
@@ -115,8 +122,8 @@ const allowOf = (methods: Record<string, unknown>) =>
 
 /**
  * The admin API of the key life (issue the keys a business sells, change their plan, roll,
- * expire, revoke them, lift bans, read their usage and the audit trail, and the admin tokens
- * when given them) as one fetch handler, for a host to put
+ * expire, revoke them, lift bans, read their usage and the audit trail, the accounts they
+ * belong to, and the admin tokens when given them) as one fetch handler, for a host to put
  * behind its own authentication (`authenticate`): JSON with the API's error bodies, never
  * cached, every change audited with who made it and from where. The `petstore` binary serves it
  * on its own listener, with admin tokens. The document of what it serves is at `openapi.json`.
@@ -129,7 +136,7 @@ export function createAdmin(options: AdminOptions): Admin {
     "createAdmin",
     options,
     {
-      keys: ["get", "list", "insert", "update", "roll", "revoke", "audit", "auditTrail"],
+      keys: ["get", "list", "insert", "update", "roll", "revoke", "audit", "auditTrail", "getAccount", "countKeys"],
       limiter: ["hit"],
       authenticate: "function",
     },
@@ -153,6 +160,7 @@ export function createAdmin(options: AdminOptions): Admin {
     clock,
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
     idempotent: options.idempotency !== undefined,
+    ...(options.onKeyChange && { onKeyChange: options.onKeyChange }),
   };
   const { beside, allowHost } = options;
   const onError =

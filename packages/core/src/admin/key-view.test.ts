@@ -6,6 +6,7 @@ import { keyView } from "./key-view.js";
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
 const record: ApiKeyRecord = {
   id: "key_view",
+  accountId: "acct_view",
   hash: "0".repeat(64),
   plan: "pro",
   perDay: 50,
@@ -22,10 +23,11 @@ describe("keyView", () => {
       { name: "day", limit: 50, seconds: 86_400 },
     ];
     for (let i = 0; i < 3; i++)
-      await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
+      await limiter.hit({ bucket: "{acct_view}key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
     const view = await keyView(record, { limiter });
     expect(view).toEqual({
       id: "key_view",
+      accountId: "acct_view",
       plan: "pro",
       perMinute: 300,
       perDay: 50,
@@ -65,7 +67,7 @@ describe("keyView", () => {
       { name: "day", limit: 50, seconds: 86_400 },
     ];
     for (let i = 0; i < 3; i++)
-      await limiter.hit({ bucket: "key:key_view", windows, ban: { threshold: 1, seconds: 600 } });
+      await limiter.hit({ bucket: "{acct_view}key:key_view", windows, ban: { threshold: 1, seconds: 600 } });
     expect((await keyView(record, { limiter })).states).toEqual(["active", "rolling", "banned"]);
     const gone = { ...record, expiresAt: T0 - 1, revokedAt: T0 - 2 };
     expect(await keyView(gone, { clock: () => T0 })).toMatchObject({ states: ["expired", "revoked"], rolling: null });

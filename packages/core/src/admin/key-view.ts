@@ -28,7 +28,11 @@ export const iso = (ms: number | undefined) => (ms === undefined ? null : new Da
 export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}): Promise<KeyView> {
   const { windows } = limitsResolver({ ...DEFAULT_PLANS, ...source.plans })(record);
   const state = source.limiter?.peek
-    ? await source.limiter.peek({ bucket: keyBucket(record.id), windows, ban: { threshold: 0, seconds: 0 } })
+    ? await source.limiter.peek({
+        bucket: keyBucket(record.id, record.accountId),
+        windows,
+        ban: { threshold: 0, seconds: 0 },
+      })
     : undefined;
   const usage = state && {
     minute: {
@@ -58,6 +62,7 @@ export async function keyView(record: ApiKeyRecord, source: KeyViewSource = {}):
   if (keyRecordIs(record, "revoked", now)) states.push("revoked");
   return {
     id: record.id,
+    accountId: record.accountId,
     plan: record.plan,
     perMinute: windows[0]!.limit,
     perDay: windows[1]!.limit,

@@ -4,6 +4,9 @@ import { ErrorBodySchema } from "../schemas.js";
 import { PLAN_NAMES } from "../keys/rules.js";
 import { KEY_ORDERS } from "./operations.js";
 import {
+  AccountChangesSchema,
+  AccountPageSchema,
+  AccountViewSchema,
   AdminTokenViewSchema,
   AdminTokenWithSecretSchema,
   AUDIT_ACTIONS,
@@ -12,11 +15,12 @@ import {
   KeyChangesSchema,
   KeyViewSchema,
   KeyWithSecretSchema,
+  NewAccountSchema,
   NewAdminTokenSchema,
   NewKeySchema,
   RollSchema,
 } from "./schemas.js";
-import { KeyUsageViewSchema, TopKeysViewSchema } from "./usage-view.js";
+import { AccountUsageViewSchema, KeyUsageViewSchema, TopKeysViewSchema } from "./usage-view.js";
 import { USAGE_STEPS, USAGE_WINDOWS } from "../usage/usage-history.js";
 
 type Json = Record<string, unknown>;
@@ -32,7 +36,7 @@ const ERRORS: Record<number, string> = {
   400: "Invalid parameter or body (`invalid_parameter`, `invalid_body` with `details`)",
   401: "No admin credential (`An admin credential is required`), or one refused (`The admin token was refused`): `unauthorized`",
   403: "Refused before authentication (`forbidden`): a request another site's page sent, or a host name this listener does not answer",
-  404: "No such key or admin token (`not_found`); for `/tokens`, an admin API that manages no admin tokens",
+  404: "No such key, account or admin token (`not_found`); for `/tokens`, an admin API that manages no admin tokens",
   409: "The key was revoked (`key_revoked`), or its last roll's overlap still runs (`roll_in_progress`); a create or roll with the same Idempotency-Key still running (`idempotency_key_in_use`)",
   413: "Body larger than 16 KiB (`payload_too_large`)",
   405: "The path does not take this method (`method_not_allowed`); `Allow` lists those it takes",
@@ -82,6 +86,40 @@ const page = [
     schema: { type: "string" },
   },
 ];
+const accountId = { ...keyId, description: "The account's id (`acct_...`)" };
+const usageParameters = [
+  {
+    name: "from",
+    in: "query",
+    required: false,
+    description:
+      "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
+    schema: { type: "string", format: "date-time" },
+  },
+  {
+    name: "to",
+    in: "query",
+    required: false,
+    description: "ISO 8601 with its offset; default (and at the latest) now",
+    schema: { type: "string", format: "date-time" },
+  },
+  { name: "step", in: "query", required: false, schema: { type: "string", enum: [...USAGE_STEPS], default: "hour" } },
+];
+/** A usage answer (`KeyUsage`, `AccountUsage`): JSON, or CSV when asked. */
+const usageResponses = (view: string) =>
+  responses(
+    {
+      200: {
+        description:
+          "Every bucket of the span, oldest first (`Accept: text/csv`: `at,admitted,rate_limited,banned,unauthorized`, a line per bucket)",
+        content: { ...json(ref(view)), "text/csv": { schema: { type: "string" } } },
+      },
+      400: invalidParameter(
+        "`from` after `to`, `from` older than kept for the step (48 hours by minute or hour, 400 days by day), a `step` other than minute, hour or day, or an instant that is not ISO 8601 with its offset",
+      ),
+    },
+    [404],
+  );
 const linkHeader = {
   Link: { description: 'RFC 8288 `rel="next"`: the next page, when there is one', schema: { type: "string" } },
 };
@@ -104,7 +142,7 @@ export function adminOpenApi(basePath: string): Json {
       title: "Pet Store admin API",
       version: "1.0.0",
       description:
-        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, the audit trail, and the admin tokens. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
+        "The life of the API keys: create, read, update, roll with an overlap, revoke, lift a ban, their usage history, the accounts they belong to, the audit trail, and the admin tokens. Never cached; every change audited. A method a path does not take is answered `405 method_not_allowed` with `Allow` listing those it takes (`components.responses.MethodNotAllowed`); `HEAD` is taken wherever `GET` is. Unknown query parameters are ignored.",
     },
     servers: [{ url: basePath }],
     security: [{ adminToken: [] }],
@@ -128,6 +166,13 @@ export function adminOpenApi(basePath: string): Json {
               required: false,
               description: "Only keys of this plan",
               schema: { type: "string", enum: [...PLAN_NAMES] },
+            },
+            {
+              name: "account",
+              in: "query",
+              required: false,
+              description: "Only the keys of this account (`acct_...`)",
+              schema: { type: "string" },
             },
             {
               name: "state",
@@ -249,46 +294,89 @@ export function adminOpenApi(basePath: string): Json {
           operationId: "getKeyUsage",
           summary:
             "The key's requests by outcome (admitted, rate limited, banned, unauthorized), bucket by bucket: by minute or hour over the last 48 hours, by UTC day over the last 400 days. Written by the servers at least every 10 s",
+          parameters: [keyId, ...usageParameters],
+          responses: usageResponses("KeyUsage"),
+        },
+      },
+      "/accounts": {
+        get: {
+          operationId: "listAccounts",
+          summary: "Accounts in the order they were made, each with how many keys it has",
           parameters: [
-            keyId,
+            ...page,
             {
-              name: "from",
+              name: "plan",
               in: "query",
               required: false,
-              description:
-                "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
-              schema: { type: "string", format: "date-time" },
-            },
-            {
-              name: "to",
-              in: "query",
-              required: false,
-              description: "ISO 8601 with its offset; default (and at the latest) now",
-              schema: { type: "string", format: "date-time" },
-            },
-            {
-              name: "step",
-              in: "query",
-              required: false,
-              schema: { type: "string", enum: [...USAGE_STEPS], default: "hour" },
+              description: "Only accounts of this plan",
+              schema: { type: "string", enum: [...PLAN_NAMES] },
             },
           ],
           responses: responses(
             {
               200: {
-                description:
-                  "Every bucket of the span, oldest first (`Accept: text/csv`: `at,admitted,rate_limited,banned,unauthorized`, a line per bucket)",
-                content: {
-                  ...json(ref("KeyUsage")),
-                  "text/csv": { schema: { type: "string" } },
-                },
+                description: "A page of accounts; `nextCursor` (and the `Link` header) ask for the next one",
+                headers: linkHeader,
+                content: json(ref("AccountPage")),
               },
               400: invalidParameter(
-                "`from` after `to`, `from` older than kept for the step (48 hours by minute or hour, 400 days by day), a `step` other than minute, hour or day, or an instant that is not ISO 8601 with its offset",
+                "A `limit` outside 1-100, a `plan` not among its values, a parameter given twice or empty, or a `cursor` this API did not give",
               ),
             },
-            [404],
+            [],
           ),
+        },
+        post: {
+          operationId: "createAccount",
+          summary:
+            "A new account: its keys' requests count together against its plan's limits (an enterprise account needs both of its own); audited",
+          parameters: [
+            {
+              ...idempotencyKey,
+              description: "A retry with the same key and body is answered as the first attempt was: the same account",
+            },
+          ],
+          requestBody: body("NewAccount"),
+          responses: responses(
+            {
+              201: {
+                description: "The account",
+                headers: {
+                  Location: { description: "The account's path", schema: { type: "string" } },
+                  ...replayedHeader,
+                },
+                content: json(ref("Account")),
+              },
+            },
+            [400, 408, 409, 413, 415, 422],
+          ),
+        },
+      },
+      "/accounts/{id}": {
+        get: {
+          operationId: "getAccount",
+          parameters: [accountId],
+          responses: responses({ 200: { description: "The account", content: json(ref("Account")) } }, [404]),
+        },
+        patch: {
+          operationId: "updateAccount",
+          summary:
+            "Name, plan, limits (`null`: the plan's again), allowlist (`null`: any address again). Its keys that had its plan and limits take the new ones (a key with caps of its own keeps them); in force on every server within 5 s; audited",
+          parameters: [accountId],
+          requestBody: body("AccountChanges"),
+          responses: responses(
+            { 200: { description: "The account after the change", content: json(ref("Account")) } },
+            [400, 404, 408, 413, 415],
+          ),
+        },
+      },
+      "/accounts/{id}/usage": {
+        get: {
+          operationId: "getAccountUsage",
+          summary:
+            "The requests of all the account's keys (revoked ones too) by outcome, summed bucket by bucket, as a key's usage is read",
+          parameters: [accountId, ...usageParameters],
+          responses: usageResponses("AccountUsage"),
         },
       },
       "/usage/top": {
@@ -329,7 +417,7 @@ export function adminOpenApi(basePath: string): Json {
               name: "keyId",
               in: "query",
               required: false,
-              description: "Only this key's changes (or an admin token's: `tok_...`)",
+              description: "Only this key's changes (or an account's: `acct_...`, or an admin token's: `tok_...`)",
               schema: { type: "string" },
             },
             {
@@ -436,6 +524,11 @@ export function adminOpenApi(basePath: string): Json {
         AuditEntry: schema(AuditEntrySchema),
         KeyUsage: schema(KeyUsageViewSchema),
         TopKeys: schema(TopKeysViewSchema),
+        Account: schema(AccountViewSchema),
+        AccountPage: schema(AccountPageSchema),
+        NewAccount: schema(NewAccountSchema),
+        AccountChanges: schema(AccountChangesSchema),
+        AccountUsage: schema(AccountUsageViewSchema),
         AdminToken: schema(AdminTokenViewSchema),
         AdminTokenWithSecret: schema(AdminTokenWithSecretSchema),
         NewAdminToken: schema(NewAdminTokenSchema),

@@ -38,6 +38,8 @@ export interface AdminDeps {
   clock(): number;
   bodyTimeoutMs: number;
   idempotent: boolean;
+  /** Told the id of every key a change of its account changed (see `AdminOptions.onKeyChange`). */
+  onKeyChange?: (keyId: string) => void;
 }
 
 /** An operation's answer: its status, body and extra headers (`Location`, `Link`...). */
@@ -62,8 +64,8 @@ const MAX_PAGE = 100;
 const SEARCH_SCAN = 10_000;
 
 /** A cursor as the API hands it out: opaque (base64url of what it points after). */
-const cursorOf = (value: string) => btoa(value).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-function fromCursor(cursor: string): string {
+export const cursorOf = (value: string) => btoa(value).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+export function fromCursor(cursor: string): string {
   try {
     return atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
   } catch {
@@ -95,7 +97,8 @@ export function choice<T extends string>(url: URL, name: string, allowed: readon
 /** The orders `GET /keys?sort=` takes (see `KeyOrder`). */
 export const KEY_ORDERS = ["created", "lastUsed", "today"] as const satisfies readonly KeyOrder[];
 
-function pageLimit(url: URL): number {
+/** `limit`: an integer from 1 to 100, default 20. */
+export function pageLimit(url: URL): number {
   const text = queryParameter(url, "limit") ?? "20";
   const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
   if (!(limit >= 1 && limit <= MAX_PAGE))
@@ -191,7 +194,7 @@ export const REPLAYED = { "Idempotent-Replayed": "true" };
 export const operations = {
   /**
    * `GET /keys`: a page of keys in `sort` order (as they were made, by last use, by today's
-   * admitted requests), of one `plan` and `state`; `q` keeps those whose id or label holds it.
+   * admitted requests), of one `plan`, `state` and `account`; `q` keeps those whose id or label holds it.
    */
   async listKeys(call: Call, deps: AdminDeps): Promise<Outcome> {
     const limit = pageLimit(call.url);
@@ -200,6 +203,7 @@ export const operations = {
     const plan = choice(call.url, "plan", PLAN_NAMES);
     const state = choice(call.url, "state", KEY_STATES);
     const order = choice(call.url, "sort", KEY_ORDERS);
+    const accountId = queryParameter(call.url, "account");
     const q = search?.toLowerCase();
     const matches = (record: ApiKeyRecord) =>
       q === undefined || record.id.toLowerCase().includes(q) || (record.label ?? "").toLowerCase().includes(q);
@@ -208,6 +212,7 @@ export const operations = {
     const stored: KeyListQuery = {
       limit: 0,
       ...(plan !== undefined && { plan }),
+      ...(accountId !== undefined && { accountId }),
       ...(state !== undefined && !banned && { state: state === "active" ? "live" : (state as KeyRecordState) }),
       ...(order !== undefined && { order }),
     };
@@ -242,6 +247,7 @@ export const operations = {
         limit: String(limit),
         ...(search !== undefined && { q: search }),
         ...(plan !== undefined && { plan }),
+        ...(accountId !== undefined && { account: accountId }),
         ...(state !== undefined && { state }),
         ...(order !== undefined && { sort: order }),
         cursor: cursorOf(resumeAfter),
@@ -260,11 +266,15 @@ export const operations = {
     const value = await readBody(call, deps, NewKeySchema, "new key");
     const idempotencyKey = idempotencyKeyOf(call, deps);
     const created = await ruled("new key", () =>
-      deps.life.create(
-        { ...defined(value), plan: value.plan },
-        { actor: call.actor, ...(idempotencyKey !== undefined && { idempotencyKey }) },
-      ),
+      deps.life.create(defined(value), {
+        actor: call.actor,
+        ...(idempotencyKey !== undefined && { idempotencyKey }),
+      }),
     );
+    if (created.state === "no_account")
+      throw new ApiError("invalid_body", "The request body is not a valid new key", [
+        { path: "accountId", message: `must be the id of an account: none has the id ${value.accountId}` },
+      ]);
     if (created.state !== "created" && created.state !== "replayed") refusedKey(created);
     const location = { Location: `${call.basePath}/keys/${created.record.id}` };
     return {

@@ -84,20 +84,40 @@ const ScopesSchema = v.pipe(
   v.description("What the key may do, each scope once; a key given none of these has every scope"),
 );
 
-const AllowFromSchema = v.pipe(
+/** An allowlist, a key's or an account's: the same rule, said in the same words. */
+const RangesSchema = v.pipe(
   v.array(v.string(), (issue) => allowFromProblem(issue.input)!),
   v.check(
     (ranges) => allowFromProblem(ranges) === undefined,
     (issue) => allowFromProblem(issue.input)!,
   ),
+);
+
+const AllowFromSchema = v.pipe(
+  RangesSchema,
   v.description(
     "CIDR ranges (IPv4, IPv6) the key's requests must come from, such as 10.0.0.0/8 or 2001:db8::/32; an address alone is a range of one",
   ),
 );
 
-/** Body of `POST /keys`. */
+const AccountAllowFromSchema = v.pipe(
+  RangesSchema,
+  v.description(
+    "CIDR ranges (IPv4, IPv6) the requests of every key of the account must come from, such as 10.0.0.0/8 or 2001:db8::/32; a key with ranges of its own is served only from inside both",
+  ),
+);
+
+/** An account's id as a body names it. */
+const AccountIdSchema = v.pipe(
+  v.string("must be an account's id (acct_...)"),
+  v.regex(/^[A-Za-z0-9_]{1,64}$/, "must be an account's id (acct_...)"),
+  v.description("The account the key joins: its plan and limits, unless the key gives its own"),
+);
+
+/** Body of `POST /keys`: a `plan`, or an `accountId` whose plan the key takes. */
 export const NewKeySchema = v.strictObject({
-  plan: PlanSchema,
+  accountId: v.optional(AccountIdSchema),
+  plan: v.optional(PlanSchema),
   perMinute: v.optional(KeyLimitSchema),
   perDay: v.optional(KeyLimitSchema),
   label: v.optional(LabelSchema),
@@ -118,6 +138,8 @@ export const KeyChangesSchema = v.strictObject({
   expiresAt: v.optional(v.nullable(InstantSchema)),
   scopes: v.optional(v.nullable(ScopesSchema)),
   allowFrom: v.optional(v.nullable(AllowFromSchema)),
+  /** `true`: the key drops caps of its own and follows its account's plan and limits again (with no plan or limits beside it). */
+  followAccount: v.optional(v.literal(true, "must be true (the key follows its account's plan and limits again)")),
 });
 
 /** Body of `POST /keys/{id}/roll`. */
@@ -144,6 +166,8 @@ export type KeyState = (typeof KEY_STATES)[number];
 /** A key as the admin API shows it: never its secret nor its hash. */
 export const KeyViewSchema = v.object({
   id: v.string(),
+  /** The account it belongs to: its requests count against the account's limits too. */
+  accountId: v.string(),
   plan: PlanSchema,
   perMinute: v.number(),
   perDay: v.number(),
@@ -194,3 +218,45 @@ export const AdminTokenViewSchema = v.object({
 
 /** A created admin token: its view and, the only time it is ever shown, the token itself (null on a replay). */
 export const AdminTokenWithSecretSchema = v.object({ ...AdminTokenViewSchema.entries, token: v.nullable(v.string()) });
+
+/** Body of `POST /accounts`. */
+export const NewAccountSchema = v.strictObject({
+  name: LabelSchema,
+  plan: PlanSchema,
+  perMinute: v.optional(KeyLimitSchema),
+  perDay: v.optional(KeyLimitSchema),
+  allowFrom: v.optional(AccountAllowFromSchema),
+});
+
+/**
+ * Body of `PATCH /accounts/{id}`: the fields to change; `null` gives a limit back to the plan,
+ * or removes the allowlist (any address again).
+ */
+export const AccountChangesSchema = v.strictObject({
+  name: v.optional(LabelSchema),
+  plan: v.optional(PlanSchema),
+  perMinute: v.optional(v.nullable(KeyLimitSchema)),
+  perDay: v.optional(v.nullable(KeyLimitSchema)),
+  allowFrom: v.optional(v.nullable(AccountAllowFromSchema)),
+});
+
+/** An account as the admin API shows it. */
+export const AccountViewSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  plan: PlanSchema,
+  /** The limits its keys' requests count against together: its own, or its plan's. */
+  perMinute: v.number(),
+  perDay: v.number(),
+  /** Whether `perMinute` or `perDay` is its own rather than its plan's. */
+  ownLimits: v.boolean(),
+  /** The CIDR ranges its keys' requests must come from (a key's own too, when it has some); null: any address. */
+  allowFrom: v.nullable(v.array(v.string())),
+  createdAt: Iso,
+  /** How many keys it has, revoked and expired ones too. */
+  keys: v.number(),
+});
+export type AccountView = v.InferOutput<typeof AccountViewSchema>;
+
+/** A page of accounts: `nextCursor` (also in the `Link` header) asks for the next one; null on the last. */
+export const AccountPageSchema = v.object({ accounts: v.array(AccountViewSchema), nextCursor: v.nullable(v.string()) });

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { KeyUsageHistory, TopKeys } from "../usage/usage-history.js";
+import type { KeyUsageHistory, TopKeys, UsageHistory } from "../usage/usage-history.js";
 import { USAGE_STEPS, USAGE_WINDOWS } from "../usage/usage-history.js";
 import { iso } from "./key-view.js";
 
@@ -7,9 +7,8 @@ const Iso = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const COUNTS = { admitted: Count, rateLimited: Count, banned: Count, unauthorized: Count };
 
-/** A key's usage as the admin API and `petstore keys usage --json` show it: instants in ISO 8601. */
-export const KeyUsageViewSchema = v.object({
-  keyId: v.string(),
+/** Usage over a span as the admin API shows it: instants in ISO 8601. */
+const SPAN = {
   step: v.picklist(USAGE_STEPS),
   /** The first bucket's start. */
   from: Iso,
@@ -18,8 +17,20 @@ export const KeyUsageViewSchema = v.object({
   totals: v.object(COUNTS),
   /** Every bucket from `from` to `to`, oldest first; `at` is its start. */
   buckets: v.array(v.object({ at: Iso, ...COUNTS })),
-});
+};
+
+/** A key's usage as the admin API and `petstore keys usage --json` show it: instants in ISO 8601. */
+export const KeyUsageViewSchema = v.object({ keyId: v.string(), ...SPAN });
 export type KeyUsageView = v.InferOutput<typeof KeyUsageViewSchema>;
+
+/** An account's usage: its keys' (every outcome) summed, as a key's is shown. */
+export const AccountUsageViewSchema = v.object({
+  accountId: v.string(),
+  /** The keys summed: every key of the account, revoked ones too. */
+  keyIds: v.array(v.string()),
+  ...SPAN,
+});
+export type AccountUsageView = v.InferOutput<typeof AccountUsageViewSchema>;
 
 /** The keys that used the most, as the admin API shows them. */
 export const TopKeysViewSchema = v.object({
@@ -39,8 +50,16 @@ export type TopKeysView = v.InferOutput<typeof TopKeysViewSchema>;
  * @example const view = usageView(await readKeyUsage(keys, "key_abc", { step: "day" }));
  */
 export function usageView(history: KeyUsageHistory): KeyUsageView {
+  return { keyId: history.keyId, ...spanView(history) };
+}
+
+/** An account's usage: its keys' summed (`readKeysUsage`), with their ids. */
+export function accountUsageView(accountId: string, keyIds: string[], history: UsageHistory): AccountUsageView {
+  return { accountId, keyIds, ...spanView(history) };
+}
+
+function spanView(history: UsageHistory) {
   return {
-    keyId: history.keyId,
     step: history.step,
     from: iso(history.from)!,
     to: iso(history.to)!,
@@ -50,10 +69,10 @@ export function usageView(history: KeyUsageHistory): KeyUsageView {
 }
 
 /**
- * A key's usage as CSV lines, a header first: `at,admitted,rate_limited,banned,unauthorized`,
+ * Usage (a key's, an account's) as CSV lines, a header first: `at,admitted,rate_limited,banned,unauthorized`,
  * then a line per bucket, `at` in ISO 8601. The caller joins them (CRLF over HTTP, as RFC 4180 says).
  */
-export function usageCsvLines(history: KeyUsageHistory): string[] {
+export function usageCsvLines(history: UsageHistory): string[] {
   return [
     "at,admitted,rate_limited,banned,unauthorized",
     ...history.buckets.map(

@@ -135,6 +135,20 @@ function reportedWindow(decision: Decision): WindowState {
   return best!;
 }
 
+/**
+ * Which bucket of a hit with shared buckets the headers report: 0 for the hit's own (always
+ * during its ban), k + 1 for `decision.shared[k]`. The binding one: the bucket holding the
+ * window `reportedWindow` picks among the windows of them all (fewest left, on a tie the one
+ * that resets later; on a refusal the refusing window that resets last).
+ */
+export function bindingBucket(decision: Decision): number {
+  const { shared } = decision;
+  if (!shared || decision.bannedUntil !== undefined) return 0;
+  const window = reportedWindow({ ...decision, windows: [...decision.windows, ...shared.flat()] });
+  if (decision.windows.includes(window)) return 0;
+  return shared.findIndex((windows) => windows.includes(window)) + 1;
+}
+
 const ceilSeconds = (ms: number) => Math.ceil(ms / 1000);
 
 /**

@@ -1,5 +1,7 @@
 import { bodyFingerprint } from "../_idempotency-key.js";
-import type { IdempotencyClaim, IdempotencyStore } from "../ports.js";
+import { sha256Hex } from "../_sha256.js";
+import type { Actor, IdempotencyClaim, IdempotencyStore } from "../ports.js";
+import { base62OfHex } from "./api-key.js";
 
 /** An Idempotency-Key that cannot be answered now: its first request still runs, or it came with another request. */
 export type IdempotencyRefusal = { state: "idempotency_key_in_use" } | { state: "idempotency_key_reused" };
@@ -40,4 +42,13 @@ export async function once<T extends { state: string }, R>(
   if (outcome.state === "created" || outcome.state === "changed") await idempotency.complete(claim).catch(() => {});
   else await idempotency.release(claim).catch(() => {});
   return outcome;
+}
+
+/**
+ * The id (`prefix` and 16 base62 characters) of what a create under an Idempotency-Key makes:
+ * derived from its actor and that key, so that a retry after a crash finds what its first
+ * attempt made (a duplicate, to the store).
+ */
+export async function requestedId(prefix: string, actor: Actor, idempotencyKey: string): Promise<string> {
+  return `${prefix}${base62OfHex(await sha256Hex(`${actor.who}\u0000${idempotencyKey}`), 16)}`;
 }

@@ -1,6 +1,7 @@
 import { memoryKeys } from "@petstore/adapters/memory";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ApiKeys } from "../ports.js";
+import { ownAccountId } from "./bucket.js";
 import { generateApiKey, hashApiKey } from "./api-key.js";
 import { issueApiKey } from "./issue-api-key.js";
 import { KeyRuleError } from "./rules.js";
@@ -17,11 +18,18 @@ describe("issueApiKey", () => {
     const { key, record } = await issueApiKey(keys, { plan: "pro", label: "ci" });
     const [stored] = await keys.list();
     expect(stored).toEqual(record);
-    expect(stored).toEqual({ id: record.id, hash: await hashApiKey(key), plan: "pro", label: "ci", createdAt: T0 });
+    expect(stored).toEqual({
+      id: record.id,
+      hash: await hashApiKey(key),
+      plan: "pro",
+      label: "ci",
+      accountId: ownAccountId(record.id),
+      createdAt: T0,
+    });
     const text = JSON.stringify(stored);
     expect(text).not.toContain(key.slice(4, 36));
     expect(text).not.toContain(key.slice(36));
-    expect(await keys.findByHash(await hashApiKey(key))).toEqual(record);
+    expect(await keys.findByHash(await hashApiKey(key))).toEqual({ ...record, account: { plan: "pro" } });
   });
 
   it("gives each key its own id, not derived from the key", async () => {
@@ -158,7 +166,7 @@ describe("issueApiKey", () => {
       { key: given },
     );
     expect(key).toBe(given);
-    expect(await keys.findByHash(await hashApiKey(given))).toEqual(record);
+    expect((await keys.findByHash(await hashApiKey(given)))!.id).toBe(record.id);
     // The last checksum character changed (to another one: a random key may end in "x").
     const tampered = `${given.slice(0, -1)}${given.endsWith("x") ? "y" : "x"}`;
     await expect(issueApiKey(keys, { plan: "free" }, { key: tampered })).rejects.toThrow(TypeError);
@@ -179,6 +187,26 @@ describe("issueApiKey", () => {
 
   it("leaves unset limits and label absent from the record", async () => {
     const { record } = await issueApiKey(keys, { plan: "business" });
-    expect(Object.keys(record).sort()).toEqual(["createdAt", "hash", "id", "plan"]);
+    expect(Object.keys(record).sort()).toEqual(["accountId", "createdAt", "hash", "id", "plan"]);
+  });
+
+  it("makes the key an account of its own with its plan and limits, named after its label", async () => {
+    const { record } = await issueApiKey(keys, { plan: "enterprise", perMinute: 70, perDay: 900, label: "shop" });
+    expect(record.accountId).toBe(ownAccountId(record.id));
+    expect(await keys.getAccount(record.accountId)).toMatchObject({
+      name: "shop",
+      plan: "enterprise",
+      perMinute: 70,
+      perDay: 900,
+    });
+  });
+
+  it("puts the key into the account given, and refuses an account that does not exist", async () => {
+    await keys.insertAccount({ id: "acct_shop", name: "Shop", plan: "pro" });
+    const { record } = await issueApiKey(keys, { plan: "pro", perMinute: 10 }, { accountId: "acct_shop" });
+    expect(record.accountId).toBe("acct_shop");
+    await expect(issueApiKey(keys, { plan: "pro" }, { accountId: "acct_none" })).rejects.toThrow(
+      "No account has the id acct_none",
+    );
   });
 });

@@ -17,6 +17,13 @@ export interface IssueApiKeyOptions {
   actor?: Actor;
   /** Store it under this id (`key_` and 16 base62 characters) instead of a random one. */
   id?: string;
+  /** The account it joins; without it, an account of its own is made with its plan and limits (see `NewApiKeyRecord`). */
+  accountId?: string;
+  /**
+   * The key carries its plan and limits as caps of its own, kept through its account's changes;
+   * without it, the key follows its account's (into an account given, its input's are unused).
+   */
+  ownLimits?: true;
 }
 
 /** A new key's fields as they are kept: its scopes in their order, none for every scope. */
@@ -48,6 +55,8 @@ export async function insertApiKey(
     hash: await hashApiKey(key),
     plan: input.plan,
   };
+  if (options.accountId !== undefined) record.accountId = options.accountId;
+  if (options.ownLimits) record.ownLimits = true;
   const fields = keptFields(input);
   for (const field of ["perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const) {
     if (fields[field] !== undefined) Object.assign(record, { [field]: fields[field] });
@@ -73,5 +82,6 @@ export async function issueApiKey(
     throw new Error(
       `An API key is stored already with ${options.id === undefined ? "this secret" : `the id ${options.id} or this secret`}`,
     );
+  if (inserted.state === "no_account") throw new Error(`No account has the id ${options.accountId}`);
   return { key: inserted.key, record: inserted.record };
 }

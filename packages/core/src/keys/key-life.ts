@@ -1,13 +1,12 @@
 import { checkOptions } from "../_options-check.js";
-import { sha256Hex } from "../_sha256.js";
 import type { Actor, ApiKeyRecord, ApiKeys, IdempotencyStore, KeyChange, KeyChanges, RateLimiter } from "../ports.js";
 import { auditDetails } from "./_audit-details.js";
-import { type IdempotencyRefusal, once } from "./_once.js";
-import { base62OfHex } from "./api-key.js";
-import { keyBucket } from "./bucket.js";
-import { type IssueApiKeyInput, insertApiKey, keptFields } from "./issue-api-key.js";
+import { asksOwnLimits, type KeyInAccountFields, keyInAccount } from "./account-life.js";
+import { type IdempotencyRefusal, once, requestedId } from "./_once.js";
+import { keyBucket, ownAccountId } from "./bucket.js";
+import { insertApiKey, keptFields } from "./issue-api-key.js";
 import { type KeyRoll, rollApiKey } from "./roll-api-key.js";
-import { KeyRuleError, keyChangesProblems, keptScopes } from "./rules.js";
+import { type KeyFields, KeyRuleError, keyChangesProblems, keptScopes } from "./rules.js";
 
 export interface KeyLifeOptions {
   keys: ApiKeys;
@@ -39,7 +38,17 @@ export interface Replayed {
   record: ApiKeyRecord;
 }
 
-export type KeyCreate = { state: "created"; key: string; record: ApiKeyRecord } | Replayed | IdempotencyRefusal;
+/**
+ * What a new key asks: its fields and, to join an account, its `accountId` (its plan and limits
+ * then the account's unless asked; see `keyInAccount`). Without one, a `plan`, and an account of its own.
+ */
+export type NewKeyInput = KeyInAccountFields & { accountId?: string };
+
+export type KeyCreate =
+  | { state: "created"; key: string; record: ApiKeyRecord }
+  | Replayed
+  | IdempotencyRefusal
+  | { state: "no_account" };
 
 export type KeyLifeRoll = KeyRoll | Replayed | IdempotencyRefusal;
 
@@ -52,8 +61,11 @@ export type KeyUnban =
 
 /** A key's life, from its creation to its revocation: what the admin API and the CLI call. */
 export interface KeyLife {
-  /** A new key (shown once in `key`); a `KeyRuleError` names each field that breaks a rule. */
-  create(input: IssueApiKeyInput, request: ChangeRequest): Promise<KeyCreate>;
+  /**
+   * A new key (shown once in `key`), in the account `accountId` (`no_account` when none has
+   * it) or one of its own; a `KeyRuleError` names each field that breaks a rule.
+   */
+  create(input: NewKeyInput, request: ChangeRequest): Promise<KeyCreate>;
   /** Plan, limits, label, expiry, scopes, allowed addresses; the secret stays. A `KeyRuleError` names each change that breaks a rule. */
   update(id: string, changes: KeyChanges, actor: Actor): Promise<KeyChange>;
   /** A new secret; the old one works for `overlapMs` (0 to 7 days). */
@@ -110,26 +122,35 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
 
   return {
     async create(input, request) {
-      // With an Idempotency-Key the id is derived from the actor and that key: a retry after
-      // a crash finds the key its first attempt made (a duplicate, to the store).
       const id =
         request.idempotencyKey === undefined
           ? undefined
-          : `key_${base62OfHex(await sha256Hex(`${request.actor.who}\u0000${request.idempotencyKey}`), 16)}`;
+          : await requestedId("key_", request.actor, request.idempotencyKey);
       const asked = { create: input };
       return onceFor<KeyCreate>(
         request,
         asked,
         async () => {
-          const inserted = await insertApiKey(keys, input, {
+          const { accountId, ...fields } = input;
+          const account = accountId === undefined ? undefined : await keys.getAccount(accountId);
+          if (accountId !== undefined && !account) return { state: "no_account" };
+          if (!account && fields.plan === undefined)
+            throw new KeyRuleError([{ path: "plan", message: "is required unless the key joins an account" }]);
+          const made = account ? keyInAccount(account, fields) : (fields as KeyFields);
+          const inserted = await insertApiKey(keys, made, {
             now: clock(),
             actor: request.actor,
             ...(id !== undefined && { id }),
+            ...(accountId !== undefined && { accountId }),
+            ...(account && asksOwnLimits(fields) && { ownLimits: true as const }),
           });
           if (inserted.state === "inserted") return { state: "created", key: inserted.key, record: inserted.record };
+          if (inserted.state === "no_account") return inserted;
           const replay = await now(id!);
           // Its first attempt made it, or (a day later) a request with another body: said so.
-          return sameFields(replay.record, input) ? replay : { state: "idempotency_key_reused" };
+          const same =
+            sameFields(replay.record, made) && (accountId ?? replay.record.accountId) === replay.record.accountId;
+          return same ? replay : { state: "idempotency_key_reused" };
         },
         () => now(id!),
       );
@@ -139,7 +160,10 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       const before = await keys.get(id);
       if (!before) return { state: "missing" };
       if (before.revokedAt !== undefined) return { state: "revoked", record: before };
-      const problems = keyChangesProblems(changes, before, clock());
+      // A key that follows a shared account takes caps of its own from the plan given (see `KeyChanges`).
+      const sharedAccount = !before.ownLimits && before.accountId !== ownAccountId(id);
+      const base = sharedAccount && changes.plan !== undefined ? { plan: changes.plan } : before;
+      const problems = keyChangesProblems(changes, base, clock());
       if (problems.length > 0) throw new KeyRuleError(problems);
       const kept = keptChanges(changes);
       const outcome = await keys.update(id, kept, { actor, details: auditDetails(kept) });
@@ -168,7 +192,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
       const record = await keys.get(id);
       if (!record) return { state: "missing" };
       if (!limiter?.unban) return { state: "unsupported" };
-      if (!(await limiter.unban(keyBucket(id)))) return { state: "not_banned", record };
+      if (!(await limiter.unban(keyBucket(id, record.accountId)))) return { state: "not_banned", record };
       await keys.audit("unban", id, { actor });
       return { state: "unbanned", record };
     },
@@ -176,7 +200,7 @@ export function keyLife(options: KeyLifeOptions): KeyLife {
 }
 
 /** The key has what `input` asks: the same plan, limits, label and expiry. */
-function sameFields(record: ApiKeyRecord, input: IssueApiKeyInput): boolean {
+function sameFields(record: ApiKeyRecord, input: KeyFields): boolean {
   const kept = keptFields(input);
   return (["plan", "perMinute", "perDay", "label", "expiresAt", "scopes", "allowFrom"] as const).every(
     (field) => JSON.stringify(record[field]) === JSON.stringify(kept[field]),

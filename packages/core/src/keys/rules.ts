@@ -160,7 +160,11 @@ export function newKeyProblems(fields: KeyFields, now: number): ErrorDetail[] {
  * removes one), and a change of plan or limits that would leave an enterprise key without
  * limits of its own.
  */
-export function keyChangesProblems(changes: KeyChanges, before: ApiKeyRecord, now: number): ErrorDetail[] {
+export function keyChangesProblems(
+  changes: KeyChanges,
+  before: Pick<ApiKeyRecord, "plan" | "perMinute" | "perDay">,
+  now: number,
+): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const add = (path: string, problem: string | undefined) => {
     if (problem !== undefined) problems.push({ path, message: problem });
@@ -177,6 +181,8 @@ export function keyChangesProblems(changes: KeyChanges, before: ApiKeyRecord, no
   if (changes.allowFrom !== undefined && changes.allowFrom !== null)
     add("allowFrom", allowFromProblem(changes.allowFrom));
   const touchesLimits = changes.plan !== undefined || changes.perMinute !== undefined || changes.perDay !== undefined;
+  if (touchesLimits && changes.followAccount)
+    add("followAccount", "follows the account's plan and limits: give no plan or limits with it");
   if (touchesLimits && (changes.plan ?? before.plan) === "enterprise") {
     for (const field of ["perMinute", "perDay"] as const) {
       const after = changes[field] === undefined ? before[field] : changes[field];

@@ -3,7 +3,7 @@ import type { ApiKeyRecord } from "../ports.js";
 import { authorize } from "./authorize.js";
 import type { RouteMatch } from "./find-route.js";
 
-const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
+const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 const pets: RouteMatch = { route: { path: "/pets", methods: {} }, params: {} };
 const document: RouteMatch = { route: { path: "/openapi.json", methods: {}, public: true }, params: {} };
 const unauthorized = (challenge: string, message?: string) =>

@@ -5,7 +5,7 @@ import { resolveOptions } from "../options.js";
 import type { ApiKeyRecord } from "../ports.js";
 import { chooseBucketStage } from "./choose-bucket.js";
 
-const pro: ApiKeyRecord = { id: "key_pro", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
+const pro: ApiKeyRecord = { id: "key_pro", accountId: "acct_pro", hash: "0".repeat(64), plan: "pro", createdAt: 0 };
 const settings = resolveOptions(memoryAdapters());
 const request = (headers: Record<string, string> = {}) => new Request("http://petstore.test/v1/pets", { headers });
 
@@ -17,7 +17,7 @@ describe("chooseBucketStage", () => {
       },
     };
     const bucket = chooseBucketStage(settings)(request(), info, { caller: pro, keyCache: "miss" });
-    expect(bucket).toEqual({ name: "key:key_pro", client: undefined, limits: settings.limitsOf(pro) });
+    expect(bucket).toEqual({ name: "{acct_pro}key:key_pro", client: undefined, limits: settings.limitsOf(pro) });
     expect(bucket.limits.windows).toEqual([
       { name: "minute", limit: 300, seconds: 60 },
       { name: "day", limit: 10_000, seconds: 86_400 },
@@ -74,5 +74,20 @@ describe("chooseBucketStage", () => {
     expect(choose(request({ "X-Forwarded-For": "198.51.100.4" }), { clientAddress: "192.0.2.1" }, anonymous).name).toBe(
       "ip:192.0.2.1",
     );
+  });
+
+  it("counts a caller in its account's bucket too, with the account's limits, when the key was read with its account", () => {
+    const shop = {
+      ...pro,
+      id: "key_shop",
+      accountId: "acct_shop",
+      perMinute: 10,
+      account: { plan: "business" as const },
+    };
+    const bucket = chooseBucketStage(settings)(request(), undefined, { caller: shop, keyCache: "miss" });
+    expect(bucket.name).toBe("{acct_shop}key:key_shop");
+    expect(bucket.limits.windows[0]!.limit).toBe(10);
+    expect(bucket.shared).toEqual([{ name: "{acct_shop}", limits: settings.limitsOf({ plan: "business" }) }]);
+    expect(bucket.shared![0]!.limits.windows[0]!.limit).toBe(1_000);
   });
 });

@@ -1,17 +1,25 @@
-import { keyBucket } from "../keys/bucket.js";
+import { accountBucket, keyBucket } from "../keys/bucket.js";
 import type { Settings } from "../options.js";
 import type { CallerLimits } from "../plans.js";
 import type { ApiKeyRecord } from "../ports.js";
 import { addressBucket, type ClientInfo, clientAddress } from "../http/client-address.js";
 import type { Identity } from "./identify.js";
 
+/** A bucket a request counts against beside its own: its account's, shared by the account's keys. */
+interface SharedBucket {
+  name: string;
+  limits: CallerLimits;
+}
+
 /** The rate-limit bucket a request counts against, and the limits of its windows. */
 export interface Bucket {
-  /** `key:<key id>`, or `ip:<address>` for a caller without a valid key. */
+  /** `{<account id>}key:<key id>`, or `ip:<address>` for a caller without a valid key. */
   name: string;
   /** The client's address, when it named the bucket. */
   client: string | undefined;
   limits: CallerLimits;
+  /** The buckets its requests also count against, each admitting them or not. */
+  shared?: readonly SharedBucket[];
 }
 
 /**
@@ -24,9 +32,11 @@ const MISSING_CLIENT_ADDRESS =
   "Pass the socket's address: petstore.fetch(request, { clientAddress }). (Said once.)";
 
 /**
- * Stage 2, choose the bucket: the caller's key with its plan's limits, or for a caller without
- * a valid key its client address (the only time the address is looked up), limited as the
- * Free plan. Without an address, the host is told once on the console (`console.warn`).
+ * Stage 2, choose the bucket: the caller's key with its plan's limits and its account's bucket
+ * beside it (shared by the account's keys), or for a caller without a valid key (none, an
+ * unknown, revoked or expired one, a secret rolled out: see `lapse`) its client address (the
+ * only time the address is looked up), limited as the Free plan. Without an address, the host
+ * is told once on the console (`console.warn`).
  */
 export function chooseBucketStage(
   settings: Pick<Settings, "limitsOf" | "isTrustedProxy">,
@@ -40,8 +50,13 @@ export function chooseBucketStage(
   return (request, info, { caller }) => {
     if (caller) {
       let bucket = keyBuckets.get(caller);
-      if (!bucket)
-        keyBuckets.set(caller, (bucket = { name: keyBucket(caller.id), client: undefined, limits: limitsOf(caller) }));
+      if (!bucket) {
+        const { id, accountId, account } = caller;
+        bucket = { name: keyBucket(id, accountId), client: undefined, limits: limitsOf(caller) };
+        // A store that reads no account with its keys leaves each key counted alone.
+        if (account) bucket.shared = [{ name: accountBucket(accountId), limits: limitsOf(account) }];
+        keyBuckets.set(caller, bucket);
+      }
       return bucket;
     }
     const socket = info?.clientAddress;

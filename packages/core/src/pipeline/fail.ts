@@ -3,7 +3,7 @@ import type { Settings } from "../options.js";
 import type { Decision } from "../ports.js";
 import { answerHeaders } from "../http/answer-headers.js";
 import type { Arrival } from "./arrival.js";
-import type { Bucket } from "./choose-bucket.js";
+import type { CallerLimits } from "../plans.js";
 
 /** The Error answer to a request some stage or handler threw on, and what it was. */
 export interface Failure {
@@ -17,17 +17,18 @@ export interface Failure {
  * The catch stage: anything a stage or a handler threw becomes the Error answer. Unexpected
  * errors go to `onError` with the request id (the client sees `internal_error` only). When
  * storage failed before the limiter decided (the key lookup or the limiter itself), the
- * rate-limit headers are still sent, with honest values: the bucket's limits when it was
- * chosen, else the Free plan's.
+ * rate-limit headers are still sent, with honest values: the limits of the bucket reported
+ * (the binding one once the limiter decided, else the caller's own once it was chosen), else
+ * the Free plan's.
  */
 export function failStage(
   settings: Pick<Settings, "limitsOf" | "ietfRateLimitHeaders" | "onError">,
-): (thrown: unknown, arrival: Arrival, bucket: Bucket | undefined, decision: Decision | undefined) => Failure {
+): (thrown: unknown, arrival: Arrival, limits: CallerLimits | undefined, decision: Decision | undefined) => Failure {
   const { limitsOf, ietfRateLimitHeaders, onError } = settings;
-  return (thrown, { requestId, now }, bucket, decision) => {
+  return (thrown, { requestId, now }, reported, decision) => {
     const error = toApiError(thrown);
     if (error.code === "internal_error") onError(thrown, requestId);
-    const limits = bucket?.limits ?? limitsOf(undefined);
+    const limits = reported ?? limitsOf(undefined);
     const rate = decision
       ? { limits, decision }
       : { limits, decision, retryAfter: error.headers?.["Retry-After"], now };

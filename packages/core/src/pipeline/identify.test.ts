@@ -1,5 +1,6 @@
 import { memoryKeys } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
+import { createAccount, updateAccount } from "../keys/account-life.js";
 import { issueApiKey } from "../keys/issue-api-key.js";
 import type { ApiKeys } from "../ports.js";
 import { identifyStage } from "./identify.js";
@@ -28,8 +29,10 @@ describe("identifyStage", () => {
     const keys = memoryKeys();
     const { key, record } = await issueApiKey(keys, { plan: "pro" });
     const identify = identifyStage({ keys, keyCacheMs: 5_000 });
-    expect(await identify(withAuth(`Bearer ${key}`), T0)).toEqual({ caller: record, keyCache: "miss" });
-    expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(record);
+    // Found with its account's plan and limits, read with the key.
+    const caller = { ...record, account: { plan: "pro" } };
+    expect(await identify(withAuth(`Bearer ${key}`), T0)).toEqual({ caller, keyCache: "miss" });
+    expect((await identify(withAuth(`bEaReR ${key}`), T0)).caller).toEqual(caller);
   });
 
   it("finds no caller without a header, for another scheme, a typo, an unknown key, and a revoked key by its id", async () => {
@@ -96,6 +99,20 @@ describe("identifyStage", () => {
       refused: { keyId: record.id, reason: "revoked" },
     });
     expect(lookups.count).toBe(2);
+  });
+
+  it("trusts a cached key's account for cacheMs too, then reads the account's change with the key", async () => {
+    const keys = memoryKeys();
+    const account = await createAccount(keys, { name: "Shop", plan: "pro", allowFrom: ["10.0.0.0/8"] });
+    const { key } = await issueApiKey(keys, { plan: "pro" }, { accountId: account.id });
+    const identify = identifyStage({ keys, keyCacheMs: 5_000 });
+    await identify(withAuth(`Bearer ${key}`), T0);
+    await updateAccount(keys, account.id, { allowFrom: ["192.0.2.0/24"] }, { who: "test" });
+    expect((await identify(withAuth(`Bearer ${key}`), T0 + 4_999)).caller?.account?.allowFrom).toEqual(["10.0.0.0/8"]);
+    expect(await identify(withAuth(`Bearer ${key}`), T0 + 5_000)).toMatchObject({
+      caller: { account: { allowFrom: ["192.0.2.0/24"] } },
+      keyCache: "miss",
+    });
   });
 
   it("forgets a key's verified headers when told, so its next request asks storage", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../ports.js";
 import { lapse } from "./lapse.js";
 
-const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
+const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 
 describe("lapse", () => {
   it("refuses an expired key from its expiry on, at the limiter's instant, cached or not", () => {

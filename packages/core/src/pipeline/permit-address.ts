@@ -5,20 +5,19 @@ import type { Settings } from "../options.js";
 import type { ApiKeyRecord } from "../ports.js";
 
 /**
- * The allowlists a request of `caller` must be inside, every one of them: its key's. An
- * owner above the key with ranges of its own adds its list here, and a request must then be
- * inside both.
+ * The allowlists a request of `caller` must be inside, every one of them: its key's and its
+ * account's (read with the key), each only when it has ranges.
  */
 function allowlistsOf(caller: ApiKeyRecord): (readonly string[])[] {
-  return caller.allowFrom === undefined ? [] : [caller.allowFrom];
+  return [caller.allowFrom, caller.account?.allowFrom].filter((ranges) => ranges !== undefined);
 }
 
 /**
- * Stage 5b, permit the address: `403 address_not_allowed` when the caller's key carries
- * CIDR ranges and the client address (the socket's, or `X-Forwarded-For` from a trusted
- * proxy, as the anonymous bucket reads it) is outside them; an IPv4 client seen as
- * `::ffff:a.b.c.d` is matched as its IPv4 address, and a host that gives no address is
- * outside every range. Checked after the limiter, so the refusal counts as the key's request
+ * Stage 5b, permit the address: `403 address_not_allowed` when the caller's key or its
+ * account carries CIDR ranges and the client address (the socket's, or `X-Forwarded-For` from
+ * a trusted proxy, as the anonymous bucket reads it) is outside them (outside either, when both
+ * do); an IPv4 client seen as `::ffff:a.b.c.d` is matched as its IPv4 address, and a host that
+ * gives no address is outside every range. Checked after the limiter, so the refusal counts as the key's request
  * and carries its rate-limit headers; a public route (`/openapi.json`) is served to anyone.
  */
 export function permitAddressStage(

@@ -10,7 +10,7 @@ import { type Findings, reportStage } from "./report.js";
 import { findRouteStage } from "./find-route.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12);
-const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "business", createdAt: 0 };
+const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "business", createdAt: 0 };
 const settings = resolveOptions(memoryAdapters());
 const answer = () => new Response('{"ok":true}', { status: 200, headers: { "Content-Type": "application/json" } });
 const findRoute = findRouteStage({ basePath: "/v1" });

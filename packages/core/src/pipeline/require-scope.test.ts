@@ -6,12 +6,13 @@ import { requireScope } from "./require-scope.js";
 const handler = async () => new Response();
 const readOnly: ApiKeyRecord = {
   id: "key_a",
+  accountId: "acct_a",
   hash: "0".repeat(64),
   plan: "free",
   createdAt: 0,
   scopes: ["pets:read", "orders:read"],
 };
-const everything: ApiKeyRecord = { id: "key_b", hash: "1".repeat(64), plan: "free", createdAt: 0 };
+const everything: ApiKeyRecord = { id: "key_b", accountId: "acct_b", hash: "1".repeat(64), plan: "free", createdAt: 0 };
 const routed = (scope?: Routed["scope"]): Routed => ({ handler, params: {}, ...(scope && { scope }) });
 
 describe("requireScope", () => {

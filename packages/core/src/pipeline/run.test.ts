@@ -7,7 +7,7 @@ import { answerHeaders, responseWith } from "../http/answer-headers.js";
 import { arrive } from "./arrival.js";
 import { runStage } from "./run.js";
 
-const caller: ApiKeyRecord = { id: "key_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
+const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 const admitted: Decision = {
   allowed: true,
   windows: [{ name: "minute", limit: 60, remaining: 59, resetAt: 60_000, exceeded: false }],
@@ -22,7 +22,7 @@ describe("runStage", () => {
     const adapters = memoryAdapters();
     const settings = resolveOptions({ ...adapters, basePath: "/api/", deprecation: { sunsetAt: 5 } });
     const request = new Request("http://petstore.test/api/pets/3", { headers: { "X-Request-Id": "r-3" } });
-    const bucket = { name: "key:key_a", client: undefined, limits: settings.limitsOf(caller) };
+    const limits = settings.limitsOf(caller);
     let seen: { request: Request; ctx: Context } | undefined;
     const handler: Handler = async (request, ctx) => {
       seen = { request, ctx };
@@ -33,7 +33,7 @@ describe("runStage", () => {
       request,
       caller,
       arrive(request, 999, 0),
-      bucket,
+      limits,
       admitted,
     );
     expect(response.status).toBe(299);
@@ -52,7 +52,7 @@ describe("runStage", () => {
     });
     // The answer's headers, as every answer of an admitted request carries them.
     expect(Object.fromEntries(responseWith("{}", 200, headers).headers)).toEqual(
-      lowerCased(answerHeaders("r-3", { limits: bucket.limits, decision: admitted }, true)),
+      lowerCased(answerHeaders("r-3", { limits, decision: admitted }, true)),
     );
   });
 
@@ -69,7 +69,7 @@ describe("runStage", () => {
       request,
       undefined,
       arrive(request, 0, 0),
-      { name: "ip:unknown", client: "unknown", limits: settings.limitsOf(undefined) },
+      settings.limitsOf(undefined),
       admitted,
     );
     expect(ctx).not.toHaveProperty("caller");

@@ -3,7 +3,7 @@ import type { Settings } from "../options.js";
 import type { ApiKeyRecord, Decision } from "../ports.js";
 import { admittedHeaders, sharedHeaders } from "../http/answer-headers.js";
 import type { Arrival } from "./arrival.js";
-import type { Bucket } from "./choose-bucket.js";
+import type { CallerLimits } from "../plans.js";
 import type { Routed } from "./choose-handler.js";
 
 /**
@@ -22,12 +22,12 @@ export function runStage(
   request: Request,
   caller: ApiKeyRecord | undefined,
   arrival: Arrival,
-  bucket: Bucket,
+  limits: CallerLimits,
   decision: Decision,
 ) => Promise<Response> {
   const { store, petPages, idempotency, basePath, deprecation, ietfRateLimitHeaders, bodyTimeoutMs } = settings;
   const shared = sharedHeaders(ietfRateLimitHeaders);
-  return ({ handler, params }, request, caller, { requestId }, { limits }, decision) => {
+  return ({ handler, params }, request, caller, { requestId }, limits, decision) => {
     const headers = admittedHeaders(requestId, limits, decision, shared, ietfRateLimitHeaders);
     const ctx: Context = {
       store,

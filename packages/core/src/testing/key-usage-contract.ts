@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { describeWithFixture } from "./_fixture.js";
 import type { MakeKeys } from "./api-keys-contract.js";
-import type { ApiKeyRecord, UsageCounts, UsageTally } from "../ports.js";
+import type { NewApiKeyRecord, UsageCounts, UsageTally } from "../ports.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -10,7 +10,7 @@ const DAY = 86_400_000;
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 0);
 const DAY0 = Date.UTC(2030, 0, 15);
 
-const keyOf = (n: number): ApiKeyRecord => ({
+const keyOf = (n: number): NewApiKeyRecord => ({
   id: `key_${n}`,
   hash: n.toString(16).padStart(64, "0"),
   plan: "free",

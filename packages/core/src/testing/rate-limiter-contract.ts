@@ -337,6 +337,110 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
         expect(decisions.filter((d) => !d.allowed).every((d) => day(d).exceeded && !minute(d).exceeded)).toBe(true);
       });
 
+      // An account's keys: each hit counts in its key's bucket and in the account's, shared.
+      const ACCOUNT = "{acct_a}";
+      const KEY_A = "{acct_a}key:key_a";
+      const KEY_B = "{acct_a}key:key_b";
+      const hitShared = (now: number, bucket: string, own: WindowPair, shared: WindowPair, ban = BAN) => {
+        testNow = now;
+        return fixture.limiter.hit({ bucket, windows: own, ban, shared: [{ bucket: ACCOUNT, windows: shared }] });
+      };
+      const account = (d: Decision) => d.shared![0]!;
+
+      it("reports each shared bucket's windows beside the bucket's own", async () => {
+        const decision = await hitShared(T0 + 5, KEY_A, windowsOf(2, 50), windowsOf(3, 100));
+        expect(decision.allowed).toBe(true);
+        expect(decision.windows.map((w) => [w.limit, w.remaining])).toEqual([
+          [2, 1],
+          [50, 49],
+        ]);
+        expect(account(decision).map((w) => [w.name, w.limit, w.remaining, w.resetAt])).toEqual([
+          ["minute", 3, 2, T0 + MINUTE],
+          ["day", 100, 99, NEXT_MIDNIGHT],
+        ]);
+      });
+
+      it("refuses a request when its own bucket refuses, though the shared one has room", async () => {
+        for (let i = 0; i < 2; i++) await hitShared(T0, KEY_A, windowsOf(2, 50), windowsOf(3, 100));
+        const refused = await hitShared(T0 + 1, KEY_A, windowsOf(2, 50), windowsOf(3, 100));
+        expect(refused.allowed).toBe(false);
+        expect(minute(refused)).toMatchObject({ remaining: 0, exceeded: true });
+        expect(account(refused)[0]).toMatchObject({ remaining: 1, exceeded: false });
+      });
+
+      it("refuses a request when a shared bucket refuses, though its own has room: the account's limit counts across its keys", async () => {
+        for (let i = 0; i < 2; i++) await hitShared(T0, KEY_A, windowsOf(5, 50), windowsOf(3, 100));
+        expect((await hitShared(T0 + 1, KEY_B, windowsOf(5, 50), windowsOf(3, 100))).allowed).toBe(true);
+        const refused = await hitShared(T0 + 2, KEY_B, windowsOf(5, 50), windowsOf(3, 100));
+        expect(refused.allowed).toBe(false);
+        expect(minute(refused)).toMatchObject({ remaining: 4, exceeded: false });
+        expect(account(refused)[0]).toMatchObject({ remaining: 0, exceeded: true });
+      });
+
+      it("counts a refused request in no bucket, its own or a shared one", async () => {
+        await hitShared(T0, KEY_A, windowsOf(1, 50), windowsOf(3, 100));
+        for (let i = 1; i <= BAN.threshold; i++) await hitShared(T0 + i, KEY_A, windowsOf(1, 50), windowsOf(3, 100));
+        const other = await hitShared(T0 + 10, KEY_B, windowsOf(5, 50), windowsOf(3, 100));
+        expect(minute(other).remaining).toBe(4);
+        expect(account(other).map((w) => w.remaining)).toEqual([1, 98]);
+        const next = await hitShared(T0 + MINUTE, KEY_A, windowsOf(1, 50), windowsOf(3, 100));
+        expect(day(next).remaining).toBe(48);
+      });
+
+      it("bans the bucket whose refusals crossed the threshold, never the shared one: the account's other keys are still admitted", async () => {
+        await hitShared(T0, KEY_A, windowsOf(1, 50), windowsOf(10, 100));
+        for (let i = 1; i <= BAN.threshold + 1; i++)
+          await hitShared(T0 + i, KEY_A, windowsOf(1, 50), windowsOf(10, 100));
+        expect((await hitShared(T0 + 10, KEY_A, windowsOf(1, 50), windowsOf(10, 100))).bannedUntil).toBe(
+          T0 + BAN.threshold + 1 + BAN.seconds * 1000,
+        );
+        const other = await hitShared(T0 + 11, KEY_B, windowsOf(5, 50), windowsOf(10, 100));
+        expect(other.allowed).toBe(true);
+        expect(other.bannedUntil).toBeUndefined();
+        expect(account(other)[0]!.remaining).toBe(8);
+      });
+
+      it("refuses a banned bucket's request without counting it in the shared bucket", async () => {
+        await hitShared(T0, KEY_A, windowsOf(1, 50), windowsOf(10, 100));
+        for (let i = 1; i <= BAN.threshold + 1; i++)
+          await hitShared(T0 + i, KEY_A, windowsOf(1, 50), windowsOf(10, 100));
+        const during = await hitShared(T0 + MINUTE, KEY_A, windowsOf(1, 50), windowsOf(10, 100));
+        expect(during).toMatchObject({ allowed: false });
+        expect(during.bannedUntil).toBeDefined();
+        expect(
+          account(await hitShared(T0 + MINUTE + 1, KEY_B, windowsOf(5, 50), windowsOf(10, 100)))[1]!.remaining,
+        ).toBe(98);
+      });
+
+      it("admits exactly the shared limit of many concurrent hits spread over the account's keys", async () => {
+        const keys = [KEY_A, KEY_B, "{acct_a}key:key_c"];
+        const decisions = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            hitShared(T0 + 7, keys[i % 3]!, windowsOf(100, 1_000), windowsOf(10, 1_000), NO_BAN),
+          ),
+        );
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+        expect(decisions.filter((d) => !d.allowed).every((d) => account(d)[0]!.exceeded)).toBe(true);
+        const after = await hitShared(T0 + MINUTE, KEY_A, windowsOf(100, 1_000), windowsOf(10, 1_000), NO_BAN);
+        expect(account(after)[1]!.remaining).toBe(1_000 - 11);
+      });
+
+      it("admits exactly a bucket's own smaller limit of many concurrent hits inside a shared one", async () => {
+        const decisions = await Promise.all([
+          ...Array.from({ length: 20 }, () =>
+            hitShared(T0 + 7, KEY_A, windowsOf(4, 1_000), windowsOf(10, 1_000), NO_BAN),
+          ),
+          ...Array.from({ length: 20 }, () =>
+            hitShared(T0 + 7, KEY_B, windowsOf(100, 1_000), windowsOf(10, 1_000), NO_BAN),
+          ),
+        ]);
+        expect(decisions.slice(0, 20).filter((d) => d.allowed).length).toBeLessThanOrEqual(4);
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+        const a = await hitShared(T0 + MINUTE, KEY_A, windowsOf(4, 1_000), windowsOf(10, 1_000), NO_BAN);
+        const admittedA = decisions.slice(0, 20).filter((d) => d.allowed).length;
+        expect(day(a).remaining).toBe(1_000 - admittedA - 1);
+      });
+
       // An operator's views, where the limiter offers them (peek, unban).
       const peek = (now: number, windows = windowsOf(3, 10), bucket = "key:key_a") => {
         testNow = now;
@@ -528,6 +632,51 @@ export function rateLimiterContract(name: string, make: MakeLimiter, options: Ra
         fc.assert(fc.asyncProperty(limits, fc.array(burst, { minLength: 1, maxLength: most }), decidesByTheRules), {
           numRuns: runs,
         });
+
+      /**
+       * One run's hits on the keys of two accounts, one at a time (hits of different keys that
+       * share an account decided at once have no order to compare with), each as the rules decide it.
+       */
+      const decidesSharedByTheRules = async (limits: Limits, keyMinute: number, hits: Burst[]) => {
+        run++;
+        const windows = (perMinute: number, perFive: number): WindowPair => [
+          { name: "minute", limit: perMinute, seconds: 60 },
+          { name: "five-minutes", limit: perFive, seconds: 300 },
+        ];
+        const shared = windows(limits.perMinute, limits.perFiveMinutes);
+        const own = windows(keyMinute, 1_000);
+        const ban = { threshold: limits.threshold, seconds: limits.banSeconds };
+        const rules = limiterRules();
+        testNow = T0 + 17;
+        for (const { buckets, advanceMs } of hits) {
+          testNow += advanceMs;
+          const [account, key] = buckets[0]!.split("/") as [string, string];
+          const group = `{${account}#${run}}`;
+          const input: HitInput = {
+            bucket: `${group}${key}`,
+            windows: own,
+            ban,
+            shared: [{ bucket: group, windows: shared }],
+          };
+          expect(await fixture.limiter.hit(input)).toStrictEqual(rules(input, testNow));
+        }
+      };
+
+      it("decides every sequence of hits on an account's keys exactly as the rules do", async () => {
+        const key = fc.constantFrom("acct_a/key:a", "acct_a/key:b", "acct_b/key:c");
+        await fc.assert(
+          fc.asyncProperty(
+            limitsUpTo(6, 14, 4, 1),
+            fc.integer({ min: 0, max: 6 }),
+            fc.array(fc.record({ buckets: fc.tuple(key), advanceMs: ADVANCE_OR_STEP_BACK }), {
+              minLength: 1,
+              maxLength: 50,
+            }),
+            decidesSharedByTheRules,
+          ),
+          { numRuns: runs },
+        );
+      }, 120_000);
 
       it("decides every sequence of hits exactly as the rules do", async () => {
         await holds(limitsUpTo(5, 12, 4, 1), fc.record({ buckets: fc.tuple(BUCKET), advanceMs: ADVANCE }), 60);

@@ -28,6 +28,7 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** The flag of each field the key life names. */
 const FLAGS: Record<string, string> = {
+  name: "--name",
   plan: "--plan",
   perMinute: "--per-minute",
   perDay: "--per-day",
@@ -95,7 +96,7 @@ export function scopesFlag(text: string): Scope[] {
   return scopes as Scope[];
 }
 
-/** `--allow-from 10.0.0.0/8,2001:db8::/32`: the ranges the key's requests must come from; `any`: null, from anywhere. */
+/** `--allow-from 10.0.0.0/8,2001:db8::/32`: the ranges a key's (or an account's keys') requests must come from; `any`: null, from anywhere. */
 export function allowFromFlag(text: string): string[] | null {
   if (text === "any") return null;
   const ranges = listOf(text);

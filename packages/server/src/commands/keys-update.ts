@@ -29,9 +29,16 @@ function changesOf(args: ParsedArgs): KeyChanges {
   if (expires !== undefined) changes.expiresAt = expiresFlag(expires, Date.now(), true);
   if (scopes !== undefined) changes.scopes = scopesFlag(scopes);
   if (allowFrom !== undefined) changes.allowFrom = allowFromFlag(allowFrom);
+  if (args.switches.has("follow-account")) {
+    if (plan !== undefined || perMinute !== undefined || perDay !== undefined)
+      throw new UsageError(
+        "--follow-account takes the account's plan and limits: give no --plan, --per-minute or --per-day with it",
+      );
+    changes.followAccount = true;
+  }
   if (Object.keys(changes).length === 0)
     throw new UsageError(
-      "nothing to change: give --plan, --per-minute, --per-day, --label, --no-label, --expires, --scopes or --allow-from",
+      "nothing to change: give --plan, --per-minute, --per-day, --follow-account, --label, --no-label, --expires, --scopes or --allow-from",
     );
   return changes;
 }
@@ -49,6 +56,7 @@ export const keysUpdateCommand: Command = {
       expires: "value",
       scopes: "value",
       "allow-from": "value",
+      "follow-account": "switch",
       db: "value",
       limiter: "value",
       json: "switch",
@@ -56,7 +64,7 @@ export const keysUpdateCommand: Command = {
     positionals: ["id"],
   },
   usage:
-    "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--label TEXT | --no-label] [--expires ISO-8601|never] [--scopes S,...] [--allow-from CIDR,...|any] [--db URL] [--limiter URL] [--json]",
+    "petstore keys update <id> [--plan P] [--per-minute N|plan] [--per-day N|plan] [--follow-account] [--label TEXT | --no-label] [--expires ISO-8601|never] [--scopes S,...] [--allow-from CIDR,...|any] [--db URL] [--limiter URL] [--json]",
   help: `Changes an API key: its plan, its limits, its label, its expiry, its scopes or the addresses
 it may be used from. The key (its secret) stays the same, and so does its usage today: an
 upgrade counts what the key already used. Every server on the database applies the change
@@ -64,10 +72,14 @@ within 5 seconds. The change is recorded in the audit trail ('petstore audit') a
 cli:USER@HOST. A revoked key takes no change.
 
   --plan NAME         free, pro, business or enterprise (an enterprise key needs limits of
-                      its own: give --per-minute and --per-day unless it has them)
+                      its own: give --per-minute and --per-day unless it has them). A key
+                      that follows the account made for it changes that account, and
+                      every key following it; a key in a shared account gets caps of its
+                      own (kept through the account's changes)
   --per-minute N      requests per minute for this key, overriding the plan's;
                       'plan' removes the override (the plan's limit again)
   --per-day N         requests per day for this key, the same way ('plan' removes it)
+  --follow-account    drop the key's own caps: it follows its account's plan and limits again
   --label TEXT        a new label (1 to 100 characters)
   --no-label          removes the label
   --expires TIME      from this instant on the key is refused (401): ISO 8601 with its

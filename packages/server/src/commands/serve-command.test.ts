@@ -61,6 +61,7 @@ describe("petstore serve's bootstrap key", () => {
         perMinute: 1_000_000_000,
         perDay: 2000,
         label: "bootstrap",
+        accountId: expect.stringMatching(/^acct_[0-9A-Za-z]{16}$/),
         createdAt: expect.any(Number),
       },
     ]);

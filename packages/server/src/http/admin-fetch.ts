@@ -1,5 +1,7 @@
 // Imported as text so `bun build --compile` embeds the page in the binary (no build step for
 // a user, nothing fetched from elsewhere); Deno reads them natively.
+import accountViewJs from "./admin-page/account-view.mjs" with { type: "text" };
+import accountsViewJs from "./admin-page/accounts-view.mjs" with { type: "text" };
 import apiJs from "./admin-page/api.mjs" with { type: "text" };
 import auditViewJs from "./admin-page/audit-view.mjs" with { type: "text" };
 import chartJs from "./admin-page/chart.mjs" with { type: "text" };
@@ -84,6 +86,8 @@ const PAGE_MODULES: Record<string, string> = {
   "chart.mjs": chartJs,
   "keys-view.mjs": keysViewJs,
   "key-view.mjs": keyViewJs,
+  "accounts-view.mjs": accountsViewJs,
+  "account-view.mjs": accountViewJs,
   "audit-view.mjs": auditViewJs,
   "tokens-view.mjs": tokensViewJs,
 };

@@ -1,3 +1,4 @@
+import { keyBucket, ownAccountId } from "@petstore/core";
 import type { WindowPair } from "@petstore/core";
 import { hostname } from "node:os";
 import type { Decision } from "@petstore/core";
@@ -221,7 +222,7 @@ describe("the life of a key on a Postgres database", () => {
       ];
       for (let i = 0; i < 10 && banned?.bannedUntil === undefined; i++)
         banned = await storage.adapters.limiter.hit({
-          bucket: `key:${id}`,
+          bucket: keyBucket(id, ownAccountId(id)),
           windows,
           ban: { threshold: 1, seconds: 600 },
         });

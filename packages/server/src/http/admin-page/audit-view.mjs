@@ -1,5 +1,5 @@
-// The audit trail: every change to a key or an admin token, newest first, filtered by key,
-// action and actor, a page at a time.
+// The audit trail: every change to a key, an account or an admin token, newest first,
+// filtered by what was changed, action and actor, a page at a time.
 
 import { call } from "./api.mjs";
 import { failed, field, fill, h, select, time } from "./ui.mjs";
@@ -19,9 +19,11 @@ const detailsText = (details) =>
     .map(([name, value]) => `${name}=${typeof value === "string" ? value : JSON.stringify(value)}`)
     .join(" ");
 
-/** A link to the changed key's page, or the admin token's id as it is. */
-const subject = (id) =>
-  id.startsWith("key_") ? h("a", { href: `#/keys/${id}`, class: "id" }, id) : h("span", { class: "id" }, id);
+/** A link to the changed key's or account's page, or the admin token's id as it is. */
+function subject(id) {
+  const page = id.startsWith("key_") ? "keys" : id.startsWith("acct_") ? "accounts" : undefined;
+  return page ? h("a", { href: `#/${page}/${id}`, class: "id" }, id) : h("span", { class: "id" }, id);
+}
 
 function row(entry) {
   const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
@@ -63,6 +65,16 @@ export function auditTable(entries, { caption, id }) {
   );
 }
 
+/** The latest changes to one key or account (`id`), under their heading, with a link to the older ones. */
+export async function auditOf(id) {
+  const { data: trail, next } = await call("GET", `/audit?keyId=${id}&limit=20`);
+  return [
+    h("h3", { id: "trail-title" }, "Audit trail"),
+    auditTable(trail, { caption: `Changes to ${id}, newest first` }),
+    next ? h("p", {}, h("a", { href: `#/audit?keyId=${id}` }, "Older changes")) : undefined,
+  ];
+}
+
 export const auditView = {
   path: /^\/audit$/,
   title: "Audit trail",
@@ -76,7 +88,7 @@ export const auditView = {
       "form",
       { id: "audit-filters", role: "search", class: "toolbar" },
       field(
-        "Key or token id",
+        "Key, account or token id",
         h("input", { type: "text", id: "audit-key", name: "keyId", value: chosen.keyId, placeholder: "key_..." }),
       ),
       field("Action", select({ id: "audit-action", name: "action" }, ACTIONS, chosen.action)),

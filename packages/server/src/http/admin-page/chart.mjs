@@ -1,5 +1,7 @@
-// A key's usage as a stacked bar chart in inline SVG, drawn here: nothing loaded from elsewhere.
+// A key's or an account's usage as stacked bar charts in inline SVG, drawn here: nothing
+// loaded from elsewhere.
 
+import { call } from "./api.mjs";
 import { h, isoText } from "./ui.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -109,4 +111,28 @@ export function usageChart(usage, { title, id, label }) {
     chart,
     totals,
   );
+}
+
+const hour = (at) => at.slice(11, 16);
+const day = (at) => at.slice(5, 10);
+
+/**
+ * The usage of what `path` names (`/keys/key_...`, `/accounts/acct_...`): its heading and the
+ * last 24 hours by hour beside the last 30 days by UTC day; `note` says what they count, first.
+ */
+export async function usageCharts(path, note = "") {
+  const [{ data: hourly }, { data: daily }] = await Promise.all([
+    call("GET", `${path}/usage?step=hour`),
+    call("GET", `${path}/usage?step=day`),
+  ]);
+  return [
+    h("h3", {}, "Usage"),
+    h("p", { class: "hint" }, `${note}Requests by outcome, recorded by the servers within 10 s. Times in UTC.`),
+    h(
+      "div",
+      { class: "charts" },
+      usageChart(hourly, { title: "Last 24 hours, by hour", id: "usage-hours", label: hour }),
+      usageChart(daily, { title: "Last 30 days, by UTC day", id: "usage-days", label: day }),
+    ),
+  ];
 }

@@ -1,19 +1,20 @@
-// One key: its numbers and states, its plan, limits, scopes, addresses, label and expiry changed in place, roll,
-// revoke, lift a ban, its usage charted, and its audit entries.
+// One key: its numbers, states and account, its plan, limits, scopes, addresses, label and
+// expiry changed in place, roll, revoke, lift a ban, its usage charted, and its audit entries.
 
-import { ApiProblem, call } from "./api.mjs";
-import { usageChart } from "./chart.mjs";
-import { auditTable } from "./audit-view.mjs";
+import { call } from "./api.mjs";
+import { auditOf } from "./audit-view.mjs";
+import { usageCharts } from "./chart.mjs";
 import {
   confirm,
+  fact,
   failed,
   field,
-  fieldProblems,
   fill,
   h,
   localOf,
   open,
-  PLANS,
+  planFields,
+  refused,
   say,
   select,
   showSecret,
@@ -32,11 +33,11 @@ const OVERLAPS = [
 
 /** The facts of the key, as a description list. */
 function facts(key) {
-  const fact = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
   return h(
     "dl",
     { class: "facts" },
     fact("State", states(key)),
+    fact("Account", h("a", { href: `#/accounts/${key.accountId}`, class: "id" }, key.accountId)),
     fact("Plan", `${key.plan}: ${key.perMinute} a minute, ${key.perDay} a day`),
     fact(
       "Today",
@@ -83,16 +84,7 @@ function scopesField(key) {
 
 /** The form that changes plan, limits, scopes, addresses, label and expiry: only what was changed is sent. */
 function editForm(key, reload) {
-  const plan = select({ id: "edit-plan", name: "plan" }, PLANS, key.plan);
-  const perMinute = h("input", {
-    type: "number",
-    id: "edit-per-minute",
-    name: "perMinute",
-    min: 1,
-    step: 1,
-    value: key.perMinute,
-  });
-  const perDay = h("input", { type: "number", id: "edit-per-day", name: "perDay", min: 1, step: 1, value: key.perDay });
+  const limits = planFields("edit", "Empty: the plan's. An Enterprise key needs its own.", key);
   const scopes = scopesField(key);
   const allowFrom = h("input", {
     type: "text",
@@ -111,9 +103,7 @@ function editForm(key, reload) {
     "form",
     { id: "edit", class: "stacked", "aria-labelledby": "edit-title" },
     h("h3", { id: "edit-title" }, "Plan, limits, scopes, addresses, label, expiry"),
-    field("Plan", plan),
-    field("Per minute", perMinute, "Empty: the plan's. An Enterprise key needs its own."),
-    field("Per day", perDay, "Empty: the plan's. An Enterprise key needs its own."),
+    limits.elements,
     scopes.element,
     field(
       "Allowed from",
@@ -126,13 +116,7 @@ function editForm(key, reload) {
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const changes = {};
-    if (plan.value !== key.plan) changes.plan = plan.value;
-    for (const [input, name] of [
-      [perMinute, "perMinute"],
-      [perDay, "perDay"],
-    ])
-      if (input.value !== String(key[name])) changes[name] = input.value === "" ? null : Number(input.value);
+    const changes = limits.changes(key);
     const chosen = scopes.chosen();
     if (chosen.join() !== key.scopes.join()) changes.scopes = chosen.length === SCOPES.length ? null : chosen;
     const ranges = allowFrom.value
@@ -150,9 +134,7 @@ function editForm(key, reload) {
         `Saved ${Object.keys(changes).join(", ")} of ${key.id}: in force on every server within 5 s.`,
       );
     } catch (error) {
-      if (!(error instanceof ApiProblem)) return failed(`Could not change ${key.id}`, error);
-      const elsewhere = fieldProblems(form, error);
-      say(`Could not change ${key.id}: ${[error.message, ...elsewhere].join("; ")}`, true);
+      refused(form, `change ${key.id}`, error);
     }
   });
   return form;
@@ -203,11 +185,10 @@ export const keyView = {
   path: /^\/keys\/(key_[A-Za-z0-9_]+)$/,
   title: "Key",
   async render(root, _params, [, id], reload) {
-    const [{ data: key }, { data: hourly }, { data: daily }, { data: trail, next }] = await Promise.all([
+    const [{ data: key }, usage, trail] = await Promise.all([
       call("GET", `/keys/${id}`),
-      call("GET", `/keys/${id}/usage?step=hour`),
-      call("GET", `/keys/${id}/usage?step=day`),
-      call("GET", `/audit?keyId=${id}&limit=20`),
+      usageCharts(`/keys/${id}`),
+      auditOf(id),
     ]);
     const roll = rollDialog(key, reload);
     const actions = h("div", { class: "buttons", role: "group", "aria-label": "Actions" });
@@ -263,8 +244,6 @@ export const keyView = {
           ),
         );
     }
-    const hour = (at) => at.slice(11, 16);
-    const day = (at) => at.slice(5, 10);
     fill(
       root,
       h("p", { class: "crumbs" }, h("a", { href: "#/keys" }, "All keys")),
@@ -273,17 +252,8 @@ export const keyView = {
       actions,
       key.rolling ? h("p", { class: "hint" }, "Rolled: roll again once the old secret's overlap ends.") : undefined,
       key.revokedAt ? undefined : editForm(key, reload),
-      h("h3", {}, "Usage"),
-      h("p", { class: "hint" }, "Requests by outcome, recorded by the servers within 10 s. Times in UTC."),
-      h(
-        "div",
-        { class: "charts" },
-        usageChart(hourly, { title: "Last 24 hours, by hour", id: "usage-hours", label: hour }),
-        usageChart(daily, { title: "Last 30 days, by UTC day", id: "usage-days", label: day }),
-      ),
-      h("h3", { id: "trail-title" }, "Audit trail"),
-      auditTable(trail, { caption: `Changes to ${key.id}, newest first` }),
-      next ? h("p", {}, h("a", { href: `#/audit?keyId=${key.id}` }, "Older changes")) : undefined,
+      usage,
+      trail,
       roll.dialog,
     );
     return `${key.id}: ${key.states.join(", ")}.`;

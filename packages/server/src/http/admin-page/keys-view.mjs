@@ -1,15 +1,19 @@
 // The keys: filtered by state and plan, sorted, searched, a page at a time; a new key made here.
+// Its table and its new key's dialog serve an account's page too.
 
-import { ApiProblem, call } from "./api.mjs";
+import { call } from "./api.mjs";
 import {
-  failed,
+  cardRow,
   field,
   fieldProblems,
   fill,
   h,
   open,
   PLANS,
-  say,
+  pagedTable,
+  planFields,
+  planText,
+  refused,
   select,
   showSecret,
   states,
@@ -32,7 +36,6 @@ const SORTS = [
 ];
 
 function row(key) {
-  const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
   const today = key.usage
     ? [
         h("meter", {
@@ -45,39 +48,41 @@ function row(key) {
         h("span", { class: "count" }, `${key.usage.day.used} / ${key.usage.day.limit}`),
       ]
     : ["-"];
-  return h(
-    "tr",
-    { "data-id": key.id },
-    h(
-      "th",
-      { scope: "row", "data-label": "Key" },
+  return cardRow(
+    key.id,
+    [
+      "Key",
       h("a", { href: `#/keys/${key.id}`, class: "id" }, key.id),
       key.label === null ? undefined : h("span", { class: "label" }, key.label),
-    ),
-    cell("Plan", `${key.plan} (${key.perMinute}/min, ${key.perDay}/day)`),
-    cell("Today", ...today),
-    cell("Last used", time(key.lastUsedAt)),
-    cell("State", states(key)),
+    ],
+    ["Plan", planText(key)],
+    ["Today", ...today],
+    ["Last used", time(key.lastUsedAt)],
+    ["State", states(key)],
   );
 }
 
-/** The form of a new key, in its dialog. */
-function createDialog(onCreated) {
-  const perMinute = h("input", { type: "number", id: "new-per-minute", name: "perMinute", min: 1, step: 1 });
-  const perDay = h("input", { type: "number", id: "new-per-day", name: "perDay", min: 1, step: 1 });
-  const plan = select({ id: "new-plan", name: "plan" }, PLANS, "free");
+/**
+ * The form of a new key, in its dialog; into `account` when given (the account's plan and
+ * limits, unless the form gives the key its own), else into an account of its own.
+ */
+export function createKeyDialog(onCreated, account) {
+  const limits = planFields(
+    "new",
+    account ? "Empty: the account's. The key counts against the account's limits too." : "Empty: the plan's.",
+    account && { plan: account.plan },
+  );
   const form = h(
     "form",
     { id: "new-key", method: "dialog", class: "stacked" },
-    h("h2", { id: "new-key-title" }, "Create a key"),
-    field("Plan", plan),
+    h("h2", { id: "new-key-title" }, account ? `Create a key in ${account.name}` : "Create a key"),
+    limits.elements[0],
     field(
       "Label",
       h("input", { type: "text", id: "new-label", name: "label", maxlength: 100 }),
       "Whose key: a customer, an app.",
     ),
-    field("Per minute", perMinute, "Empty: the plan's. Required for Enterprise."),
-    field("Per day", perDay, "Empty: the plan's. Required for Enterprise."),
+    limits.elements.slice(1),
     field(
       "Expires (UTC)",
       h("input", { type: "datetime-local", id: "new-expires", name: "expiresAt" }),
@@ -90,17 +95,18 @@ function createDialog(onCreated) {
       h("button", { type: "submit", value: "cancel", formnovalidate: true }, "Cancel"),
     ),
   );
-  plan.addEventListener("change", () => {
-    perMinute.required = perDay.required = plan.value === "enterprise";
-  });
   const dialog = h("dialog", { id: "new-key-dialog", "aria-labelledby": "new-key-title" }, form);
   form.addEventListener("submit", async (event) => {
     if (event.submitter?.value !== "create") return;
     event.preventDefault();
     const values = new FormData(form);
-    const body = { plan: values.get("plan") };
+    const body = limits.values();
+    if (account) {
+      body.accountId = account.id;
+      // The account's plan is the key's unless another was chosen.
+      if (body.plan === account.plan) delete body.plan;
+    }
     if (values.get("label")) body.label = values.get("label");
-    for (const name of ["perMinute", "perDay"]) if (values.get(name)) body[name] = Number(values.get(name));
     if (values.get("expiresAt")) body.expiresAt = utcOf(values.get("expiresAt"));
     try {
       const { data } = await call("POST", "/keys", body);
@@ -111,17 +117,33 @@ function createDialog(onCreated) {
         "The new key",
         "Key",
         data.key,
-        `${data.id}, ${data.plan}${data.label ? `, "${data.label}"` : ""}.`,
+        `${data.id}, ${data.plan}${data.label ? `, "${data.label}"` : ""}${account ? `, in ${account.id}` : ""}.`,
       );
       onCreated(data);
     } catch (error) {
-      if (!(error instanceof ApiProblem)) return failed("Could not create the key", error);
-      const elsewhere = fieldProblems(form, error);
-      say(`Could not create the key: ${[error.message, ...elsewhere].join("; ")}`, true);
+      refused(form, "create the key", error);
     }
   });
   return dialog;
 }
+
+/**
+ * The keys `path` lists (`/keys?...`) as a table of links to their pages, a page at a time
+ * with its Load more button; `load()` fills the first page and resolves with its count and
+ * whether there are more.
+ */
+export const keysTable = (path, caption) =>
+  pagedTable({
+    id: "keys",
+    caption,
+    columns: ["Key", "Plan", "Today", "Last used", "State"],
+    rowOf: row,
+    fetchPage: async (from) => {
+      const { data, next } = await call("GET", from ?? path);
+      return { items: data, next };
+    },
+    what: "keys",
+  });
 
 export const keysView = {
   path: /^\/keys$/,
@@ -150,9 +172,16 @@ export const keysView = {
       event.preventDefault();
       apply();
     });
-    const body = h("tbody");
-    const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
-    const dialog = createDialog((key) =>
+    const query = new URLSearchParams({ limit: "50" });
+    for (const [name, value] of [
+      ["q", q],
+      ["state", state],
+      ["plan", plan],
+      ["sort", sort === "created" ? "" : sort],
+    ])
+      if (value) query.set(name, value);
+    const keys = keysTable(`/keys?${query}`, "API keys");
+    const dialog = createKeyDialog((key) =>
       reload(undefined, `Created ${key.id}: its secret was shown once.`, `#/keys/${key.id}`),
     );
     fill(
@@ -164,22 +193,7 @@ export const keysView = {
         h("button", { type: "button", id: "create-key", class: "primary", onclick: () => open(dialog) }, "Create key"),
       ),
       filters,
-      h(
-        "table",
-        { id: "keys", class: "cards" },
-        h("caption", { class: "visually-hidden" }, "API keys"),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["Key", "Plan", "Today", "Last used", "State"].map((name) => h("th", { scope: "col" }, name)),
-          ),
-        ),
-        body,
-      ),
-      more,
+      keys.elements,
       h(
         "p",
         { class: "hint" },
@@ -187,26 +201,9 @@ export const keysView = {
       ),
       dialog,
     );
-    const query = new URLSearchParams({ limit: "50" });
-    for (const [name, value] of [
-      ["q", q],
-      ["state", state],
-      ["plan", plan],
-      ["sort", sort === "created" ? "" : sort],
-    ])
-      if (value) query.set(name, value);
-    let next;
-    const load = async (path) => {
-      const page = await call("GET", path);
-      body.append(...page.data.map(row));
-      next = page.next;
-      more.hidden = next === undefined;
-      return page.data.length;
-    };
-    more.addEventListener("click", () => load(next).catch((error) => failed("Could not load more keys", error)));
-    const count = await load(`/keys?${query}`);
+    const { count, more } = await keys.load();
     const filtered = q || state || plan;
-    if (count > 0) return `${count}${next ? "+" : ""} keys.`;
+    if (count > 0) return `${count}${more ? "+" : ""} keys.`;
     return filtered ? "No key matches these filters." : "No keys yet: create one.";
   },
 };

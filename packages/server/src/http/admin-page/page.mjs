@@ -3,6 +3,8 @@
 // `render(root, query, match, reload)` filling `root` and resolving with what the status line
 // says of it): a new view is one more module in VIEWS and one more link in the page's nav.
 
+import { accountView } from "./account-view.mjs";
+import { accountsView } from "./accounts-view.mjs";
 import { call, SignedOut, signedIn, useToken, whenRefused } from "./api.mjs";
 import { auditView } from "./audit-view.mjs";
 import { keyView } from "./key-view.mjs";
@@ -10,7 +12,7 @@ import { keysView } from "./keys-view.mjs";
 import { tokensView } from "./tokens-view.mjs";
 import { $, failed, say } from "./ui.mjs";
 
-const VIEWS = [keysView, keyView, auditView, tokensView];
+const VIEWS = [keysView, keyView, accountsView, accountView, auditView, tokensView];
 
 /** The view the address names (`#/keys/key_...?...`), its path's match and its query. */
 function route() {

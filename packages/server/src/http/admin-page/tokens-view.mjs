@@ -1,7 +1,7 @@
 // The admin tokens: listed, made (shown once), revoked.
 
-import { ApiProblem, call, tokenId } from "./api.mjs";
-import { confirm, failed, field, fieldProblems, fill, h, say, showSecret, time } from "./ui.mjs";
+import { call, tokenId } from "./api.mjs";
+import { confirm, failed, field, fieldProblems, fill, h, refused, showSecret, time } from "./ui.mjs";
 
 function row(token, reload) {
   const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
@@ -73,9 +73,7 @@ export const tokensView = {
         );
         await reload("token-label", `Created ${made.id}: the token was shown once.`);
       } catch (error) {
-        if (!(error instanceof ApiProblem)) return failed("Could not create the token", error);
-        const elsewhere = fieldProblems(form, error);
-        say(`Could not create the token: ${[error.message, ...elsewhere].join("; ")}`, true);
+        refused(form, "create the token", error);
       }
     });
     fill(

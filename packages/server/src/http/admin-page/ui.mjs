@@ -1,7 +1,8 @@
 // What every view of the page draws with: elements, the status line, instants, a key's
-// states, dialogs that give the focus back, and a form's fields told what the API refused.
+// states, dialogs that give the focus back, a plan's fields, and a form's fields told what
+// the API refused.
 
-import { SignedOut } from "./api.mjs";
+import { ApiProblem, SignedOut } from "./api.mjs";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -165,6 +166,13 @@ export function fieldProblems(form, error) {
   return elsewhere;
 }
 
+/** Says why `what` could not be done: the API's refusal of each field beside it (see `fieldProblems`), the rest in the status line. */
+export function refused(form, what, error) {
+  if (!(error instanceof ApiProblem)) return failed(`Could not ${what}`, error);
+  const elsewhere = fieldProblems(form, error);
+  say(`Could not ${what}: ${[error.message, ...elsewhere].join("; ")}`, true);
+}
+
 /** A labelled field: `[label, control]` with the control's id, and a hint it is described by. */
 export function field(label, control, hint) {
   const parts = [h("label", { for: control.id }, label), control];
@@ -191,6 +199,94 @@ export const PLANS = [
   ["business", "Business"],
   ["enterprise", "Enterprise (limits of its own)"],
 ];
+
+/**
+ * A row of a table of `class="cards"` (a list of cards on a phone): `data-id` its `id`, its
+ * first cell `[column, ...content]` the row's header, then each other cell the same way.
+ */
+export const cardRow = (id, [column, ...head], ...cells) =>
+  h(
+    "tr",
+    { "data-id": id },
+    h("th", { scope: "row", "data-label": column }, ...head),
+    cells.map(([name, ...content]) => h("td", { "data-label": name }, ...content)),
+  );
+
+/**
+ * A table of cards (`id`, its `columns` named in its head) filled a page at a time with its
+ * Load more button: `fetchPage(from)` resolves with `{ items, next }` (`from` undefined for
+ * the first page, `next` undefined after the last), each item drawn by `rowOf`. `load()` fills
+ * the first page and resolves with its count and whether there are more.
+ */
+export function pagedTable({ id, caption, columns, rowOf, fetchPage, what }) {
+  const body = h("tbody");
+  const more = h("button", { type: "button", id: "more", hidden: true }, "Load more");
+  const table = h(
+    "table",
+    { id, class: "cards" },
+    h("caption", { class: "visually-hidden" }, caption),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        columns.map((name) => h("th", { scope: "col" }, name)),
+      ),
+    ),
+    body,
+  );
+  let next;
+  const loadPage = async (from) => {
+    const page = await fetchPage(from);
+    body.append(...page.items.map(rowOf));
+    next = page.next;
+    more.hidden = next === undefined;
+    return page.items.length;
+  };
+  more.addEventListener("click", () => loadPage(next).catch((error) => failed(`Could not load more ${what}`, error)));
+  return {
+    elements: [table, more],
+    load: async () => ({ count: await loadPage(undefined), more: next !== undefined }),
+  };
+}
+
+/** A key's or an account's plan and the limits in force, in one line: `pro (300/min, 10000/day)`. */
+export const planText = (view) => `${view.plan} (${view.perMinute}/min, ${view.perDay}/day)`;
+
+/** A term and its value, for a `dl.facts`. */
+export const fact = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
+
+/**
+ * A plan and its two limits as fields (ids `${prefix}-plan`, `-per-minute`, `-per-day`),
+ * filled from `from` (a key or an account) when given. The Enterprise rule is the API's: its
+ * refusal is said beside the limits. `values()`: what a new one is given; `changes(view)`:
+ * what differs from `view` (an emptied limit: null, the plan's again).
+ */
+export function planFields(prefix, hint, from) {
+  const plan = select({ id: `${prefix}-plan`, name: "plan" }, PLANS, from?.plan ?? "free");
+  const limit = (name, id) =>
+    h("input", { type: "number", id: `${prefix}-${id}`, name, min: 1, step: 1, value: from?.[name] });
+  const limits = [
+    ["perMinute", limit("perMinute", "per-minute")],
+    ["perDay", limit("perDay", "per-day")],
+  ];
+  return {
+    elements: [field("Plan", plan), field("Per minute", limits[0][1], hint), field("Per day", limits[1][1], hint)],
+    values() {
+      const given = { plan: plan.value };
+      for (const [name, input] of limits) if (input.value !== "") given[name] = Number(input.value);
+      return given;
+    },
+    changes(view) {
+      const changed = {};
+      if (plan.value !== view.plan) changed.plan = plan.value;
+      for (const [name, input] of limits)
+        if (input.value !== String(view[name])) changed[name] = input.value === "" ? null : Number(input.value);
+      return changed;
+    },
+  };
+}
 
 /** An instant typed in a `datetime-local` field, read as UTC (the page shows instants in UTC). */
 export const utcOf = (text) => (text ? `${text.length === 16 ? `${text}:00` : text}Z` : null);
