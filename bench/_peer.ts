@@ -107,7 +107,7 @@ export function storeIn(chosen: PeerStorage): void {
 export const insertPet = (input: v.InferOutput<typeof NewPet>): Pet => storage.insertPet(input);
 
 export type Admission = { headers: Record<string, string> } & (
-  | { status: 200 }
+  | { status: 200; keyId: string }
   | { status: 401 | 429; body: { code: string; message: string; status: number } }
 );
 
@@ -147,7 +147,7 @@ export function admit(requestId: string | null, authorization: string | null, no
     headers["Retry-After"] = String(Math.max(1, Math.ceil((reset - now) / 1000)));
     return { status: 429, headers, body: { code: "rate_limited", message: "Rate limit exceeded", status: 429 } };
   }
-  return { status: 200, headers };
+  return { status: 200, headers, keyId: key.id };
 }
 
 /** A page of pets after `cursor`, and the `Link` to the next page when there is one. */

@@ -103,6 +103,19 @@ export function rssBytes(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU milliseconds the process has used, user + system over all its threads, from /proc
+ * (clock ticks of 10 ms; undefined where there is no /proc).
+ */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The status of one GET (0 when the connection failed), with the body; no keep-alive. */
 export function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { generateApiKey } from "@petstore/core";
 import { BINARY } from "../test/e2e/_binary.js";
+import { beforeBinary } from "./_before.js";
 import { freshDatabase, sharedRedis } from "./_engines.js";
 import { pinned, type Started, start, stop, waitUntilServing } from "./_processes.js";
 import { SEED_PETS } from "./_seed.js";
@@ -57,8 +58,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 const newKey = () => generateApiKey();
 
-/** `petstore keys create` on `db`: an enterprise key with limits the run cannot reach. */
-export function createKey(db: string): Promise<string> {
+/** `petstore keys create` on `db` (by `binary`): an enterprise key with limits the run cannot reach. */
+export function createKey(db: string, binary = BINARY): Promise<string> {
   const args = [
     "keys",
     "create",
@@ -75,7 +76,7 @@ export function createKey(db: string): Promise<string> {
     db,
   ];
   return new Promise((resolve, reject) => {
-    execFile(BINARY, args, { env: cleanEnv(), timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(binary, args, { env: cleanEnv(), timeout: 20_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`petstore keys create failed: ${stderr}`));
       else resolve((JSON.parse(stdout) as { key: string }).key);
     });
@@ -162,13 +163,14 @@ async function inTemporaryDirectory(serveOn: (dir: string) => Promise<RunningVar
   }
 }
 
-/** A new file database in a temporary directory, with a key made by the CLI, handed to `serveOn`. */
+/** A new file database in a temporary directory, with a key made by `binary`'s CLI, handed to `serveOn`. */
 function onFileDatabase(
   serveOn: (db: string, key: string, dir: string) => Promise<RunningVariant>,
+  binary = BINARY,
 ): Promise<RunningVariant> {
   return inTemporaryDirectory(async (dir) => {
     const db = `file:${join(dir, "petstore.db")}`;
-    return serveOn(db, await createKey(db), dir);
+    return serveOn(db, await createKey(db, binary), dir);
   });
 }
 const serveArgs = (port: number, db: string) => ["serve", "--host", "127.0.0.1", "--port", String(port), "--db", db];
@@ -194,19 +196,28 @@ function denoCommand(port: number, db: string, allowEnv: string[] = []): string[
 }
 
 /** The environment every framework peer (bench/_peer.ts) reads: its port, the key and its limits. */
-const PEER_ENV = ["BENCH_PORT", "BENCH_KEY", "BENCH_PER_MINUTE", "BENCH_PER_DAY", "BENCH_DB", "BENCH_SYNCHRONOUS"];
+const PEER_ENV = [
+  "BENCH_PORT",
+  "BENCH_KEY",
+  "BENCH_PER_MINUTE",
+  "BENCH_PER_DAY",
+  "BENCH_DB",
+  "BENCH_SYNCHRONOUS",
+  "BENCH_ACCESS_LOG",
+];
 
 /**
  * A framework peer (bench/_peer.ts) under Bun (`bun <script>`) or Deno (`deno run` with only
  * the permissions it needs), the key and its limits in the environment; with `sqlite`, its
- * counters and pets in a new SQLite file (bench/_peer-sqlite.ts) synced NORMAL or FULL.
+ * counters and pets in a new SQLite file (bench/_peer-sqlite.ts) synced NORMAL or FULL; with
+ * `accessLog`, its JSON access log on stdout appended to a file, as this project's servers'.
  */
 function peer(
   name: string,
   script: string,
-  options: { runtime?: "bun" | "deno"; sqlite?: "NORMAL" | "FULL" } = {},
+  options: { runtime?: "bun" | "deno"; sqlite?: "NORMAL" | "FULL"; accessLog?: boolean } = {},
 ): Variant {
-  const { runtime = "bun", sqlite } = options;
+  const { runtime = "bun", sqlite, accessLog = false } = options;
   return {
     name,
     ours: false,
@@ -221,6 +232,7 @@ function peer(
           BENCH_PER_MINUTE: UNLIMITED,
           BENCH_PER_DAY: UNLIMITED,
           ...file,
+          ...(accessLog && { BENCH_ACCESS_LOG: "1" }),
         });
         const command =
           runtime === "bun"
@@ -236,7 +248,16 @@ function peer(
                 `--allow-write=${dir}`,
                 join(ROOT, script),
               ];
-        return launch(command, { port, env, cwd: ROOT, key, readyPath: "/v1/pets", seed: true, dir });
+        return launch(command, {
+          port,
+          env,
+          cwd: ROOT,
+          key,
+          readyPath: "/v1/pets",
+          seed: true,
+          dir,
+          ...(accessLog && { logFile: join(dir, ACCESS_LOG) }),
+        });
       }),
   };
 }
@@ -327,6 +348,58 @@ export async function petsStored(server: RunningVariant): Promise<number> {
   return id;
 }
 
+/**
+ * The compiled binary `petstore serve --db :memory:`, its key given at start. `binary` is asked
+ * for its path when the variant starts (the "before" one is compiled then, once per commit).
+ */
+function binaryInMemory(name: string, binary: () => string): Variant {
+  return {
+    name,
+    ours: true,
+    storage: "memory",
+    start: (port) =>
+      inTemporaryDirectory((dir) => {
+        const key = newKey();
+        return launch([binary(), ...serveArgs(port, ":memory:")], {
+          port,
+          env: bootstrapEnv(key),
+          cwd: dir,
+          key,
+          readyPath: "/healthz",
+          seed: true,
+          dir,
+          logFile: join(dir, ACCESS_LOG),
+        });
+      }),
+  };
+}
+
+/** The compiled binary on a new file database, its key made by its own CLI; limits counted in the database. */
+function binaryOnFile(name: string, binary: () => string): Variant {
+  return {
+    name,
+    ours: true,
+    storage: "file",
+    start: (port) => {
+      const path = binary();
+      return onFileDatabase(
+        (db, key, dir) =>
+          launch([path, ...serveArgs(port, db)], {
+            port,
+            env: cleanEnv(),
+            cwd: dir,
+            key,
+            readyPath: "/healthz",
+            seed: true,
+            dir,
+            logFile: join(dir, ACCESS_LOG),
+          }),
+        path,
+      );
+    },
+  };
+}
+
 /** Every variant, in the order a round measures them; `baseline` first. */
 export const VARIANTS: readonly Variant[] = [
   {
@@ -346,45 +419,13 @@ export const VARIANTS: readonly Variant[] = [
   },
   peer("hono", "bench/hono-peer.ts"),
   peer("elysia", "bench/elysia-peer.ts"),
+  peer("elysia-log", "bench/elysia-peer.ts", { accessLog: true }),
   peer("elysia-sqlite", "bench/elysia-peer.ts", { sqlite: "NORMAL" }),
   peer("elysia-sqlite-full", "bench/elysia-peer.ts", { sqlite: "FULL" }),
-  {
-    name: "binary-memory",
-    ours: true,
-    storage: "memory",
-    start: (port) =>
-      inTemporaryDirectory((dir) => {
-        const key = newKey();
-        return launch([BINARY, ...serveArgs(port, ":memory:")], {
-          port,
-          env: bootstrapEnv(key),
-          cwd: dir,
-          key,
-          readyPath: "/healthz",
-          seed: true,
-          dir,
-          logFile: join(dir, ACCESS_LOG),
-        });
-      }),
-  },
-  {
-    name: "binary-file",
-    ours: true,
-    storage: "file",
-    start: (port) =>
-      onFileDatabase((db, key, dir) =>
-        launch([BINARY, ...serveArgs(port, db)], {
-          port,
-          env: cleanEnv(),
-          cwd: dir,
-          key,
-          readyPath: "/healthz",
-          seed: true,
-          dir,
-          logFile: join(dir, ACCESS_LOG),
-        }),
-      ),
-  },
+  binaryInMemory("binary-memory", () => BINARY),
+  binaryOnFile("binary-file", () => BINARY),
+  binaryInMemory("binary-memory-before", beforeBinary),
+  binaryOnFile("binary-file-before", beforeBinary),
   {
     name: "binary-deno",
     ours: true,

@@ -8,10 +8,9 @@
  *
  * Linux only (/proc). Build the binary first (`npm run bench` does when it is stale).
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadGenerator } from "./_load.js";
-import { freePort } from "./_processes.js";
+import { cpuMs, freePort } from "./_processes.js";
 import { petsStored, VARIANTS } from "./_variants.js";
 
 const { values } = parseArgs({
@@ -23,12 +22,6 @@ const { values } = parseArgs({
   },
 });
 
-/** CPU milliseconds the process has used, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 const load = loadGenerator();
 const post = values.endpoint === "POST";
 for (const name of values.variants.split(",")) {
@@ -38,7 +31,7 @@ for (const name of values.variants.split(",")) {
   try {
     const runs: string[] = [];
     for (let i = 0; i < Number(values.runs); i++) {
-      const before = cpuMs(server.started.pid);
+      const before = cpuMs(server.started.pid)!;
       const request = post
         ? {
             url: `${server.url}/v1/pets`,
@@ -49,7 +42,7 @@ for (const name of values.variants.split(",")) {
         : { url: `${server.url}/v1/pets`, method: "GET" as const, key: server.key };
       const result = await load.run(request, Number(values.duration), 64);
       runs.push(
-        `${Math.round(result.perSecond / 1000)}k/s ${(((cpuMs(server.started.pid) - before) * 1000) / result.requests).toFixed(1)} µs`,
+        `${Math.round(result.perSecond / 1000)}k/s ${(((cpuMs(server.started.pid)! - before) * 1000) / result.requests).toFixed(1)} µs`,
       );
     }
     console.log(`${name.padEnd(14)} ${values.endpoint} ${runs.join("  ")}  pets held ${await petsStored(server)}`);

@@ -3,7 +3,11 @@
  * Elysia (the fastest framework a Bun team would pick). The work besides routing (key map,
  * fixed-window counter, valibot, the product's full header set) is bench/_peer.ts, shared
  * with the Hono peer; the body is validated by Elysia through valibot's Standard Schema, as
- * Elysia's documentation shows. No access log. Its counters and pets are in memory, or with
+ * Elysia's documentation shows. No access log, unless BENCH_ACCESS_LOG=1: then one JSON line
+ * per answer on stdout with the fields the product logs (time, requestId, method, path, status,
+ * durationMs, keyId), written as the product writes its own, once per turn of the event loop
+ * through Bun's stdout writer, from Elysia's `onAfterResponse` hook, the place its
+ * documentation gives for logging. Its counters and pets are in memory, or with
  * BENCH_DB=PATH in a SQLite file through `bun:sqlite` (bench/_peer-sqlite.ts; BENCH_SYNCHRONOUS
  * FULL, the default, or NORMAL): the file database a Bun team would hand-build.
  * Run by bench/run.ts: `bun bench/elysia-peer.ts` with BENCH_PORT and BENCH_KEY set.
@@ -16,6 +20,41 @@ import { sqliteStorage, synchronousFromEnv } from "./_peer-sqlite.js";
 
 if (process.env.BENCH_DB)
   storeIn(sqliteStorage(new Database(process.env.BENCH_DB), synchronousFromEnv(process.env.BENCH_SYNCHRONOUS)));
+
+/** When the access log is on: when each request began and its key's id, for its line. */
+const accessLog = process.env.BENCH_ACCESS_LOG === "1" ? accessLogWriter() : undefined;
+
+function accessLogWriter() {
+  const writer = Bun.stdout.writer();
+  const began = new WeakMap<Request, { at: number; keyId?: string }>();
+  let pending = "";
+  const flush = () => {
+    writer.write(pending);
+    void writer.flush();
+    pending = "";
+  };
+  let ms = 0;
+  let iso = "";
+  return {
+    began,
+    write(request: Request, status: number, requestId: string | undefined) {
+      const now = Date.now();
+      if (now !== ms) [ms, iso] = [now, new Date(now).toISOString()];
+      const start = began.get(request);
+      const line: Record<string, string | number> = {
+        time: iso,
+        requestId: requestId ?? "",
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status,
+        durationMs: start === undefined ? 0 : Math.round((performance.now() - start.at) * 100) / 100,
+      };
+      if (start?.keyId !== undefined) line.keyId = start.keyId;
+      if (pending === "") setImmediate(flush);
+      pending += `${JSON.stringify(line)}\n`;
+    },
+  };
+}
 
 const json = (body: unknown, status: number, headers: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { ...headers, "Content-Type": "application/json" } });
@@ -33,7 +72,9 @@ const dotted = (issue: { path?: unknown; message?: string }) => ({
 const app = new Elysia({ prefix: "/v1" })
   // Before routing and body parsing, as the product checks the key and the limit first.
   .onRequest(({ request, set }) => {
+    const at = performance.now();
     const admission = admit(request.headers.get("x-request-id"), request.headers.get("authorization"), Date.now());
+    accessLog?.began.set(request, { at, ...(admission.status === 200 && { keyId: admission.keyId }) });
     if (admission.status !== 200) return json(admission.body, admission.status, admission.headers);
     // The only body this API takes is createPet's JSON: refused before Elysia would parse a form or text.
     if (request.method === "POST" && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
@@ -59,6 +100,17 @@ const app = new Elysia({ prefix: "/v1" })
       set.status = 400;
       return { code: "invalid_body", message: "The request body is not valid JSON", status: 400 };
     }
+  })
+  .onAfterResponse(({ request, set, responseValue }) => {
+    if (!accessLog) return;
+    if (responseValue instanceof Response)
+      accessLog.write(request, responseValue.status, responseValue.headers.get("x-request-id") ?? undefined);
+    else
+      accessLog.write(
+        request,
+        typeof set.status === "number" ? set.status : 200,
+        (set.headers as Record<string, string>)["X-Request-Id"],
+      );
   })
   .get("/pets", ({ query, set }) => {
     const limit = v.safeParse(Limit, query.limit ?? "20");

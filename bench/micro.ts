@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { type Call, petstoreCalls, URL_BASE } from "./_in-process.js";
+import type { Call } from "./_abba.js";
+import { petstoreCalls, URL_BASE } from "./_in-process.js";
 import { SEED_PETS } from "./_seed.js";
 import { median, table } from "./_stats.js";
 

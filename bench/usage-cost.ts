@@ -22,36 +22,14 @@ import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { Adapters } from "@petstore/core";
-import { type Call, petstoreCalls } from "./_in-process.js";
-import { median } from "./_stats.js";
+import { BATCH_DESCRIPTION, interleaved } from "./_abba.js";
+import { petstoreCalls } from "./_in-process.js";
 // The recorder itself, from core's source: the one part of a request the A/B above is about.
 import { usageRecorder } from "../packages/core/src/usage/usage-recorder.js";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "4" }, json: { type: "boolean" } } });
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) throw new Error(`--seconds must be a positive number, not ${values.seconds}`);
-
-const BATCH_MS = 200;
-const WARMUP_CALLS = 3_000;
-
-/** CPU microseconds this process has used (user + system, every thread). */
-const cpuMicros = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-
-/** One batch of calls for about BATCH_MS: its CPU time and its number of calls. */
-async function batch(call: Call, after?: () => Promise<void>): Promise<{ cpu: number; calls: number }> {
-  const cpu = cpuMicros();
-  const started = performance.now();
-  let calls = 0;
-  while (performance.now() - started < BATCH_MS) {
-    for (let i = 0; i < 32; i++) await call();
-    calls += 32;
-  }
-  await after?.();
-  return { cpu: cpuMicros() - cpu, calls };
-}
 
 export interface UsageCost {
   case: string;
@@ -69,42 +47,17 @@ async function measure(where: string, adapters: Adapters): Promise<UsageCost[]> 
   const quiet = await petstoreCalls(adapters, { recordUsage: false });
   const results: UsageCost[] = [];
   for (const endpoint of ["get", "post"] as const) {
-    for (let i = 0; i < WARMUP_CALLS; i++) {
-      await recording[endpoint]();
-      await quiet[endpoint]();
-    }
-    const ratios: number[] = [];
-    const perCall = { recording: [] as number[], quiet: [] as number[] };
-    const deadline = performance.now() + seconds * 1000;
-    const a = () => batch(recording[endpoint], recording.petstore.flush);
-    const b = () => batch(quiet[endpoint]);
-    while (performance.now() < deadline || ratios.length === 0) {
-      // A B B A, then B A A B: neither goes first, nor follows itself, more often.
-      const [first, second] = ratios.length % 2 === 0 ? [a, b] : [b, a];
-      const [w, x, y, z] = [await first(), await second(), await second(), await first()];
-      const [as, bs] =
-        ratios.length % 2 === 0
-          ? [
-              [w, z],
-              [x, y],
-            ]
-          : [
-              [x, y],
-              [w, z],
-            ];
-      const perCallOf = ([one, two]: { cpu: number; calls: number }[]) =>
-        (one!.cpu + two!.cpu) / (one!.calls + two!.calls);
-      const [withUsage, without] = [perCallOf(as), perCallOf(bs)];
-      ratios.push(withUsage / without);
-      perCall.recording.push(withUsage);
-      perCall.quiet.push(without);
-    }
+    const cost = await interleaved(
+      { call: recording[endpoint], after: recording.petstore.flush },
+      { call: quiet[endpoint] },
+      seconds,
+    );
     results.push({
       case: `${where} ${endpoint.toUpperCase()} /v1/pets`,
-      ratio: median(ratios),
-      recordingMicros: median(perCall.recording),
-      quietMicros: median(perCall.quiet),
-      groups: ratios.length,
+      ratio: cost.ratio,
+      recordingMicros: cost.aMicros,
+      quietMicros: cost.bMicros,
+      groups: cost.groups,
     });
   }
   return results;
@@ -141,9 +94,7 @@ try {
 if (values.json) console.log(JSON.stringify({ countNs, cases: results }));
 else {
   const runtime = "Bun" in globalThis ? "Bun" : `Node ${process.version}`;
-  console.log(
-    `Usage recording, CPU per request in process (${runtime}, ${seconds} s per case, ABBA and BAAB batches of ${BATCH_MS} ms)`,
-  );
+  console.log(`Usage recording, CPU per request in process (${runtime}, ${seconds} s per case, ${BATCH_DESCRIPTION})`);
   console.log(`  one count alone: ${countNs.toFixed(0)} ns`);
   for (const r of results)
     console.log(
