@@ -10,7 +10,7 @@ import { median } from "./_stats.js";
 export type Call = () => Promise<void>;
 
 /** One side of the comparison: its call, and what it does after each batch (a flush) if anything. */
-export interface Side {
+interface Side {
   call: Call;
   after?: () => Promise<void>;
 }
@@ -47,7 +47,7 @@ async function batch({ call, after }: Side): Promise<{ cpu: number; calls: numbe
 }
 
 /** `a` against `b` for about `seconds` after a warm-up of both; at least one group. */
-export async function interleaved(a: Side, b: Side, seconds: number): Promise<Interleaved> {
+async function interleaved(a: Side, b: Side, seconds: number): Promise<Interleaved> {
   for (let i = 0; i < WARMUP_CALLS; i++) {
     await a.call();
     await b.call();
@@ -77,6 +77,32 @@ export async function interleaved(a: Side, b: Side, seconds: number): Promise<In
     perCall.b.push(bMicros);
   }
   return { ratio: median(ratios), aMicros: median(perCall.a), bMicros: median(perCall.b), groups: ratios.length };
+}
+
+/** One case (`memory GET /v1/pets`...): `a` against `b` on it. */
+export interface CaseCost extends Interleaved {
+  case: string;
+}
+
+/** GET and POST through one petstore, and what it does after each batch (a flush) if anything. */
+export interface Calls {
+  get: Call;
+  post: Call;
+  after?: () => Promise<void>;
+}
+
+/** `a` against `b` on GET, then on POST, each for about `seconds`: the cases `<where> GET /v1/pets` and POST. */
+export async function getAndPost(where: string, a: Calls, b: Calls, seconds: number): Promise<CaseCost[]> {
+  const side = (calls: Calls, endpoint: "get" | "post"): Side => ({
+    call: calls[endpoint],
+    ...(calls.after && { after: calls.after }),
+  });
+  const results: CaseCost[] = [];
+  for (const endpoint of ["get", "post"] as const) {
+    const cost = await interleaved(side(a, endpoint), side(b, endpoint), seconds);
+    results.push({ case: `${where} ${endpoint.toUpperCase()} /v1/pets`, ...cost });
+  }
+  return results;
 }
 
 /** The interval between batches, for the scripts' help text. */

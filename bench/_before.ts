@@ -23,7 +23,7 @@ const ROOT = join(import.meta.dirname, "..");
 export const BEFORE_COMMIT = "23bfb84";
 
 /** Where the tree of `commit` is (or will be) extracted. */
-export const beforeDir = (commit = BEFORE_COMMIT) => join(tmpdir(), "petstore-bench-before", commit);
+const beforeDir = (commit = BEFORE_COMMIT) => join(tmpdir(), "petstore-bench-before", commit);
 
 const git = (...args: string[]) =>
   execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();

@@ -152,6 +152,17 @@ async function launch(
   };
 }
 
+/**
+ * One of this project's servers, in `dir` (removed by `close`): ready when `/healthz` answers,
+ * seeded, its stdout (the access log) appended to a file there.
+ */
+function launchServer(
+  command: string[],
+  options: { port: number; env: NodeJS.ProcessEnv; cwd: string; key: string; dir: string },
+): Promise<RunningVariant> {
+  return launch(command, { ...options, readyPath: "/healthz", seed: true, logFile: join(options.dir, ACCESS_LOG) });
+}
+
 /** A new temporary directory handed to `serveOn`; removed if that fails (else by `close`). */
 async function inTemporaryDirectory(serveOn: (dir: string) => Promise<RunningVariant>): Promise<RunningVariant> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
@@ -306,15 +317,12 @@ function binaryOnPostgres(name: string, limits: "postgres" | "redis"): Variant {
         const db = await freshDatabase();
         const key = await createKey(db);
         const limiter = limits === "redis" ? ["--limiter", await sharedRedis()] : [];
-        return launch([BINARY, ...serveArgs(port, db), ...limiter], {
+        return launchServer([BINARY, ...serveArgs(port, db), ...limiter], {
           port,
           env: cleanEnv(),
           cwd: dir,
           key,
-          readyPath: "/healthz",
-          seed: true,
           dir,
-          logFile: join(dir, ACCESS_LOG),
         });
       }),
   };
@@ -360,15 +368,12 @@ function binaryInMemory(name: string, binary: () => string): Variant {
     start: (port) =>
       inTemporaryDirectory((dir) => {
         const key = newKey();
-        return launch([binary(), ...serveArgs(port, ":memory:")], {
+        return launchServer([binary(), ...serveArgs(port, ":memory:")], {
           port,
           env: bootstrapEnv(key),
           cwd: dir,
           key,
-          readyPath: "/healthz",
-          seed: true,
           dir,
-          logFile: join(dir, ACCESS_LOG),
         });
       }),
   };
@@ -383,17 +388,7 @@ function binaryOnFile(name: string, binary: () => string): Variant {
     start: (port) => {
       const path = binary();
       return onFileDatabase(
-        (db, key, dir) =>
-          launch([path, ...serveArgs(port, db)], {
-            port,
-            env: cleanEnv(),
-            cwd: dir,
-            key,
-            readyPath: "/healthz",
-            seed: true,
-            dir,
-            logFile: join(dir, ACCESS_LOG),
-          }),
+        (db, key, dir) => launchServer([path, ...serveArgs(port, db)], { port, env: cleanEnv(), cwd: dir, key, dir }),
         path,
       );
     },
@@ -432,16 +427,7 @@ export const VARIANTS: readonly Variant[] = [
     storage: "file",
     start: (port) =>
       onFileDatabase((db, key, dir) =>
-        launch(denoCommand(port, db), {
-          port,
-          env: cleanEnv(),
-          cwd: ROOT,
-          key,
-          readyPath: "/healthz",
-          seed: true,
-          dir,
-          logFile: join(dir, ACCESS_LOG),
-        }),
+        launchServer(denoCommand(port, db), { port, env: cleanEnv(), cwd: ROOT, key, dir }),
       ),
   },
   {
@@ -456,16 +442,7 @@ export const VARIANTS: readonly Variant[] = [
           ":memory:",
           Object.keys(bootstrapEnv(key)).filter((name) => name.startsWith("PETSTORE_")),
         );
-        return launch(command, {
-          port,
-          env: bootstrapEnv(key),
-          cwd: ROOT,
-          key,
-          readyPath: "/healthz",
-          seed: true,
-          dir,
-          logFile: join(dir, ACCESS_LOG),
-        });
+        return launchServer(command, { port, env: bootstrapEnv(key), cwd: ROOT, key, dir });
       }),
   },
   peer("hono-deno", "bench/hono-deno-peer.ts", { runtime: "deno" }),

@@ -23,7 +23,7 @@ import * as todayConnect from "@petstore/adapters/libsql/connect";
 import * as todayMemory from "@petstore/adapters/memory";
 import * as todayCore from "@petstore/core";
 import type { Adapters } from "@petstore/core";
-import { BATCH_DESCRIPTION, interleaved } from "./_abba.js";
+import { BATCH_DESCRIPTION, type CaseCost, getAndPost } from "./_abba.js";
 import { BEFORE_COMMIT, beforeModule } from "./_before.js";
 import { type Core, petstoreCalls } from "./_in-process.js";
 
@@ -48,36 +48,14 @@ const before: Version = {
   connect: (await import(beforeModule("@petstore/adapters/libsql/connect"))) as typeof todayConnect,
 };
 
-export interface NewWorkCost {
-  case: string;
-  /** CPU per request of today's code over the earlier one's: 1.02 is 2 % more. */
-  ratio: number;
-  /** CPU microseconds per request, today's and the earlier one's (medians over the groups). */
-  todayMicros: number;
-  beforeMicros: number;
-  groups: number;
-}
+/** A case's cost: `a` today's code, `b` the earlier one's. */
+export type NewWorkCost = CaseCost;
 
 /** Today's against the earlier code on the adapters `adaptersOf` makes of each, GET and POST. */
 async function measure(where: string, adaptersOf: (version: Version) => Promise<Adapters>): Promise<NewWorkCost[]> {
   const now = await petstoreCalls(await adaptersOf(today), {}, today.core);
   const then = await petstoreCalls(await adaptersOf(before), {}, before.core);
-  const results: NewWorkCost[] = [];
-  for (const endpoint of ["get", "post"] as const) {
-    const cost = await interleaved(
-      { call: now[endpoint], after: now.petstore.flush },
-      { call: then[endpoint], ...(then.petstore.flush && { after: then.petstore.flush }) },
-      seconds,
-    );
-    results.push({
-      case: `${where} ${endpoint.toUpperCase()} /v1/pets`,
-      ratio: cost.ratio,
-      todayMicros: cost.aMicros,
-      beforeMicros: cost.bMicros,
-      groups: cost.groups,
-    });
-  }
-  return results;
+  return getAndPost(where, { ...now, after: now.petstore.flush }, { ...then, after: then.petstore.flush }, seconds);
 }
 
 const results = await measure("memory", async (version) => version.memory.memoryAdapters());
@@ -106,6 +84,6 @@ else {
   );
   for (const r of results)
     console.log(
-      `  ${r.case.padEnd(26)} ${((r.ratio - 1) * 100).toFixed(1).padStart(5)} %  (${r.todayMicros.toFixed(2)} vs ${r.beforeMicros.toFixed(2)} µs, ${r.groups} groups)`,
+      `  ${r.case.padEnd(26)} ${((r.ratio - 1) * 100).toFixed(1).padStart(5)} %  (${r.aMicros.toFixed(2)} vs ${r.bMicros.toFixed(2)} µs, ${r.groups} groups)`,
     );
 }

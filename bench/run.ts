@@ -594,7 +594,7 @@ if (usageCostSeconds > 0) {
   newWorkCosts = inProcess<{ cases: NewWorkCost[] }>("new-work-cost.ts", usageCostSeconds)?.cases;
   for (const cost of newWorkCosts ?? [])
     console.log(
-      `  ${cost.case.padEnd(24)} ${fmt((cost.ratio - 1) * 100, 1).padStart(6)} %  (${fmt(cost.todayMicros, 2)} vs ${fmt(cost.beforeMicros, 2)} µs, median of ${cost.groups} ABBA or BAAB groups)`,
+      `  ${cost.case.padEnd(24)} ${fmt((cost.ratio - 1) * 100, 1).padStart(6)} %  (${fmt(cost.aMicros, 2)} vs ${fmt(cost.bMicros, 2)} µs, median of ${cost.groups} ABBA or BAAB groups)`,
     );
   console.log(
     `\nUsage recording (issue 36, bench/usage-cost.ts): CPU per request in process with it over without (Bun, ${usageCostSeconds} s per case, interleaved)`,
@@ -603,7 +603,7 @@ if (usageCostSeconds > 0) {
     inProcess<{ countNs: number; cases: UsageCost[] }>("usage-cost.ts", usageCostSeconds) ?? {});
   for (const cost of usageCosts ?? [])
     console.log(
-      `  ${cost.case.padEnd(24)} ${fmt((cost.ratio - 1) * 100, 1).padStart(6)} %  (${fmt(cost.recordingMicros, 2)} vs ${fmt(cost.quietMicros, 2)} µs, median of ${cost.groups} ABBA or BAAB groups)`,
+      `  ${cost.case.padEnd(24)} ${fmt((cost.ratio - 1) * 100, 1).padStart(6)} %  (${fmt(cost.aMicros, 2)} vs ${fmt(cost.bMicros, 2)} µs, median of ${cost.groups} ABBA or BAAB groups)`,
     );
   if (countNs !== undefined) console.log(`  the count alone, without a request around it: ${fmt(countNs, 0)} ns`);
 }

@@ -22,7 +22,7 @@ import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { memoryAdapters } from "@petstore/adapters/memory";
 import type { Adapters } from "@petstore/core";
-import { BATCH_DESCRIPTION, interleaved } from "./_abba.js";
+import { BATCH_DESCRIPTION, type CaseCost, getAndPost } from "./_abba.js";
 import { petstoreCalls } from "./_in-process.js";
 // The recorder itself, from core's source: the one part of a request the A/B above is about.
 import { usageRecorder } from "../packages/core/src/usage/usage-recorder.js";
@@ -31,36 +31,14 @@ const { values } = parseArgs({ options: { seconds: { type: "string", default: "4
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) throw new Error(`--seconds must be a positive number, not ${values.seconds}`);
 
-export interface UsageCost {
-  case: string;
-  /** CPU per request with usage recorded over without: 1.02 is 2 % more. */
-  ratio: number;
-  /** CPU microseconds per request, recording and not (medians over the groups). */
-  recordingMicros: number;
-  quietMicros: number;
-  groups: number;
-}
+/** A case's cost: `a` recording usage, `b` not. */
+export type UsageCost = CaseCost;
 
 /** The cost on `adapters` for GET and POST. */
 async function measure(where: string, adapters: Adapters): Promise<UsageCost[]> {
   const recording = await petstoreCalls(adapters);
   const quiet = await petstoreCalls(adapters, { recordUsage: false });
-  const results: UsageCost[] = [];
-  for (const endpoint of ["get", "post"] as const) {
-    const cost = await interleaved(
-      { call: recording[endpoint], after: recording.petstore.flush },
-      { call: quiet[endpoint] },
-      seconds,
-    );
-    results.push({
-      case: `${where} ${endpoint.toUpperCase()} /v1/pets`,
-      ratio: cost.ratio,
-      recordingMicros: cost.aMicros,
-      quietMicros: cost.bMicros,
-      groups: cost.groups,
-    });
-  }
-  return results;
+  return getAndPost(where, { ...recording, after: recording.petstore.flush }, quiet, seconds);
 }
 
 /**
@@ -98,6 +76,6 @@ else {
   console.log(`  one count alone: ${countNs.toFixed(0)} ns`);
   for (const r of results)
     console.log(
-      `  ${r.case.padEnd(26)} ${((r.ratio - 1) * 100).toFixed(1).padStart(5)} %  (${r.recordingMicros.toFixed(2)} vs ${r.quietMicros.toFixed(2)} µs, ${r.groups} groups)`,
+      `  ${r.case.padEnd(26)} ${((r.ratio - 1) * 100).toFixed(1).padStart(5)} %  (${r.aMicros.toFixed(2)} vs ${r.bMicros.toFixed(2)} µs, ${r.groups} groups)`,
     );
 }
