@@ -69,19 +69,24 @@ const dotted = (issue: { path?: unknown; message?: string }) => ({
   message: issue.message ?? "",
 });
 
+/** A refusal answered from `onRequest`, which Elysia's `onAfterResponse` does not see: logged here. */
+const refused = (request: Request, response: Response) => {
+  accessLog?.write(request, response.status, response.headers.get("x-request-id") ?? undefined);
+  return response;
+};
+
 const app = new Elysia({ prefix: "/v1" })
   // Before routing and body parsing, as the product checks the key and the limit first.
   .onRequest(({ request, set }) => {
     const at = performance.now();
     const admission = admit(request.headers.get("x-request-id"), request.headers.get("authorization"), Date.now());
     accessLog?.began.set(request, { at, ...(admission.status === 200 && { keyId: admission.keyId }) });
-    if (admission.status !== 200) return json(admission.body, admission.status, admission.headers);
+    if (admission.status !== 200) return refused(request, json(admission.body, admission.status, admission.headers));
     // The only body this API takes is createPet's JSON: refused before Elysia would parse a form or text.
     if (request.method === "POST" && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-      return json(
-        { code: "unsupported_media_type", message: "Send application/json", status: 415 },
-        415,
-        admission.headers,
+      return refused(
+        request,
+        json({ code: "unsupported_media_type", message: "Send application/json", status: 415 }, 415, admission.headers),
       );
     }
     Object.assign(set.headers, admission.headers);
