@@ -9,6 +9,7 @@
  * `@petstore/core` to today's source through the workspace links.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,8 +23,12 @@ const ROOT = join(import.meta.dirname, "..");
  */
 export const BEFORE_COMMIT = "23bfb84";
 
-/** Where the tree of `commit` is (or will be) extracted. */
-const beforeDir = (commit = BEFORE_COMMIT) => join(tmpdir(), "petstore-bench-before", commit);
+/**
+ * Where the tree of `commit` is (or will be) extracted: one per checkout, since its
+ * node_modules links into this checkout's (another checkout's, removed, would leave them dangling).
+ */
+const beforeDir = (commit = BEFORE_COMMIT) =>
+  join(tmpdir(), "petstore-bench-before", `${commit}-${createHash("sha256").update(ROOT).digest("hex").slice(0, 8)}`);
 
 const git = (...args: string[]) =>
   execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();

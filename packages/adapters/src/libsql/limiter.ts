@@ -101,12 +101,15 @@ RETURNING window0_start, window0_count, window1_start, window1_count, banned_unt
  * kept starts over, as new); `decided`: during bucket 0's ban nothing is admitted, otherwise as
  * many hits as every window of every bucket has room for; `split`: the refusals counted toward
  * bucket 0's ban, as in `HIT_SQL_NAMED`; `next`: admissions count in every bucket, refusals in
- * bucket 0 only. One row per bucket is written and returned, with its name.
+ * bucket 0 only. One row per bucket is written and returned, with its name. The steps read
+ * more than once are MATERIALIZED: left to the planner, `decided`'s subquery was evaluated
+ * again for each of the eleven places its result is read (this statement took about 1.5 x
+ * as long, and was most of a file GET's CPU).
  */
 const sharedHitSql = (n: number) => `
 WITH
 spec (ord, bucket, length0, length1, limit0, limit1) AS (VALUES ${bucketRows(n)}),
-found AS (
+found AS MATERIALIZED (
   SELECT s.*, t.read, r.window0_start AS w0s, r.window0_count AS w0c, r.window1_start AS w1s,
     r.window1_count AS w1c, r.refusals AS stored_refusals, r.banned_until AS stored_banned_until,
     r.decided_at AS last, coalesce(r.decided_at - t.read <= ${CLOCK_STEP_MS}, 0) AS kept
@@ -115,7 +118,7 @@ found AS (
   LEFT JOIN rate_limits AS r ON r.bucket = s.bucket
 ),
 clock AS (SELECT max(max(read), coalesce(max(CASE WHEN kept THEN last END), 0)) AS now FROM found),
-current AS (
+current AS MATERIALIZED (
   SELECT ord, bucket, length0, length1, limit0, limit1, now,
     CASE WHEN kept AND w0s >= start0 THEN w0s ELSE start0 END AS window0_start,
     CASE WHEN kept AND w0s >= start0 THEN w0c ELSE 0 END AS window0_count,
@@ -126,14 +129,14 @@ current AS (
   FROM (SELECT f.*, k.now, k.now - k.now % f.length0 AS start0, k.now - k.now % f.length1 AS start1
     FROM found AS f CROSS JOIN clock AS k)
 ),
-decided AS (
+decided AS MATERIALIZED (
   SELECT now, refusals,
     banned_until > now AS banned,
     CASE WHEN banned_until > now THEN 0
       ELSE max(0, min(:hits, (SELECT min(min(limit0 - window0_count, limit1 - window1_count)) FROM current))) END AS admitted
   FROM current WHERE ord = 0
 ),
-split AS (
+split AS MATERIALIZED (
   SELECT *,
     CASE WHEN banned THEN 0
       WHEN :banMs <= 0 THEN :hits - admitted
