@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./cli.js";
+import { COMMANDS_ON_AN_EXISTING_DATABASE, cliInProcess } from "../../../test/_support/cli-in-process.js";
 import type { Decision } from "@petstore/core";
 import type { Env } from "./commands/_command.js";
 import { openStorage } from "./storage/open-storage.js";
@@ -13,12 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "petstore-cli-"));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: Env = {}, program = "petstore") {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line), program });
-  return { code, out: out.join("\n"), err };
-}
+const cli = (argv: string[], env: Env = {}, program = "petstore") => cliInProcess(argv, env, program);
 
 describe("petstore command line", () => {
   it("prints the version", async () => {
@@ -959,18 +954,7 @@ describe("the life of a key on the command line", () => {
 
   it("refuses every command but keys create and admin-tokens create on a database file that does not exist, creating none", async () => {
     const typo = join(dir, "no-such.db");
-    const commands = [
-      ["keys", "list"],
-      ["keys", "show", "key_x"],
-      ["keys", "update", "key_x", "--label", "x"],
-      ["keys", "roll", "key_x", "--overlap", "0s"],
-      ["keys", "revoke", "key_x"],
-      ["keys", "unban", "key_x"],
-      ["audit"],
-      ["admin-tokens", "list"],
-      ["admin-tokens", "revoke", "tok_x"],
-    ];
-    for (const argv of commands) {
+    for (const argv of COMMANDS_ON_AN_EXISTING_DATABASE) {
       expect(await cli([...argv, "--db", `file:${typo}`], env), argv.join(" ")).toEqual({
         code: 1,
         out: "",
