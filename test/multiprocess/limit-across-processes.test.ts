@@ -7,6 +7,7 @@ import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { DEFAULT_BAN, issueApiKey } from "@petstore/core";
 import { describe, expect, it } from "vitest";
+import { steppedWallClock } from "../_support/libfaketime.js";
 
 const PROCESSES = 4;
 /** The key's per-minute limit; 3x as many creates are fired in total. */
@@ -59,6 +60,7 @@ describe.each([
     const url = `file:${join(dir, "petstore.db")}`;
     const startFile = join(dir, "start");
     const children: ChildProcess[] = [];
+    const wallClock = steppedWallClock();
     const timer = setTimeout(() => {
       for (const child of children) child.kill("SIGKILL");
     }, 50_000);
@@ -67,8 +69,6 @@ describe.each([
       await migrateLibsql(db);
       const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
 
-      // 15 s into the current minute: the burst stays inside one minute window.
-      const clockBase = Math.floor(Date.now() / 60_000) * 60_000 + 15_000;
       let ready = 0;
       let allReady!: () => void;
       const readyPromise = new Promise<void>((resolve) => (allReady = resolve));
@@ -78,7 +78,7 @@ describe.each([
         API_KEY: key,
         REQUESTS: String(PER_PROCESS),
         START_FILE: startFile,
-        CLOCK_BASE: String(clockBase),
+        ...wallClock.env,
       };
       const workers = Array.from({ length: PROCESSES }, () =>
         startWorker(env, () => {
@@ -88,6 +88,13 @@ describe.each([
       children.push(...workers.map((w) => w.child));
       // A worker that dies before "ready" fails the test here instead of leaving it waiting.
       await Promise.race([readyPromise, Promise.all(workers.map((w) => w.result))]);
+      // The run starts 15 s into the next minute by every process's wall clock (after the key's
+      // creation): its creates all fall in one minute's window. The wall clock, not an instant injected into the petstore, so that
+      // each decision is made at the database's clock as read when it runs: an instant taken
+      // when a request arrives is stale by the time a process blocked on the file's lock runs
+      // its hit, and one more than a second behind a decision already stored reads as the
+      // clock stepping back (the bucket starts over).
+      wallClock.stepTo(Math.round((Math.ceil(Date.now() / 60_000) * 60_000 + 15_000 - Date.now()) / 1000));
       await writeFile(startFile, "go");
       const outcomes = await Promise.all(workers.map((w) => w.result));
 
@@ -116,6 +123,7 @@ describe.each([
       clearTimeout(timer);
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await rm(dir, { recursive: true, force: true });
+      wallClock.remove();
     }
   }, 60_000);
 });

@@ -101,10 +101,12 @@ RETURNING window0_start, window0_count, window1_start, window1_count, banned_unt
  * kept starts over, as new); `decided`: during bucket 0's ban nothing is admitted, otherwise as
  * many hits as every window of every bucket has room for; `split`: the refusals counted toward
  * bucket 0's ban, as in `HIT_SQL_NAMED`; `next`: admissions count in every bucket, refusals in
- * bucket 0 only. One row per bucket is written and returned, with its name. The steps read
- * more than once are MATERIALIZED: left to the planner, `decided`'s subquery was evaluated
+ * bucket 0 only. One row per bucket is written and returned, with its name. `found`, `current`
+ * and `decided` are MATERIALIZED: left to the planner, `decided`'s subquery was evaluated
  * again for each of the eleven places its result is read (this statement took about 1.5 x
- * as long, and was most of a file GET's CPU).
+ * as long, and was most of a file GET's CPU). `split`, one row of arithmetic over `decided`,
+ * is left to the planner, which folds it into `next`: another table built and read for each
+ * hit cost more than evaluating it once per bucket.
  */
 const sharedHitSql = (n: number) => `
 WITH
@@ -136,7 +138,7 @@ decided AS MATERIALIZED (
       ELSE max(0, min(:hits, (SELECT min(min(limit0 - window0_count, limit1 - window1_count)) FROM current))) END AS admitted
   FROM current WHERE ord = 0
 ),
-split AS MATERIALIZED (
+split AS (
   SELECT *,
     CASE WHEN banned THEN 0
       WHEN :banMs <= 0 THEN :hits - admitted
