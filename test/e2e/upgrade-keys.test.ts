@@ -132,14 +132,37 @@ describe.each([
 ])(
   "keys made before issue 29, on a $engine database today's binary upgrades",
   ({ keys, versionsBefore, newMigrations, load }) => {
-    it("keep their limits and revocation, and take show, list, update, roll, their last use and usage", async () => {
-      const startedAt = Date.now();
-      const db = await load();
-      const before = await migrations(db);
-      expect(before.map((row) => row.version)).toEqual(versionsBefore);
+    // One world per engine, built in order: the old database, today's server on it, then the
+    // commands an operator runs on the keys it finds there.
+    let startedAt: number;
+    let db: string;
+    let before: { version: number; name: string }[];
+    let server: Awaited<ReturnType<typeof startServer>>;
+    beforeAll(async () => {
+      startedAt = Date.now();
+      db = await load();
+      before = await migrations(db);
+      server = await startServer(binaryServe(db));
+    }, 60_000);
 
-      // The server migrates at start: the old keys are served by the new statements.
-      const server = await startServer(binaryServe(db));
+    const ownAccount = (key: OldKey) => `acct_${key.id.slice("key_".length)}`;
+    const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
+    /** A use is written within 10 s: before that, none; after, not older than this run. */
+    const lastUse = (view: { lastUsedAt: string | null }) =>
+      view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
+    const unchanged = {
+      expiresAt: null,
+      rolling: null,
+      scopes: ["pets:read", "pets:write", "orders:read"],
+      allowFrom: null,
+    };
+    let rolled: { key: string; rolling: { until: string } };
+
+    it("hold the versions of the release before issue 29", () => {
+      expect(before.map((row) => row.version)).toEqual(versionsBefore);
+    });
+
+    it("are migrated at the server's start: the old versions kept, the new ones appended in order", async () => {
       const after = await migrations(db);
       expect(after.slice(0, before.length)).toEqual(before);
       const last = versionsBefore.at(-1)!;
@@ -147,14 +170,14 @@ describe.each([
         newMigrations.map((name, index) => ({ version: last + 1 + index, name })),
       );
       expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
+    });
 
-      // Every key is the one key of an account of its own, with its plan and limits.
+    it("are each the one key of an account of its own, with its plan and limits", async () => {
       const accounts = await rowsOf<Record<string, unknown>>(
         db,
         `SELECT k.id AS key, a.id, a.name, a.plan, a.per_minute, a.per_day, (SELECT count(*) FROM api_keys AS o WHERE o.account_id = a.id) AS keys
           FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id ORDER BY k.created_at`,
       );
-      const ownAccount = (key: OldKey) => `acct_${key.id.slice("key_".length)}`;
       expect(accounts.map((row) => ({ ...row, per_minute: row.per_minute ?? null, keys: Number(row.keys) }))).toEqual([
         {
           key: keys.free.id,
@@ -184,7 +207,9 @@ describe.each([
           keys: 1,
         },
       ]);
+    });
 
+    it("are served by the new statements with their limits, the revoked one refused", async () => {
       const free = await client(server.url, keys.free.key)("/v1/pets?limit=1");
       expect([free.status, free.headers.get("x-ratelimit-limit")]).toEqual([200, "60"]);
       const enterprise = await client(server.url, keys.enterprise.key)("/v1/pets?limit=1");
@@ -195,24 +220,18 @@ describe.each([
       ]).toEqual([200, "5000", '"minute";q=5000;w=60, "day";q=250000;w=86400']);
       const revoked = await client(server.url, keys.revoked.key)("/v1/pets?limit=1");
       expect([revoked.status, ((await revoked.json()) as { code: string }).code]).toEqual([401, "unauthorized"]);
+    });
 
-      // The CLI shows them with the new fields empty: no expiry, no roll, every scope from any
-      // address; a use is written within 10 s.
-      const lastUse = (view: { lastUsedAt: string | null }) =>
-        view.lastUsedAt === null || Date.parse(view.lastUsedAt) >= startedAt;
+    it("are listed in the order they were made, with no last use older than this run", async () => {
       const listed = (await petstore(["keys", "list", "--db", db, "--json"])) as {
         id: string;
         lastUsedAt: string | null;
       }[];
       expect(listed.map((view) => view.id)).toEqual([keys.free.id, keys.enterprise.id, keys.revoked.id]);
       expect(listed.every(lastUse)).toBe(true);
-      const shown = async (key: OldKey) => await petstore(["keys", "show", key.id, "--db", db, "--json"]);
-      const unchanged = {
-        expiresAt: null,
-        rolling: null,
-        scopes: ["pets:read", "pets:write", "orders:read"],
-        allowFrom: null,
-      };
+    });
+
+    it("are shown with the new fields empty: no expiry, no roll, every scope from any address", async () => {
       const shownFree = await shown(keys.free);
       expect(shownFree).toMatchObject({
         ...unchanged,
@@ -232,6 +251,9 @@ describe.each([
         perDay: 250_000,
         revokedAt: null,
       });
+    });
+
+    it("show the revoked key unused, revoked by the old release", async () => {
       const shownRevoked = await shown(keys.revoked);
       expect(shownRevoked).toMatchObject({
         ...unchanged,
@@ -240,22 +262,26 @@ describe.each([
         revokedAt: expect.any(String),
       });
       expect(Date.parse(shownRevoked.revokedAt)).toBeLessThan(startedAt);
+    });
 
-      // Update: the running server applies the enterprise key's new minute limit (its account,
-      // made for it, takes it too); its own day limit stays.
+    it("take an update of the minute limit on the key and its own account, its day limit kept", async () => {
       await petstore(["keys", "update", keys.enterprise.id, "--per-minute", "7000", "--db", db]);
       expect(await shown(keys.enterprise)).toMatchObject({ perMinute: 7_000, perDay: 250_000 });
       expect(
         await rowsOf(db, `SELECT per_minute, per_day FROM accounts WHERE id = '${ownAccount(keys.enterprise)}'`),
       ).toEqual([{ per_minute: 7_000, per_day: 250_000 }]);
+    });
+
+    it("see the running server apply the update once its key cache lets the record go", async () => {
       const updated = await answerOnceCacheExpired(
         () => client(server.url, keys.enterprise.key)("/v1/pets?limit=1"),
         (response) => response.headers.get("x-ratelimit-limit") === "7000",
       );
       expect(updated.status).toBe(200);
+    });
 
-      // Roll: the old secret answers with Sunset until the overlap ends, the new one without.
-      const rolled = await petstore(["keys", "roll", keys.free.id, "--overlap", "1h", "--db", db, "--json"]);
+    it("roll: the old secret answers with Sunset at the overlap's end", async () => {
+      rolled = await petstore(["keys", "roll", keys.free.id, "--overlap", "1h", "--db", db, "--json"]);
       expect(rolled).toMatchObject({
         id: keys.free.id,
         plan: "free",
@@ -266,18 +292,23 @@ describe.each([
         (response) => response.headers.has("sunset"),
       );
       expect([old.status, old.headers.get("sunset")]).toEqual([200, new Date(rolled.rolling.until).toUTCString()]);
+    });
+
+    it("roll: the new secret answers with the key's limit and no Sunset", async () => {
       const fresh = await client(server.url, rolled.key)("/v1/pets?limit=1");
       expect([fresh.status, fresh.headers.get("x-ratelimit-limit"), fresh.headers.has("sunset")]).toEqual([
         200,
         "60",
         false,
       ]);
+    });
 
-      // A revoked key stays revoked for the new commands too.
+    it("refuse an update of the revoked key: it stays revoked for the new commands", async () => {
       const refused = await cli(["keys", "update", keys.revoked.id, "--per-minute", "7000", "--db", db]);
       expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${keys.revoked.id} was revoked at`)]);
+    });
 
-      // The audit trail begins at the upgrade: the old release recorded no creation.
+    it("have an audit trail that begins at the upgrade: the old release recorded no creation", async () => {
       const trail = async (key: OldKey) =>
         ((await petstore(["audit", "--key", key.id, "--db", db, "--json"])) as { action: string }[]).map(
           (entry) => entry.action,
@@ -287,9 +318,9 @@ describe.each([
         ["update"],
         [],
       ]);
+    });
 
-      // Last use and usage: a server writes its counts with its keys' last uses at least every
-      // 10 s, and when it stops. The revoked key's 401s count as its own, and are no use.
+    it("have their last use and usage written when servers stop; a revoked key's 401s count as its own, and are no use", async () => {
       const another = await startServer(binaryServe(db));
       expect((await client(another.url, keys.enterprise.key)("/v1/pets?limit=1")).status).toBe(200);
       expect((await client(another.url, keys.revoked.key)("/v1/pets?limit=1")).status).toBe(401);
@@ -299,6 +330,6 @@ describe.each([
       expect((await shown(keys.revoked)).lastUsedAt).toBeNull();
       const usage = await petstore(["keys", "usage", keys.revoked.id, "--since", "1h", "--db", db, "--json"]);
       expect(usage.totals).toEqual({ admitted: 0, rateLimited: 0, banned: 0, unauthorized: 2 });
-    }, 60_000);
+    }, 40_000);
   },
 );

@@ -8,7 +8,7 @@ import { cleanUp, type Server, startServer, stopProcess, waitFor } from "../e2e/
 /**
  * Issue 29, done when: three servers on one PostgreSQL, each with its admin listener, their
  * clocks 65 s apart (libfaketime): the life of a key through the admin API of one, seen by all.
- * One test of about a minute: a roll's 60 s overlap runs while the rest is checked.
+ * One world of about a minute, its steps in order: a roll's 60 s overlap runs while the rest is checked.
  */
 
 const SKEWS = ["-65s", undefined, "+65s"];
@@ -81,29 +81,43 @@ const statuses = (responses: Response[]) => responses.map((response) => response
 /** Between two checks of the fleet: each is three requests of a key with 60 a minute. */
 const POLL_MS = 500;
 
-describe("the life of a key on three servers sharing PostgreSQL, their clocks 65 s apart", () => {
-  it("creates, upgrades, rolls, expires, bans and lifts through the admin API of one, and all three follow", async () => {
-    // A key made through the admin API of the first server is served by all three at once.
-    const free = await admin(0, "POST", "/keys", { plan: "free", label: "Acme" });
-    expect(statuses(await onAll(free.key))).toEqual([200, 200, 200]);
+type AdminAnswer = Awaited<ReturnType<typeof admin>>;
 
-    // A key banned now: lifted once the store's minute has turned, so its requests then fit the limit.
-    const noisy = await admin(0, "POST", "/keys", { plan: "free", label: "Noisy" });
+describe("the life of a key on three servers sharing PostgreSQL, their clocks 65 s apart", () => {
+  // One world, built in order through the admin APIs: each step's keys and figures are read by the later ones.
+  let free: AdminAnswer;
+  let noisy: AdminAnswer;
+  let bannedAt: number;
+  let rolled: AdminAnswer;
+  let overlapEnds: number;
+  let tellsTheRoll: number;
+  let upgradeMs: number;
+  let expiryMs: number;
+
+  it("serves a key made through the first's admin API on all three at once", async () => {
+    free = await admin(0, "POST", "/keys", { plan: "free", label: "Acme" });
+    expect(statuses(await onAll(free.key))).toEqual([200, 200, 200]);
+  });
+
+  it("bans a key over its limit on all three", async () => {
+    noisy = await admin(0, "POST", "/keys", { plan: "free", label: "Noisy" });
     for (let i = 0; i < 92; i++) await api(i % 3, noisy.key);
     expect(
       await Promise.all(
         (await onAll(noisy.key)).map(async (response) => ((await response.json()) as { code: string }).code),
       ),
     ).toEqual(["temporarily_banned", "temporarily_banned", "temporarily_banned"]);
-    const bannedAt = Date.now();
+    bannedAt = Date.now();
+  });
 
-    // A roll with a 60 s overlap, through the second server's admin API.
-    const rolled = await admin(1, "POST", `/keys/${free.id}/roll`, { overlapSeconds: 60 });
-    const overlapEnds = Date.parse(rolled.rolling!.until);
+  it("serves the new secret of a roll through the second's admin API on all three", async () => {
+    rolled = await admin(1, "POST", `/keys/${free.id}/roll`, { overlapSeconds: 60 });
+    overlapEnds = Date.parse(rolled.rolling!.until);
     expect(statuses(await onAll(rolled.key))).toEqual([200, 200, 200]);
+  });
 
-    // The old secret, once every server's key cache has seen the roll: 200, saying until when.
-    const tellsTheRoll = await waitFor(
+  it("serves the old secret with Sunset, the roll's link and one Deprecation on all three once their key caches saw the roll", async () => {
+    tellsTheRoll = await waitFor(
       async () =>
         (await onAll(free.key)).every((response) => response.status === 200 && response.headers.get("sunset") !== null),
       6_000,
@@ -120,15 +134,16 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
       Array(3).fill('<https://shop.example/keys>; rel="deprecation"'),
     );
     expect(new Set(old.map((response) => response.headers.get("deprecation"))).size).toBe(1);
+  });
 
-    // An upgrade from Free to Pro, through the third server's admin API: 300 a minute on all three within 5 s, today's count kept.
+  it("applies an upgrade from Free to Pro through the third's admin API on all three within 5 s, the minute's count kept", async () => {
     // Not across a minute's end (the store's, a real clock here): a new minute counts from zero.
     const minuteEnds = Number((await api(0, rolled.key)).headers.get("x-ratelimit-reset")) * 1000;
     if (minuteEnds - Date.now() < 15_000)
       await waitFor(async () => Date.now() > minuteEnds + 200, 16_000, { what: "the next minute" });
     const before = Number((await api(0, rolled.key)).headers.get("x-ratelimit-remaining"));
     await admin(2, "PATCH", `/keys/${free.id}`, { plan: "pro" });
-    const upgradeMs = await waitFor(
+    upgradeMs = await waitFor(
       async () => (await onAll(rolled.key)).every((response) => response.headers.get("x-ratelimit-limit") === "300"),
       5_500,
       {
@@ -139,32 +154,36 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     const remaining = Number((await api(1, rolled.key)).headers.get("x-ratelimit-remaining"));
     // Free's minute had `before` left of 60; Pro's has the same requests counted, of 300.
     expect(remaining).toBeLessThanOrEqual(300 - (60 - before) - 1);
+  }, 40_000);
 
-    // A key that expires in 3 s by the database's clock: refused by all three from then on.
+  it("refuses a key on all three once it expired by the database's clock", async () => {
     const expiring = await admin(0, "POST", "/keys", {
       plan: "free",
       label: "Trial",
       expiresAt: new Date(Date.now() + 3_000).toISOString(),
     });
     expect(statuses(await onAll(expiring.key))).toEqual([200, 200, 200]);
-    const expiryMs = await waitFor(
-      async () => statuses(await onAll(expiring.key)).every((status) => status === 401),
-      8_000,
-      { every: POLL_MS, what: "the expired key refused by all three" },
-    );
+    expiryMs = await waitFor(async () => statuses(await onAll(expiring.key)).every((status) => status === 401), 8_000, {
+      every: POLL_MS,
+      what: "the expired key refused by all three",
+    });
+  });
 
-    // The ban lifted once the minute turned: admitted at once by all three.
+  it("keeps the ban past the minute's turn until it is lifted through an admin API, then admits the key on all three", async () => {
     const nextMinute = Math.floor(bannedAt / MINUTE) * MINUTE + MINUTE;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, nextMinute - Date.now() + 500)));
     expect(((await (await api(0, noisy.key)).json()) as { code: string }).code).toBe("temporarily_banned");
     expect((await admin(1, "POST", `/keys/${noisy.id}/unban`)).unbanned).toBe(true);
     expect(statuses(await onAll(noisy.key))).toEqual([200, 200, 200]);
+  }, 80_000);
 
-    // The overlap's end: the old secret refused by all three, the new one still served.
+  it("refuses the old secret on all three at the overlap's end, the new one still served", async () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, overlapEnds - Date.now() + 100)));
     expect(statuses(await onAll(free.key))).toEqual([401, 401, 401]);
     expect(statuses(await onAll(rolled.key))).toEqual([200, 200, 200]);
+  }, 80_000);
 
+  it("audits every step, in order, under the admin token", async () => {
     const trail = (await (
       await fetch(new URL("/admin/v1/audit?limit=20", admins[0]), { headers: { Authorization: `Bearer ${token}` } })
     ).json()) as { action: string; keyId: string; actor: { who: string } }[];
@@ -191,5 +210,5 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
       "unban noisy",
     ]);
     expect(trail.every((entry) => entry.actor.who.startsWith("admin:tok_"))).toBe(true);
-  }, 120_000);
+  });
 });

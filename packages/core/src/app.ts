@@ -9,8 +9,9 @@ import { chooseHandler } from "./pipeline/choose-handler.js";
 import type { ClientInfo } from "./http/client-address.js";
 import { type Failure, failStage } from "./pipeline/fail.js";
 import { answerBeside, isUnder } from "./http/beside.js";
-import { type RouteMatch, findRouteStage } from "./pipeline/find-route.js";
 import { headResponse } from "./http/head-response.js";
+import { routeTable } from "./http/route-table.js";
+import { ROUTES, type RouteMatch } from "./routes.js";
 import { type Identity, identifyStage } from "./pipeline/identify.js";
 import { keyUseStage } from "./pipeline/key-use.js";
 import { lapse } from "./pipeline/lapse.js";
@@ -58,7 +59,7 @@ export interface Petstore {
 export function createPetstore(options: PetstoreOptions): Petstore {
   const settings = resolveOptions(options);
   const { basePath, beside } = settings;
-  const findRoute = findRouteStage(settings);
+  const findRoute = routeTable(ROUTES, settings.basePath);
   const identify = identifyStage(settings);
   const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);

@@ -1,4 +1,5 @@
 import type { Handler } from "./context.js";
+import type { Match } from "./http/route-table.js";
 import type { Scope } from "./ports.js";
 import { createPet } from "./handlers/create-pet.js";
 import { getOpenApi } from "./handlers/get-openapi.js";
@@ -16,6 +17,9 @@ export interface Route {
   /** Served without an API key (still rate-limited). */
   public?: true;
 }
+
+/** The route of the API serving a path, and its parameters. */
+export type RouteMatch = Match<Route>;
 
 /** The operations of the API, by path, and the document that describes them. */
 export const ROUTES: readonly Route[] = [

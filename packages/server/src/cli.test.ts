@@ -3,8 +3,8 @@ import type { WindowPair } from "@petstore/core";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "./cli.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COMMANDS_ON_AN_EXISTING_DATABASE, cliInProcess } from "../../../test/_support/cli-in-process.js";
 import type { Decision } from "@petstore/core";
 import type { Env } from "./commands/_command.js";
 import { openStorage } from "./storage/open-storage.js";
@@ -13,12 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "petstore-cli-"));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: Env = {}, program = "petstore") {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(argv, env, { out: (line) => out.push(line), err: (line) => err.push(line), program });
-  return { code, out: out.join("\n"), err };
-}
+const cli = (argv: string[], env: Env = {}, program = "petstore") => cliInProcess(argv, env, program);
 
 describe("petstore command line", () => {
   it("prints the version", async () => {
@@ -526,165 +521,209 @@ describe("the life of a key on the command line", () => {
     return JSON.parse(result.out) as Record<string, any>;
   };
 
-  it("creates with an expiry, shows, updates, rolls, revokes, and audits each change as the CLI user, newest first", async () => {
+  describe("one key's life: created with an expiry, shown, updated, rolled, revoked, audited", () => {
     const db = `file:${join(dir, "life.db")}`;
-    const created = await json(
-      [
-        "keys",
-        "create",
-        "--plan",
-        "pro",
-        "--per-minute",
-        "7",
-        "--label",
-        "shop",
-        "--expires",
-        "2099-01-31T00:00:00+01:00",
-      ],
-      db,
-    );
-    const { id } = created;
-    expect(created.expiresAt).toBe("2099-01-30T23:00:00.000Z");
-    const shown = await cli(["keys", "show", id, "--db", db], env);
-    expect(shown.code).toBe(0);
-    expect(shown.out.split("\n")).toEqual([
-      `ID           ${id}`,
-      "State        active",
-      "Plan         pro",
-      "Per minute   7 (set for this key)",
-      "Per day      10000 (the plan's)",
-      "Label        shop",
-      "Scopes       all",
-      "Allow from   any address",
-      `Created      ${created.createdAt.replace(/\.\d{3}Z$/, "Z")}`,
-      "Expires      2099-01-30T23:00:00Z",
-      "Last used    never (the servers write uses within 10 s)",
-      "Rolling      no",
-      expect.stringMatching(/^This minute {2}0 of 7 \(until \S+Z\)$/),
-      expect.stringMatching(/^Today {8}0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),
-      "Banned       no",
-      "Revoked      no",
-    ]);
-
-    // An upgrade keeps the key; 'plan' drops the override, --no-label the label, never the expiry.
-    const upgraded = await json(
-      ["keys", "update", id, "--plan", "business", "--per-minute", "plan", "--no-label", "--expires", "never"],
-      db,
-    );
-    expect(upgraded).toMatchObject({
-      id,
-      plan: "business",
-      perMinute: 1_000,
-      perDay: 100_000,
-      label: null,
-      expiresAt: null,
-      revokedAt: null,
-    });
-    const readable = await cli(["keys", "update", id, "--per-day", "5000", "--label", "shop 2", "--db", db], env);
-    expect(readable.out.split("\n").slice(0, 6)).toEqual([
-      `Updated ${id}. Every server applies the change within 5 seconds.`,
-      `  ID           ${id}`,
-      "  State        active",
-      "  Plan         business",
-      "  Per minute   1000 (the plan's)",
-      "  Per day      5000 (set for this key)",
-    ]);
-    // An enterprise key sells numbers of its own: never the fallback by accident.
-    const enterprise = await cli(["keys", "update", id, "--plan", "enterprise", "--db", db], env);
-    expect(enterprise).toEqual({
-      code: 1,
-      out: "",
-      err: [
-        `petstore: --per-minute is required for an enterprise key (its limits are its own, not a plan's) (${id} is unchanged)`,
-      ],
-    });
-
-    const rolled = await json(["keys", "roll", id, "--overlap", "60s"], db);
-    expect(rolled.key).toMatch(/^psk_\w{38}$/);
-    expect(rolled.key).not.toBe(created.key);
-    expect(Date.parse(rolled.rolling.until) - Date.parse(rolled.rolling.since)).toBe(60_000);
-    expect(rolled).toMatchObject({ id, plan: "business", perDay: 5_000, label: "shop 2" });
-    const again = await cli(["keys", "roll", id, "--overlap", "0s", "--db", db], env);
-    expect(again).toEqual({
-      code: 1,
-      out: "",
-      err: [
-        `petstore: ${id} is already rolling: rolled at ${rolled.rolling.since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)`,
-      ],
-    });
-    expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(
-      `Rolling      the old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")} (rolled at `,
-    );
-
-    const revoked = await json(["keys", "revoke", id], db);
-    expect(revoked.revokedAt).toMatch(ISO);
-    for (const change of [
-      ["update", id, "--label", "x"],
-      ["roll", id, "--overlap", "0s"],
-    ]) {
-      expect(await cli(["keys", ...change, "--db", db], env)).toEqual({
-        code: 1,
-        out: "",
-        err: [
-          `petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`,
-        ],
-      });
-    }
-    for (const argv of [
-      ["keys", "show", "key_nobody"],
-      ["keys", "update", "key_nobody", "--label", "x"],
-      ["keys", "roll", "key_nobody", "--overlap", "0s"],
-      ["keys", "unban", "key_nobody"],
-    ]) {
-      expect(await cli([...argv, "--db", db], env)).toEqual({
-        code: 1,
-        out: "",
-        err: ["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"],
-      });
-    }
-
-    const trail = (await cli(["audit", "--db", db, "--json"], env)).out;
-    const all = JSON.parse(trail) as {
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
+    let created: Record<string, any>;
+    let id: string;
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
+    let rolled: Record<string, any>;
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
+    let revoked: Record<string, any>;
+    type AuditEntry = {
       id: number;
       action: string;
       keyId: string;
       actor: { who: string };
       at: string;
       details?: Record<string, unknown>;
-    }[];
-    // The account made for the key is in the trail too, under its own id: made, and changed by the plan's updates.
-    expect(all.filter((entry) => entry.keyId !== id).map((entry) => `${entry.action} ${entry.keyId}`)).toEqual([
-      `update ${ownAccountId(id)}`,
-      `update ${ownAccountId(id)}`,
-      `create ${ownAccountId(id)}`,
-    ]);
-    const entries = all.filter((entry) => entry.keyId === id);
-    expect(entries.map((entry) => entry.action)).toEqual(["revoke", "roll", "update", "update", "create"]);
-    expect(entries.every((entry) => entry.keyId === id && entry.actor.who === who && ISO.test(entry.at))).toBe(true);
-    expect(entries[1]!.details).toEqual({ overlapMs: 60_000 });
-    expect(entries[3]!.details).toEqual({ plan: "business", perMinute: null, label: null, expiresAt: null });
-    expect(trail).not.toContain("psk_");
-    // Pages: --limit, then --before the last one shown; --key keeps one key's.
-    const page = await cli(["audit", "--limit", "2", "--db", db], env);
-    expect(page.out.split("\n")).toEqual([
-      expect.stringMatching(/^ENTRY\s+AT\s+ACTION\s+KEY\s+WHO\s+FROM\s+DETAILS$/),
-      expect.stringMatching(
-        new RegExp(`^${entries[0]!.id}\\s+\\S+Z\\s+revoke\\s+${id}\\s+${who.replace(/\./g, "\\.")}\\s+-$`),
-      ),
-      expect.stringMatching(
-        new RegExp(`^${entries[1]!.id}\\s+\\S+Z\\s+roll\\s+${id}\\s+\\S+\\s+-\\s+overlapMs=60000$`),
-      ),
-      `(more before: petstore audit --before ${entries[1]!.id})`,
-    ]);
-    const next = JSON.parse(
-      (await cli(["audit", "--before", String(entries[1]!.id), "--db", db, "--json"], env)).out,
-    ) as unknown[];
-    expect(next).toEqual(all.slice(all.indexOf(entries[1]!) + 1));
-    await json(["keys", "create", "--plan", "free"], db);
-    expect(JSON.parse((await cli(["audit", "--key", id, "--db", db, "--json"], env)).out)).toEqual(entries);
-    expect((await cli(["audit", "--key", "key_nobody", "--db", db], env)).out).toBe(
-      "No changes recorded for key_nobody.",
-    );
+    };
+    let all: AuditEntry[];
+    /** The key's own entries, newest first. */
+    let entries: AuditEntry[];
+
+    beforeAll(async () => {
+      created = await json(
+        [
+          "keys",
+          "create",
+          "--plan",
+          "pro",
+          "--per-minute",
+          "7",
+          "--label",
+          "shop",
+          "--expires",
+          "2099-01-31T00:00:00+01:00",
+        ],
+        db,
+      );
+      id = created.id;
+    });
+
+    it("create stores the expiry given with an offset in UTC", () => {
+      expect(created.expiresAt).toBe("2099-01-30T23:00:00.000Z");
+    });
+
+    it("show prints every field of the new key, unused and not rolling", async () => {
+      const shown = await cli(["keys", "show", id, "--db", db], env);
+      expect(shown.code).toBe(0);
+      expect(shown.out.split("\n")).toEqual([
+        `ID           ${id}`,
+        "State        active",
+        "Plan         pro",
+        "Per minute   7 (set for this key)",
+        "Per day      10000 (the plan's)",
+        "Label        shop",
+        "Scopes       all",
+        "Allow from   any address",
+        `Created      ${created.createdAt.replace(/\.\d{3}Z$/, "Z")}`,
+        "Expires      2099-01-30T23:00:00Z",
+        "Last used    never (the servers write uses within 10 s)",
+        "Rolling      no",
+        expect.stringMatching(/^This minute {2}0 of 7 \(until \S+Z\)$/),
+        expect.stringMatching(/^Today {8}0 of 10000 \(until \d{4}-\d\d-\d\dT00:00:00Z, UTC days\)$/),
+        "Banned       no",
+        "Revoked      no",
+      ]);
+    });
+
+    it("an upgrade keeps the key: 'plan' drops the override, --no-label the label, 'never' the expiry", async () => {
+      const upgraded = await json(
+        ["keys", "update", id, "--plan", "business", "--per-minute", "plan", "--no-label", "--expires", "never"],
+        db,
+      );
+      expect(upgraded).toMatchObject({
+        id,
+        plan: "business",
+        perMinute: 1_000,
+        perDay: 100_000,
+        label: null,
+        expiresAt: null,
+        revokedAt: null,
+      });
+    });
+
+    it("update prints the key as changed, applied by every server within 5 seconds", async () => {
+      const readable = await cli(["keys", "update", id, "--per-day", "5000", "--label", "shop 2", "--db", db], env);
+      expect(readable.out.split("\n").slice(0, 6)).toEqual([
+        `Updated ${id}. Every server applies the change within 5 seconds.`,
+        `  ID           ${id}`,
+        "  State        active",
+        "  Plan         business",
+        "  Per minute   1000 (the plan's)",
+        "  Per day      5000 (set for this key)",
+      ]);
+    });
+
+    it("an enterprise plan without limits of its own is refused, the key unchanged", async () => {
+      // An enterprise key sells numbers of its own: never the fallback by accident.
+      const enterprise = await cli(["keys", "update", id, "--plan", "enterprise", "--db", db], env);
+      expect(enterprise).toEqual({
+        code: 1,
+        out: "",
+        err: [
+          `petstore: --per-minute is required for an enterprise key (its limits are its own, not a plan's) (${id} is unchanged)`,
+        ],
+      });
+    });
+
+    it("roll hands out a new secret, the old one working for the overlap", async () => {
+      rolled = await json(["keys", "roll", id, "--overlap", "60s"], db);
+      expect(rolled.key).toMatch(/^psk_\w{38}$/);
+      expect(rolled.key).not.toBe(created.key);
+      expect(Date.parse(rolled.rolling.until) - Date.parse(rolled.rolling.since)).toBe(60_000);
+      expect(rolled).toMatchObject({ id, plan: "business", perDay: 5_000, label: "shop 2" });
+    });
+
+    it("a key already rolling refuses another roll, and show says until when the old secret works", async () => {
+      const again = await cli(["keys", "roll", id, "--overlap", "0s", "--db", db], env);
+      expect(again).toEqual({
+        code: 1,
+        out: "",
+        err: [
+          `petstore: ${id} is already rolling: rolled at ${rolled.rolling.since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)`,
+        ],
+      });
+      expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(
+        `Rolling      the old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")} (rolled at `,
+      );
+    });
+
+    it("a revoked key takes no change", async () => {
+      revoked = await json(["keys", "revoke", id], db);
+      expect(revoked.revokedAt).toMatch(ISO);
+      for (const change of [
+        ["update", id, "--label", "x"],
+        ["roll", id, "--overlap", "0s"],
+      ]) {
+        expect(await cli(["keys", ...change, "--db", db], env)).toEqual({
+          code: 1,
+          out: "",
+          err: [
+            `petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`,
+          ],
+        });
+      }
+    });
+
+    it("an unknown id is refused with a pointer to keys list", async () => {
+      for (const argv of [
+        ["keys", "show", "key_nobody"],
+        ["keys", "update", "key_nobody", "--label", "x"],
+        ["keys", "roll", "key_nobody", "--overlap", "0s"],
+        ["keys", "unban", "key_nobody"],
+      ]) {
+        expect(await cli([...argv, "--db", db], env)).toEqual({
+          code: 1,
+          out: "",
+          err: ["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"],
+        });
+      }
+    });
+
+    it("audit lists each change as the CLI user, newest first, the account's too, and no secret", async () => {
+      const trail = (await cli(["audit", "--db", db, "--json"], env)).out;
+      all = JSON.parse(trail) as AuditEntry[];
+      // The account made for the key is in the trail too, under its own id: made, and changed by the plan's updates.
+      expect(all.filter((entry) => entry.keyId !== id).map((entry) => `${entry.action} ${entry.keyId}`)).toEqual([
+        `update ${ownAccountId(id)}`,
+        `update ${ownAccountId(id)}`,
+        `create ${ownAccountId(id)}`,
+      ]);
+      entries = all.filter((entry) => entry.keyId === id);
+      expect(entries.map((entry) => entry.action)).toEqual(["revoke", "roll", "update", "update", "create"]);
+      expect(entries.every((entry) => entry.keyId === id && entry.actor.who === who && ISO.test(entry.at))).toBe(true);
+      expect(entries[1]!.details).toEqual({ overlapMs: 60_000 });
+      expect(entries[3]!.details).toEqual({ plan: "business", perMinute: null, label: null, expiresAt: null });
+      expect(trail).not.toContain("psk_");
+    });
+
+    it("audit pages with --limit, then --before the last one shown", async () => {
+      const page = await cli(["audit", "--limit", "2", "--db", db], env);
+      expect(page.out.split("\n")).toEqual([
+        expect.stringMatching(/^ENTRY\s+AT\s+ACTION\s+KEY\s+WHO\s+FROM\s+DETAILS$/),
+        expect.stringMatching(
+          new RegExp(`^${entries[0]!.id}\\s+\\S+Z\\s+revoke\\s+${id}\\s+${who.replace(/\./g, "\\.")}\\s+-$`),
+        ),
+        expect.stringMatching(
+          new RegExp(`^${entries[1]!.id}\\s+\\S+Z\\s+roll\\s+${id}\\s+\\S+\\s+-\\s+overlapMs=60000$`),
+        ),
+        `(more before: petstore audit --before ${entries[1]!.id})`,
+      ]);
+      const next = JSON.parse(
+        (await cli(["audit", "--before", String(entries[1]!.id), "--db", db, "--json"], env)).out,
+      ) as unknown[];
+      expect(next).toEqual(all.slice(all.indexOf(entries[1]!) + 1));
+    });
+
+    it("audit --key keeps one key's entries", async () => {
+      await json(["keys", "create", "--plan", "free"], db);
+      expect(JSON.parse((await cli(["audit", "--key", id, "--db", db, "--json"], env)).out)).toEqual(entries);
+      expect((await cli(["audit", "--key", "key_nobody", "--db", db], env)).out).toBe(
+        "No changes recorded for key_nobody.",
+      );
+    });
   });
 
   it("creates a key with fewer scopes and ranges, shows them, changes them and clears them, audited", async () => {
@@ -915,18 +954,7 @@ describe("the life of a key on the command line", () => {
 
   it("refuses every command but keys create and admin-tokens create on a database file that does not exist, creating none", async () => {
     const typo = join(dir, "no-such.db");
-    const commands = [
-      ["keys", "list"],
-      ["keys", "show", "key_x"],
-      ["keys", "update", "key_x", "--label", "x"],
-      ["keys", "roll", "key_x", "--overlap", "0s"],
-      ["keys", "revoke", "key_x"],
-      ["keys", "unban", "key_x"],
-      ["audit"],
-      ["admin-tokens", "list"],
-      ["admin-tokens", "revoke", "tok_x"],
-    ];
-    for (const argv of commands) {
+    for (const argv of COMMANDS_ON_AN_EXISTING_DATABASE) {
       expect(await cli([...argv, "--db", `file:${typo}`], env), argv.join(" ")).toEqual({
         code: 1,
         out: "",

@@ -9,6 +9,7 @@ import type { ClientInfo } from "../http/client-address.js";
 import { headResponse } from "../http/head-response.js";
 import { pathnameOf } from "../http/pathname.js";
 import { requestIdOf } from "../http/request-id.js";
+import { routeTable, servedBy, type TableRoute } from "../http/route-table.js";
 import { accountOperations } from "./account-operations.js";
 import { adminOpenApi } from "./openapi.js";
 import { type AdminDeps, type Call, type Outcome, operations } from "./operations.js";
@@ -97,28 +98,22 @@ function hostOf(origin: string): string | undefined {
 }
 
 /** Each path (after the base path) and the operation of each method on it. */
-const ROUTES: { pattern: RegExp; methods: Record<string, Operation | "document"> }[] = [
-  { pattern: /^\/keys$/, methods: { GET: operations.listKeys, POST: operations.createKey } },
-  { pattern: /^\/keys\/([A-Za-z0-9_]+)$/, methods: { GET: operations.getKey, PATCH: operations.updateKey } },
-  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/roll$/, methods: { POST: operations.rollKey } },
-  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: operations.revokeKey } },
-  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/unban$/, methods: { POST: operations.unbanKey } },
-  { pattern: /^\/keys\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.keyUsage } },
-  { pattern: /^\/accounts$/, methods: { GET: accountOperations.listAccounts, POST: accountOperations.createAccount } },
-  {
-    pattern: /^\/accounts\/([A-Za-z0-9_]+)$/,
-    methods: { GET: accountOperations.getAccount, PATCH: accountOperations.updateAccount },
-  },
-  { pattern: /^\/accounts\/([A-Za-z0-9_]+)\/usage$/, methods: { GET: usageOperations.accountUsage } },
-  { pattern: /^\/usage\/top$/, methods: { GET: usageOperations.topUsage } },
-  { pattern: /^\/audit$/, methods: { GET: operations.listAudit } },
-  { pattern: /^\/tokens$/, methods: { GET: tokenOperations.listTokens, POST: tokenOperations.createToken } },
-  { pattern: /^\/tokens\/([A-Za-z0-9_]+)\/revoke$/, methods: { POST: tokenOperations.revokeToken } },
-  { pattern: /^\/openapi\.json$/, methods: { GET: "document" } },
+const ROUTES: TableRoute<Operation | "document">[] = [
+  { path: "/keys", methods: { GET: operations.listKeys, POST: operations.createKey } },
+  { path: "/keys/:id", methods: { GET: operations.getKey, PATCH: operations.updateKey } },
+  { path: "/keys/:id/roll", methods: { POST: operations.rollKey } },
+  { path: "/keys/:id/revoke", methods: { POST: operations.revokeKey } },
+  { path: "/keys/:id/unban", methods: { POST: operations.unbanKey } },
+  { path: "/keys/:id/usage", methods: { GET: usageOperations.keyUsage } },
+  { path: "/accounts", methods: { GET: accountOperations.listAccounts, POST: accountOperations.createAccount } },
+  { path: "/accounts/:id", methods: { GET: accountOperations.getAccount, PATCH: accountOperations.updateAccount } },
+  { path: "/accounts/:id/usage", methods: { GET: usageOperations.accountUsage } },
+  { path: "/usage/top", methods: { GET: usageOperations.topUsage } },
+  { path: "/audit", methods: { GET: operations.listAudit } },
+  { path: "/tokens", methods: { GET: tokenOperations.listTokens, POST: tokenOperations.createToken } },
+  { path: "/tokens/:id/revoke", methods: { POST: tokenOperations.revokeToken } },
+  { path: "/openapi.json", methods: { GET: "document" } },
 ];
-
-const allowOf = (methods: Record<string, unknown>) =>
-  [...Object.keys(methods), ...("GET" in methods ? ["HEAD"] : [])].join(", ");
 
 /**
  * The admin API of the key life (issue the keys a business sells, change their plan, roll,
@@ -168,6 +163,7 @@ export function createAdmin(options: AdminOptions): Admin {
     ((error: unknown, requestId: string) =>
       console.error(JSON.stringify({ level: "error", requestId, message: String(error) })));
   let document: string | undefined;
+  const findRoute = routeTable(ROUTES, basePath);
 
   async function answer(
     request: Request,
@@ -175,15 +171,8 @@ export function createAdmin(options: AdminOptions): Admin {
     info: ClientInfo | undefined,
     headers: Record<string, string>,
   ): Promise<Response> {
-    const inside = pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
-    const route = inside === undefined ? undefined : ROUTES.find(({ pattern }) => pattern.test(inside));
-    if (!route) throw new ApiError("not_found", `No resource at ${pathname}`);
-    const method = request.method === "HEAD" && "GET" in route.methods ? "GET" : request.method;
-    const operation = route.methods[method];
-    if (operation === undefined)
-      throw new ApiError("method_not_allowed", `${request.method} is not allowed on ${pathname}`, undefined, {
-        Allow: allowOf(route.methods),
-      });
+    const match = findRoute(pathname);
+    const { serves: operation } = servedBy(match, request.method, pathname);
     if (operation === "document") {
       document ??= JSON.stringify(adminOpenApi(basePath));
       return new Response(document, { status: 200, headers });
@@ -193,8 +182,10 @@ export function createAdmin(options: AdminOptions): Admin {
       throw new ApiError("unauthorized", "An admin credential is required", undefined, {
         "WWW-Authenticate": 'Bearer realm="petstore-admin"',
       });
-    const id = route.pattern.exec(inside!)![1] ?? "";
-    const outcome = await operation({ request, url: new URL(request.url), actor, id, basePath }, deps);
+    const outcome = await operation(
+      { request, url: new URL(request.url), actor, id: match!.params.id ?? "", basePath },
+      deps,
+    );
     // A text body (CSV) goes as it is, under the Content-Type its operation set.
     const body = typeof outcome.body === "string" ? outcome.body : JSON.stringify(outcome.body);
     return new Response(body, {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../ports.js";
 import { authorize } from "./authorize.js";
-import type { RouteMatch } from "./find-route.js";
+import type { RouteMatch } from "../routes.js";
 
 const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "free", createdAt: 0 };
 const pets: RouteMatch = { route: { path: "/pets", methods: {} }, params: {} };

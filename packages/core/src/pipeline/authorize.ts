@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import type { ApiKeyRecord } from "../ports.js";
-import type { RouteMatch } from "./find-route.js";
+import type { RouteMatch } from "../routes.js";
 import type { Identity, RefusalReason } from "./identify.js";
 
 /** A 401 with its Bearer challenge; `invalid`: a token was sent but does not work (RFC 6750 section 3.1). */

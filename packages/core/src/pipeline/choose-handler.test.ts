@@ -4,9 +4,10 @@ import { getPet } from "../handlers/get-pet.js";
 import { listOrders } from "../handlers/list-orders.js";
 import { listPets } from "../handlers/list-pets.js";
 import { chooseHandler } from "./choose-handler.js";
-import { findRouteStage } from "./find-route.js";
+import { routeTable } from "../http/route-table.js";
+import { ROUTES } from "../routes.js";
 
-const finder = findRouteStage({ basePath: "/v1" });
+const finder = routeTable(ROUTES, "/v1");
 const find = async (pathname: string) => finder(pathname);
 
 describe("chooseHandler", () => {

@@ -7,13 +7,14 @@ import type { ApiKeyRecord, Decision } from "../ports.js";
 import { createPetstore } from "../app.js";
 import { arrive } from "./arrival.js";
 import { type Findings, reportStage } from "./report.js";
-import { findRouteStage } from "./find-route.js";
+import { routeTable } from "../http/route-table.js";
+import { ROUTES } from "../routes.js";
 
 const T0 = Date.UTC(2030, 0, 15, 12);
 const caller: ApiKeyRecord = { id: "key_a", accountId: "acct_a", hash: "0".repeat(64), plan: "business", createdAt: 0 };
 const settings = resolveOptions(memoryAdapters());
 const answer = () => new Response('{"ok":true}', { status: 200, headers: { "Content-Type": "application/json" } });
-const findRoute = findRouteStage({ basePath: "/v1" });
+const findRoute = routeTable(ROUTES, "/v1");
 
 /** What the stages found for a request to `url`: nothing but its arrival and its route, unless told. */
 async function findings(url: string, init: RequestInit = {}, found: Partial<Findings> = {}): Promise<Findings> {

@@ -3,7 +3,7 @@ import type { Decision } from "../ports.js";
 import type { Arrival } from "./arrival.js";
 import type { Bucket } from "./choose-bucket.js";
 import type { Failure } from "./fail.js";
-import type { RouteMatch } from "./find-route.js";
+import type { RouteMatch } from "../routes.js";
 import type { ClientInfo } from "../http/client-address.js";
 import type { Identity } from "./identify.js";
 
