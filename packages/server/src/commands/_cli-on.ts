@@ -1,4 +1,4 @@
-import { runCli } from "../cli.js";
+import { cliInProcess } from "../../../../test/_support/cli-in-process.js";
 
 /**
  * The CLI run in process against one database (`--db` appended), for the commands' tests:
@@ -6,16 +6,11 @@ import { runCli } from "../cli.js";
  */
 export function cliOn(db: string) {
   const cli = async (argv: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(
-      [...argv, "--db", db],
-      {},
-      { out: (line) => out.push(line), err: (line) => err.push(line) },
-    );
-    return { code, out, err };
+    const { code, out, err } = await cliInProcess([...argv, "--db", db]);
+    return { code, out: out === "" ? [] : out.split("\n"), err };
   };
   // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
-  const json = async (argv: string[]): Promise<any> => JSON.parse((await cli([...argv, "--json"])).out.join("\n"));
+  const json = async (argv: string[]): Promise<any> =>
+    JSON.parse((await cliInProcess([...argv, "--json", "--db", db])).out);
   return { cli, json };
 }
