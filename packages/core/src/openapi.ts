@@ -1,5 +1,4 @@
-import { toJsonSchema } from "@valibot/to-json-schema";
-import type { GenericSchema } from "valibot";
+import { type Json, ref, schema } from "./_openapi-parts.js";
 import { ERROR_STATUS } from "./errors.js";
 import { MAX_BODY_BYTES } from "./_json-body.js";
 import type { Scope } from "./ports.js";
@@ -19,13 +18,6 @@ import {
  * valibot schemas the handlers validate with.
  */
 
-type Json = Record<string, unknown>;
-
-const schema = (s: GenericSchema): Json => {
-  const { $schema: _dialect, ...rest } = toJsonSchema(s, { target: "draft-2020-12", errorMode: "ignore" }) as Json;
-  return rest;
-};
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const header = (description: string, type: "integer" | "string" = "string") => ({ description, schema: { type } });
 
 const RATE_LIMIT_HEADERS = {

@@ -98,27 +98,21 @@ function toRecord(row: Row): ApiKeyRecord {
   if (row.scopes !== null) record.scopes = listOf(row.scopes) as Scope[];
   if (row.allow_from !== null) record.allowFrom = listOf(row.allow_from);
   if (Number(row.follows_account) === 0) record.ownLimits = true;
-  if (row.account_plan !== undefined) {
-    const account: AccountRules = { plan: row.account_plan as PlanName };
-    if (row.account_per_minute !== null) account.perMinute = Number(row.account_per_minute);
-    if (row.account_per_day !== null) account.perDay = Number(row.account_per_day);
-    if (row.account_allow_from !== null) account.allowFrom = listOf(row.account_allow_from);
-    record.account = account;
-  }
+  if (row.account_plan !== undefined) record.account = accountRules(row, "account_");
   return record;
 }
 
+/** An account's plan, limits and ranges, from its columns (named with `prefix` where a key's row joins them). */
+function accountRules(row: Row, prefix: "" | "account_"): AccountRules {
+  const rules: AccountRules = { plan: row[`${prefix}plan`] as PlanName };
+  if (row[`${prefix}per_minute`] !== null) rules.perMinute = Number(row[`${prefix}per_minute`]);
+  if (row[`${prefix}per_day`] !== null) rules.perDay = Number(row[`${prefix}per_day`]);
+  if (row[`${prefix}allow_from`] !== null) rules.allowFrom = listOf(row[`${prefix}allow_from`]);
+  return rules;
+}
+
 function toAccount(row: Row): AccountRecord {
-  const account: AccountRecord = {
-    id: String(row.id),
-    name: String(row.name),
-    plan: row.plan as PlanName,
-    createdAt: Number(row.created_at),
-  };
-  if (row.per_minute !== null) account.perMinute = Number(row.per_minute);
-  if (row.per_day !== null) account.perDay = Number(row.per_day);
-  if (row.allow_from !== null) account.allowFrom = listOf(row.allow_from);
-  return account;
+  return { id: String(row.id), name: String(row.name), ...accountRules(row, ""), createdAt: Number(row.created_at) };
 }
 
 function toEntry(row: Row): AuditEntry {

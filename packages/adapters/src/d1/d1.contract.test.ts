@@ -1,10 +1,4 @@
-import {
-  apiKeysContract,
-  idempotencyContract,
-  keyUsageContract,
-  petStoreContract,
-  rateLimiterContract,
-} from "@petstore/core/testing";
+import { storeContracts } from "@petstore/core/testing";
 import { useWorkerdBindings } from "../../../../test/_support/workerd.js";
 import { d1Idempotency, d1Keys, d1Limiter, d1Store } from "./index.js";
 
@@ -13,14 +7,17 @@ import { d1Idempotency, d1Keys, d1Limiter, d1Store } from "./index.js";
 // One D1 database per test of the five contracts here.
 const workerd = useWorkerdBindings(160);
 
-const storeFixture = async (clock: (() => number) | undefined) => {
-  const db = await workerd.database();
-  return { store: d1Store(db), idempotency: d1Idempotency(db, { clock }) };
-};
-
-petStoreContract("d1", storeFixture);
-idempotencyContract("d1", storeFixture);
-// Every hit is a round trip through the binding proxy: fewer random sequences than in-process stores.
-rateLimiterContract("d1", async (clock) => ({ limiter: d1Limiter(await workerd.database(), { clock }) }), { runs: 10 });
-apiKeysContract("d1", async (clock) => ({ keys: d1Keys(await workerd.database(), { clock }) }));
-keyUsageContract("d1", async (clock) => ({ keys: d1Keys(await workerd.database(), { clock }) }));
+// No admin tokens: the D1 adapters have no AdminTokens store.
+storeContracts(
+  "d1",
+  {
+    store: async (clock) => {
+      const db = await workerd.database();
+      return { store: d1Store(db), idempotency: d1Idempotency(db, { clock }) };
+    },
+    limiter: async (clock) => ({ limiter: d1Limiter(await workerd.database(), { clock }) }),
+    keys: async (clock) => ({ keys: d1Keys(await workerd.database(), { clock }) }),
+  },
+  // Every hit is a round trip through the binding proxy: fewer random sequences than in-process stores.
+  { limiter: { runs: 10 } },
+);

@@ -1,11 +1,4 @@
-import {
-  adminTokensContract,
-  apiKeysContract,
-  idempotencyContract,
-  keyUsageContract,
-  petStoreContract,
-  rateLimiterContract,
-} from "@petstore/core/testing";
+import { storeContracts } from "@petstore/core/testing";
 import type { LibsqlSource } from "./_source.js";
 import { tempDatabase } from "../../../../test/_support/libsql-database.js";
 import {
@@ -39,22 +32,10 @@ for (const [kind, open] of Object.entries(databases)) {
       const database = await open();
       return { ...adapters(database.db, clock), close: database.close };
     };
-  const storeFixture = fixture((db, clock) => ({
-    store: libsqlStore(db),
-    idempotency: libsqlIdempotency(db, { clock }),
-  }));
-
-  petStoreContract(`libsql ${kind}`, storeFixture);
-  idempotencyContract(`libsql ${kind}`, storeFixture);
-  rateLimiterContract(
-    `libsql ${kind}`,
-    fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })),
-  );
-  const keysFixture = fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) }));
-  apiKeysContract(`libsql ${kind}`, keysFixture);
-  keyUsageContract(`libsql ${kind}`, keysFixture);
-  adminTokensContract(
-    `libsql ${kind}`,
-    fixture((db, clock) => ({ tokens: libsqlAdminTokens(db, { clock }) })),
-  );
+  storeContracts(`libsql ${kind}`, {
+    store: fixture((db, clock) => ({ store: libsqlStore(db), idempotency: libsqlIdempotency(db, { clock }) })),
+    limiter: fixture((db, clock) => ({ limiter: libsqlLimiter(db, { clock }) })),
+    keys: fixture((db, clock) => ({ keys: libsqlKeys(db, { clock }) })),
+    adminTokens: fixture((db, clock) => ({ tokens: libsqlAdminTokens(db, { clock }) })),
+  });
 }

@@ -1,21 +1,12 @@
-import {
-  adminTokensContract,
-  apiKeysContract,
-  idempotencyContract,
-  keyUsageContract,
-  petStoreContract,
-  rateLimiterContract,
-} from "@petstore/core/testing";
+import { storeContracts } from "@petstore/core/testing";
 import { memoryAdapters, memoryAdminTokens, memoryKeys, memoryLimiter } from "./index.js";
 
-const storeFixture = async (clock: (() => number) | undefined) => {
-  const { store, idempotency } = memoryAdapters({ clock });
-  return { store, idempotency };
-};
-
-petStoreContract("memory", storeFixture);
-idempotencyContract("memory", storeFixture);
-rateLimiterContract("memory", async (clock) => ({ limiter: memoryLimiter({ clock }) }));
-apiKeysContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
-keyUsageContract("memory", async (clock) => ({ keys: memoryKeys({ clock }) }));
-adminTokensContract("memory", async (clock) => ({ tokens: memoryAdminTokens({ clock }) }));
+storeContracts("memory", {
+  store: async (clock) => {
+    const { store, idempotency } = memoryAdapters({ clock });
+    return { store, idempotency };
+  },
+  limiter: async (clock) => ({ limiter: memoryLimiter({ clock }) }),
+  keys: async (clock) => ({ keys: memoryKeys({ clock }) }),
+  adminTokens: async (clock) => ({ tokens: memoryAdminTokens({ clock }) }),
+});

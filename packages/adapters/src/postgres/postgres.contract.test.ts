@@ -1,11 +1,4 @@
-import {
-  adminTokensContract,
-  apiKeysContract,
-  idempotencyContract,
-  keyUsageContract,
-  petStoreContract,
-  rateLimiterContract,
-} from "@petstore/core/testing";
+import { storeContracts } from "@petstore/core/testing";
 import { describe } from "vitest";
 import { type Isolation, usePostgresDatabase } from "../../../../test/_support/postgres-database.js";
 import {
@@ -31,25 +24,19 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
         const { source, close } = await database.fresh();
         return { ...adapters(source, clock), close };
       };
-    const storeFixture = fixture((source, clock) => ({
-      store: postgresStore(source),
-      idempotency: postgresIdempotency(source, { clock }),
-    }));
-
-    petStoreContract("postgres", storeFixture);
-    idempotencyContract("postgres", storeFixture);
-    // 30 random sequences of hits per property and isolation: 2 to 4 s each.
-    rateLimiterContract(
+    storeContracts(
       "postgres",
-      fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
-      { runs: 30 },
-    );
-    const keysFixture = fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) }));
-    apiKeysContract("postgres", keysFixture);
-    keyUsageContract("postgres", keysFixture);
-    adminTokensContract(
-      "postgres",
-      fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
+      {
+        store: fixture((source, clock) => ({
+          store: postgresStore(source),
+          idempotency: postgresIdempotency(source, { clock }),
+        })),
+        limiter: fixture((source, clock) => ({ limiter: postgresLimiter(source, { clock }) })),
+        keys: fixture((source, clock) => ({ keys: postgresKeys(source, { clock }) })),
+        adminTokens: fixture((source, clock) => ({ tokens: postgresAdminTokens(source, { clock }) })),
+      },
+      // 30 random sequences of hits per property and isolation: 2 to 4 s each.
+      { limiter: { runs: 30 } },
     );
   },
 );

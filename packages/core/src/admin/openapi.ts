@@ -1,5 +1,4 @@
-import { toJsonSchema } from "@valibot/to-json-schema";
-import type { GenericSchema } from "valibot";
+import { type Json, ref, schema } from "../_openapi-parts.js";
 import { ErrorBodySchema } from "../schemas.js";
 import { PLAN_NAMES } from "../keys/rules.js";
 import { KEY_ORDERS } from "./operations.js";
@@ -23,13 +22,6 @@ import {
 import { AccountUsageViewSchema, KeyUsageViewSchema, TopKeysViewSchema } from "./usage-view.js";
 import { USAGE_STEPS, USAGE_WINDOWS } from "../usage/usage-history.js";
 
-type Json = Record<string, unknown>;
-
-const schema = (s: GenericSchema): Json => {
-  const { $schema: _dialect, ...rest } = toJsonSchema(s, { target: "draft-2020-12", errorMode: "ignore" }) as Json;
-  return rest;
-};
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (body: Json) => ({ "application/json": { schema: body } });
 
 const ERRORS: Record<number, string> = {

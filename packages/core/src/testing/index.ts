@@ -15,6 +15,8 @@ export { petStoreContract } from "./pet-store-contract.js";
 export type { MakeStore, StoreFixture } from "./pet-store-contract.js";
 export { rateLimiterContract } from "./rate-limiter-contract.js";
 export type { LimiterFixture, MakeLimiter, RateLimiterContractOptions } from "./rate-limiter-contract.js";
+export { storeContracts } from "./store-contracts.js";
+export type { StoreContractsOptions, StoreFixtures } from "./store-contracts.js";
 /** Core's pages of the pet list, kept while `petsVersion` stays put: to test a store's `petsVersion` as core reads it. */
 export { petPages } from "../pet-page-cache.js";
 export type { Page, PetPages } from "../pet-page-cache.js";

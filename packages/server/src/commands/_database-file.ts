@@ -51,8 +51,35 @@ export function syncPath(path: string, flags: "r" | "r+"): void {
 }
 
 /** One statement's single number. */
-export function count(db: NativeDatabase.Database, table: string): number {
+function count(db: NativeDatabase.Database, table: string): number {
   return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+}
+
+/** What a Pet Store database file holds, as `backup` and `restore` print it. */
+export interface DatabaseContents {
+  pets: number;
+  orders: number;
+  keys: number;
+}
+
+/**
+ * Checks a database file whole (PRAGMA integrity_check) and a Pet Store one, and counts what it
+ * holds; `name` is how the errors call it.
+ */
+export function checkedContents(db: NativeDatabase.Database, name: string): DatabaseContents {
+  const [result] = db.prepare("PRAGMA integrity_check").raw(true).all() as string[][];
+  if (result?.[0] !== "ok") throw new Error(`${name} fails PRAGMA integrity_check: ${result?.[0] ?? "no answer"}`);
+  try {
+    return { pets: count(db, "pets"), orders: count(db, "orders"), keys: count(db, "api_keys") };
+  } catch {
+    throw new Error(`${name} is not a Pet Store database (it has no pets, orders and api_keys tables)`);
+  }
+}
+
+/** `2 pets, 1 order, 0 API keys`. */
+export function describedContents(contents: DatabaseContents): string {
+  const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  return `${counted(contents.pets, "pet")}, ${counted(contents.orders, "order")}, ${counted(contents.keys, "API key")}`;
 }
 
 /** Both paths name one file (also through a link): compared by stat, never by opening. */

@@ -3,23 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownAccountId } from "@petstore/core";
-import { runCli } from "../cli.js";
+import { cliOn } from "./_cli-on.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-accounts-"));
 const db = `file:${join(dir, "accounts.db")}`;
 
-async function cli(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(
-    [...argv, "--db", db],
-    {},
-    { out: (line) => out.push(line), err: (line) => err.push(line) },
-  );
-  return { code, out, err };
-}
-// biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
-const json = async (argv: string[]): Promise<any> => JSON.parse((await cli([...argv, "--json"])).out.join("\n"));
+const { cli, json } = cliOn(db);
 
 describe("petstore accounts", () => {
   // biome-ignore lint/suspicious/noExplicitAny: the printed JSON

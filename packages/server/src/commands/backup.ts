@@ -6,8 +6,10 @@ import type { Command } from "./_command.js";
 import { POSTGRES_URL } from "../storage/open-storage.js";
 import { dbConfig } from "./_options.js";
 import {
+  checkedContents,
   copyBeside,
-  count,
+  type DatabaseContents,
+  describedContents,
   exists,
   localPath,
   reason,
@@ -20,11 +22,8 @@ import {
 const BUSY_TIMEOUT_MS = 5_000;
 
 /** What a backup holds, as printed. */
-interface BackupSummary {
+interface BackupSummary extends DatabaseContents {
   out: string;
-  pets: number;
-  orders: number;
-  keys: number;
   bytes: number;
   integrity: "ok";
 }
@@ -54,14 +53,7 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
     const copy = new NativeDatabase(temp, { timeout: BUSY_TIMEOUT_MS });
     let summary: Omit<BackupSummary, "out" | "bytes">;
     try {
-      const [result] = copy.prepare("PRAGMA integrity_check").raw(true).all() as string[][];
-      if (result?.[0] !== "ok") throw new Error(`the copy fails PRAGMA integrity_check: ${result?.[0] ?? "no answer"}`);
-      summary = {
-        pets: count(copy, "pets"),
-        orders: count(copy, "orders"),
-        keys: count(copy, "api_keys"),
-        integrity: "ok",
-      };
+      summary = { ...checkedContents(copy, "the copy"), integrity: "ok" };
     } finally {
       copy.close();
     }
@@ -95,9 +87,6 @@ function realpathOr(path: string): string {
     return path;
   }
 }
-
-/** `1 pet`, `2 pets`. */
-const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 export const backupCommand: Command = {
   spec: { name: "backup", flags: { db: "value", out: "value", force: "switch", json: "switch" }, positionals: [] },
@@ -173,7 +162,7 @@ the next one. Restore with 'petstore restore --from FILE' (stop the servers firs
     if (args.switches.has("json")) io.out(JSON.stringify(summary));
     else {
       io.out(
-        `Backed up ${source} to ${summary.out}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}, ${summary.bytes} bytes; integrity check ok.`,
+        `Backed up ${source} to ${summary.out}: ${describedContents(summary)}, ${summary.bytes} bytes; integrity check ok.`,
       );
     }
     return 0;

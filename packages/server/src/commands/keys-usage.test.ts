@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { UsageTally } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../cli.js";
+import { cliOn } from "./_cli-on.js";
 import { openStorage } from "../storage/open-storage.js";
 
 const MINUTE = 60_000;
@@ -13,17 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "petstore-keys-usage-"));
 const db = `file:${join(dir, "usage.db")}`;
 let id: string;
 
-async function cli(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(
-    [...argv, "--db", db],
-    {},
-    { out: (line) => out.push(line), err: (line) => err.push(line) },
-  );
-  return { code, out, err };
-}
-const json = async (argv: string[]) => JSON.parse((await cli([...argv, "--json"])).out.join("\n"));
+const { cli, json } = cliOn(db);
 
 /** A key with usage as its servers would have written it: 5 minutes, 3 hours and 3 days ago. */
 beforeAll(async () => {

@@ -5,8 +5,10 @@ import { POSTGRES_URL } from "../storage/open-storage.js";
 import { UsageError } from "../cli/usage-error.js";
 import type { Command } from "./_command.js";
 import {
+  checkedContents,
   copyBeside,
-  count,
+  type DatabaseContents,
+  describedContents,
   exists,
   localPath,
   reason,
@@ -16,15 +18,8 @@ import {
 } from "./_database-file.js";
 import { dbConfig } from "./_options.js";
 
-/** What the backup holds, checked before anything is replaced. */
-interface BackupContents {
-  pets: number;
-  orders: number;
-  keys: number;
-}
-
 /** What `restore` did, as printed. */
-interface RestoreSummary extends BackupContents {
+interface RestoreSummary extends DatabaseContents {
   db: string;
   from: string;
   /** False when the replaced database could not be read: ids handed out after the backup may be handed out again. */
@@ -37,17 +32,10 @@ interface RestoreSummary extends BackupContents {
  * Checks that the backup is a whole Pet Store database and copies it to `temp` with `VACUUM
  * INTO` (one consistent read, so a backup that has a WAL of its own is copied whole).
  */
-function copyBackup(from: string, temp: string): BackupContents {
+function copyBackup(from: string, temp: string): DatabaseContents {
   const backup = new NativeDatabase(from, { timeout: 0 });
   try {
-    const [result] = backup.prepare("PRAGMA integrity_check").raw(true).all() as string[][];
-    if (result?.[0] !== "ok") throw new Error(`${from} fails PRAGMA integrity_check: ${result?.[0] ?? "no answer"}`);
-    let contents: BackupContents;
-    try {
-      contents = { pets: count(backup, "pets"), orders: count(backup, "orders"), keys: count(backup, "api_keys") };
-    } catch {
-      throw new Error(`${from} is not a Pet Store database (it has no pets, orders and api_keys tables)`);
-    }
+    const contents = checkedContents(backup, from);
     backup.exec(`VACUUM INTO '${temp.replaceAll("'", "''")}'`);
     return contents;
   } catch (error) {
@@ -107,7 +95,7 @@ function restore(from: string, db: string): RestoreSummary {
   };
   let idsContinue = false;
   let keptWal: string | undefined;
-  let contents: BackupContents;
+  let contents: DatabaseContents;
   try {
     contents = copyBackup(from, temp);
   } catch (error) {
@@ -162,9 +150,6 @@ function restore(from: string, db: string): RestoreSummary {
   }
 }
 
-/** `1 pet`, `2 pets`. */
-const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
-
 export const restoreCommand: Command = {
   spec: { name: "restore", flags: { db: "value", from: "value", json: "switch" }, positionals: [] },
   usage: "petstore restore --from FILE [--db file:PATH] [--json]",
@@ -211,9 +196,7 @@ a client that retries such a create gets a new pet.
     const summary = restore(backup, db);
     if (args.switches.has("json")) io.out(JSON.stringify(summary));
     else {
-      io.out(
-        `Restored ${db} from ${backup}: ${counted(summary.pets, "pet")}, ${counted(summary.orders, "order")}, ${counted(summary.keys, "API key")}; integrity check ok.`,
-      );
+      io.out(`Restored ${db} from ${backup}: ${describedContents(summary)}; integrity check ok.`);
       if (summary.idsContinue) io.out("New ids continue after the highest id the replaced database handed out.");
       else
         io.err(
