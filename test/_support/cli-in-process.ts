@@ -14,6 +14,21 @@ export async function cliInProcess(argv: string[], env: Env = {}, program?: stri
   return { code, out: out.join("\n"), err };
 }
 
+/**
+ * The CLI run in process against one database (`--db` appended), for the commands' tests:
+ * `cli` gives the exit code, the printed lines and the error lines, `json` the object `--json` printed.
+ */
+export function cliOn(db: string) {
+  const cli = async (argv: string[]) => {
+    const { code, out, err } = await cliInProcess([...argv, "--db", db]);
+    return { code, out: out === "" ? [] : out.split("\n"), err };
+  };
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads the printed JSON's fields freely
+  const json = async (argv: string[]): Promise<any> =>
+    JSON.parse((await cliInProcess([...argv, "--json", "--db", db])).out);
+  return { cli, json };
+}
+
 /** The commands that only read or change a database that exists: each must refuse one that does not. */
 export const COMMANDS_ON_AN_EXISTING_DATABASE = [
   ["keys", "list"],

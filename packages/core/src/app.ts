@@ -59,7 +59,7 @@ export interface Petstore {
 export function createPetstore(options: PetstoreOptions): Petstore {
   const settings = resolveOptions(options);
   const { basePath, beside } = settings;
-  const findRoute = routeTable(ROUTES, settings.basePath);
+  const findRoute = routeTable(ROUTES, basePath);
   const identify = identifyStage(settings);
   const chooseBucket = chooseBucketStage(settings);
   const limit = limitStage(settings);

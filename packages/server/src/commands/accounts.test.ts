@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownAccountId } from "@petstore/core";
-import { cliOn } from "./_cli-on.js";
+import { cliOn } from "../../../../test/_support/cli-in-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-accounts-"));
 const db = `file:${join(dir, "accounts.db")}`;

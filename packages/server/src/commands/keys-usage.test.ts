@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { UsageTally } from "@petstore/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliOn } from "./_cli-on.js";
+import { cliOn } from "../../../../test/_support/cli-in-process.js";
 import { openStorage } from "../storage/open-storage.js";
 
 const MINUTE = 60_000;
