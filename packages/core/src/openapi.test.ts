@@ -212,10 +212,19 @@ const failingStore = (error: () => Error): PetStore => ({
   listOrders: async () => Promise.reject(error()),
   createOrder: async () => Promise.reject(error()),
 });
-const storeFails = { status: 500, options: () => ({ store: failingStore(() => new Error("disk on fire")) }) };
-const storeUnavailable = { status: 503, options: () => ({ store: failingStore(() => new StorageUnavailableError()) }) };
 /** One request a minute, so the second one is refused. */
 const overLimit = { status: 429, options: () => ({ plans: { free: { perMinute: 1, perDay: 10 } } }) };
+/**
+ * What every operation behind a key answers alike, for its request `send` (with no key, without
+ * credentials): 401 without a key, 429 for a second request in a minute of one, 500 and 503
+ * when the store fails.
+ */
+const likeEveryKeyedOperation = (send: (key?: string) => Request): Scenario[] => [
+  { status: 401, request: () => send() },
+  { ...overLimit, before: (key) => [send(key)], request: send },
+  { status: 500, options: () => ({ store: failingStore(() => new Error("disk on fire")) }), request: send },
+  { status: 503, options: () => ({ store: failingStore(() => new StorageUnavailableError()) }), request: send },
+];
 const stillRunning: Pick<IdempotencyStore, "claim"> = { claim: async () => ({ state: "in_progress" }) };
 
 /** Every status each operation can answer, each with a request that produces it. */
@@ -226,11 +235,8 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
     scenarios: [
       { status: 200, request: (key) => get("/pets", key) },
       { status: 400, request: (key) => get("/pets?limit=0", key) },
-      { status: 401, request: () => get("/pets") },
       { status: 403, key: { scopes: ["pets:write"] }, request: (key) => get("/pets", key) },
-      { ...overLimit, before: (key) => [get("/pets", key)], request: (key) => get("/pets", key) },
-      { ...storeFails, request: (key) => get("/pets", key) },
-      { ...storeUnavailable, request: (key) => get("/pets", key) },
+      ...likeEveryKeyedOperation((key) => get("/pets", key)),
     ],
   },
   createPet: {
@@ -239,7 +245,6 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
     scenarios: [
       { status: 201, request: (key) => post(key, validPet) },
       { status: 400, request: (key) => post(key, JSON.stringify({ name: "Rex" })) },
-      { status: 401, request: () => post(undefined, validPet) },
       { status: 403, key: { scopes: ["pets:read"] }, request: (key) => post(key, validPet) },
       {
         status: 409,
@@ -271,9 +276,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
         before: (key) => [post(key, validPet, { "Idempotency-Key": "k1" })],
         request: (key) => post(key, JSON.stringify({ name: "Tom", categoryId: 1 }), { "Idempotency-Key": "k1" }),
       },
-      { ...overLimit, before: (key) => [post(key, validPet)], request: (key) => post(key, validPet) },
-      { ...storeFails, request: (key) => post(key, validPet) },
-      { ...storeUnavailable, request: (key) => post(key, validPet) },
+      ...likeEveryKeyedOperation((key) => post(key, validPet)),
     ],
   },
   getPet: {
@@ -282,7 +285,6 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
     scenarios: [
       { status: 200, before: (key) => [post(key, validPet)], request: (key) => get("/pets/1", key) },
       { status: 400, request: (key) => get("/pets/abc", key) },
-      { status: 401, request: () => get("/pets/1") },
       { ...elsewhere, request: (key) => get("/pets/1", key) },
       { status: 404, request: (key) => get("/pets/1", key) },
       // The sunset passes by the limiter's clock (its store's, shared by a fleet).
@@ -291,9 +293,7 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
         options: () => ({ limiter: memoryAdapters({ clock: () => GET_PET_SUNSET_AT }).limiter }),
         request: (key) => get("/pets/1", key),
       },
-      { ...overLimit, before: (key) => [get("/pets/1", key)], request: (key) => get("/pets/1", key) },
-      { ...storeFails, request: (key) => get("/pets/1", key) },
-      { ...storeUnavailable, request: (key) => get("/pets/1", key) },
+      ...likeEveryKeyedOperation((key) => get("/pets/1", key)),
     ],
   },
   listOrders: {
@@ -302,11 +302,8 @@ const OPERATIONS: Record<string, { path: string; method: string; scenarios: Scen
     scenarios: [
       { status: 200, request: (key) => get("/store/orders", key) },
       { status: 400, request: (key) => get("/store/orders?status=lost", key) },
-      { status: 401, request: () => get("/store/orders") },
       { status: 403, key: { scopes: ["pets:read"] }, request: (key) => get("/store/orders", key) },
-      { ...overLimit, before: (key) => [get("/store/orders", key)], request: (key) => get("/store/orders", key) },
-      { ...storeFails, request: (key) => get("/store/orders", key) },
-      { ...storeUnavailable, request: (key) => get("/store/orders", key) },
+      ...likeEveryKeyedOperation((key) => get("/store/orders", key)),
     ],
   },
   getOpenApi: {

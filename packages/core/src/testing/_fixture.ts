@@ -27,3 +27,29 @@ export function describeWithFixture<F extends Closable>(
     suite(fixture);
   });
 }
+
+/** The clock of a suite whose tests move it (`clock.now = T0 + 5_000`). */
+export interface MovedClock {
+  now: number;
+}
+
+/**
+ * `describeWithFixture` for ports on a clock the tests move: `make` is given `clock`'s reading,
+ * and `clock.now` is back at `start` before each test.
+ */
+export function describeOnMovedClock<F extends Closable>(
+  title: string,
+  start: number,
+  make: (clock: () => number) => Promise<F>,
+  suite: (fixture: F, clock: MovedClock) => void,
+): void {
+  const clock = { now: start };
+  describeWithFixture(
+    title,
+    () => {
+      clock.now = start;
+      return make(() => clock.now);
+    },
+    (fixture) => suite(fixture, clock),
+  );
+}
