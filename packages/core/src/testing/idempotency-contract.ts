@@ -40,6 +40,12 @@ export function idempotencyContract(name: string, make: MakeStore): void {
         return fixture.idempotency.claim(c);
       };
 
+      /** The first request's claim, then another body's request taking the key over after the lease. */
+      const takenOverAfterLease = async () => {
+        await claim(claimOf(), T0);
+        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+      };
+
       it("grants the first claim of a key", async () => {
         expect(await claim(claimOf(), T0)).toEqual({ state: "claimed" });
       });
@@ -113,8 +119,7 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       });
 
       it("completes only an unfinished claim with its own body: not one another request took over after the lease", async () => {
-        await claim(claimOf(), T0);
-        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+        await takenOverAfterLease();
         await fixture.idempotency.complete(claimOf());
         expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "in_progress" });
       });
@@ -154,8 +159,7 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       });
 
       it("refuses a create under a claim another request took over after the lease, writing nothing", async () => {
-        await claim(claimOf(), T0);
-        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+        await takenOverAfterLease();
         // The first request wakes up after its lease ended: its create must not land.
         expect(await fixture.store.createClaimedPet(rex, claimOf())).toEqual({ state: "claim_lost" });
         expect(await fixture.store.listPets({ limit: 10 })).toEqual([]);
@@ -167,8 +171,7 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       });
 
       it("does not let a stale request release the claim that took over its key", async () => {
-        await claim(claimOf(), T0);
-        expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 1)).toEqual({ state: "claimed" });
+        await takenOverAfterLease();
         await fixture.idempotency.release(claimOf());
         expect(await claim(claimOf(otherBody), T0 + IDEMPOTENCY_LEASE_MS + 2)).toEqual({ state: "in_progress" });
       });
