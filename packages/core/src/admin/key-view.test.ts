@@ -15,15 +15,21 @@ const record: ApiKeyRecord = {
   rolled: { previousHash: "1".repeat(64), at: T0 - 1_000, until: T0 + 59_000 },
 };
 
+/** A limiter at T0 that counted three requests of the key, against `perMinute` and 50 a day, banning after `banAfter` refusals. */
+async function afterThreeRequests({ perMinute, banAfter }: { perMinute: number; banAfter: number }) {
+  const { limiter } = memoryAdapters({ clock: () => T0 });
+  const windows: WindowPair = [
+    { name: "minute", limit: perMinute, seconds: 60 },
+    { name: "day", limit: 50, seconds: 86_400 },
+  ];
+  for (let i = 0; i < 3; i++)
+    await limiter.hit({ bucket: "{acct_view}key:key_view", windows, ban: { threshold: banAfter, seconds: 600 } });
+  return limiter;
+}
+
 describe("keyView", () => {
   it("reads usage and the ban from the limiter's windows of the key, counting nothing", async () => {
-    const { limiter } = memoryAdapters({ clock: () => T0 });
-    const windows: WindowPair = [
-      { name: "minute", limit: 300, seconds: 60 },
-      { name: "day", limit: 50, seconds: 86_400 },
-    ];
-    for (let i = 0; i < 3; i++)
-      await limiter.hit({ bucket: "{acct_view}key:key_view", windows, ban: { threshold: 30, seconds: 600 } });
+    const limiter = await afterThreeRequests({ perMinute: 300, banAfter: 30 });
     const view = await keyView(record, { limiter });
     expect(view).toEqual({
       id: "key_view",
@@ -61,13 +67,7 @@ describe("keyView", () => {
   });
 
   it("lists every state a key is in at once: expired and revoked, banned while rolling", async () => {
-    const { limiter } = memoryAdapters({ clock: () => T0 });
-    const windows: WindowPair = [
-      { name: "minute", limit: 1, seconds: 60 },
-      { name: "day", limit: 50, seconds: 86_400 },
-    ];
-    for (let i = 0; i < 3; i++)
-      await limiter.hit({ bucket: "{acct_view}key:key_view", windows, ban: { threshold: 1, seconds: 600 } });
+    const limiter = await afterThreeRequests({ perMinute: 1, banAfter: 1 });
     expect((await keyView(record, { limiter })).states).toEqual(["active", "rolling", "banned"]);
     const gone = { ...record, expiresAt: T0 - 1, revokedAt: T0 - 2 };
     expect(await keyView(gone, { clock: () => T0 })).toMatchObject({ states: ["expired", "revoked"], rolling: null });

@@ -44,6 +44,12 @@ describe("limitStage", () => {
       limits: own,
       shared: [{ name: "{acct_t}", limits: account }],
     });
+    /** In a fresh `minute`, `requests` of the account's other keys, then one of `key`. */
+    const afterOtherKeys = async ({ minute, requests }: { minute: number; requests: number }, key: string) => {
+      now = T0 + minute * 60_000;
+      for (let i = 0; i < requests; i++) await limit(bucket(`key:other${i % 9}`, limitsOf(100, 1_000)));
+      return limit(bucket(key));
+    };
 
     it("reports the key's own bucket while it has fewer requests left", async () => {
       now = T0;
@@ -53,17 +59,13 @@ describe("limitStage", () => {
     });
 
     it("reports the account's bucket once it has fewer requests left than the key's, with its limits", async () => {
-      now = T0 + 2 * 60_000;
-      for (let i = 0; i < 55; i++) await limit(bucket(`key:other${i % 9}`, limitsOf(100, 1_000)));
-      const { decision, limits } = await limit(bucket("key:b"));
+      const { decision, limits } = await afterOtherKeys({ minute: 2, requests: 55 }, "key:b");
       expect(limits).toBe(account);
       expect(decision.windows[0]).toMatchObject({ limit: 60, remaining: 4 });
     });
 
     it("reports the account's bucket when it refused, though the key's has room", async () => {
-      now = T0 + 4 * 60_000;
-      for (let i = 0; i < 60; i++) await limit(bucket(`key:other${i % 9}`, limitsOf(100, 1_000)));
-      const { decision, limits } = await limit(bucket("key:c"));
+      const { decision, limits } = await afterOtherKeys({ minute: 4, requests: 60 }, "key:c");
       expect(decision.allowed).toBe(false);
       expect(limits).toBe(account);
       expect(decision.windows[0]).toMatchObject({ limit: 60, remaining: 0, exceeded: true });
