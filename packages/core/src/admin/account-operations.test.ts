@@ -1,51 +1,18 @@
-import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createPetstore } from "../app.js";
-import { createAdmin } from "./create-admin.js";
-
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const TOKEN = "Bearer admin-test-token";
-const ACTOR = "admin:tok_test";
+import { ADMIN, adminWorld, T0 } from "./_test-world.js";
 
 type View = Record<string, unknown>;
 
-/**
- * A world per test: the API and its admin API on one set of memory adapters and one clock,
- * the admin telling the API of each key a change touched (its key cache keeps keys 5 s).
- */
+/** A world per test (the admin tests' world), its calls' answers read: status, headers and the body parsed. */
 function world() {
-  const clock = { now: T0 };
-  const adapters = memoryAdapters({ clock: () => clock.now });
-  const petstore = createPetstore({ ...adapters, keyCacheMs: 5_000 });
-  const admin = createAdmin({
-    keys: adapters.keys,
-    limiter: adapters.limiter,
-    idempotency: adapters.idempotency,
-    onKeyChange: petstore.forgetKey,
-    clock: () => clock.now,
-    authenticate: (request) => (request.headers.get("authorization") === TOKEN ? { who: ACTOR } : undefined),
-  });
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await admin.fetch(
-      new Request(`http://admin.test/admin/v1${path}`, {
-        method,
-        headers: {
-          Authorization: TOKEN,
-          ...(body !== undefined && { "Content-Type": "application/json" }),
-          ...headers,
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      }),
-    );
+  const w = adminWorld();
+  const call = async (...args: Parameters<typeof w.call>) => {
+    const response = await w.call(...args);
     const text = await response.text();
     const json = response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
     return { status: response.status, headers: response.headers, body: json };
   };
-  const api = (key: string) =>
-    petstore.fetch(new Request("http://petstore.test/v1/pets", { headers: { Authorization: `Bearer ${key}` } }), {
-      clientAddress: "203.0.113.9",
-    });
-  return { clock, adapters, petstore, call, api };
+  return { ...w, call };
 }
 
 let w: ReturnType<typeof world>;
@@ -252,8 +219,8 @@ describe("the admin API's accounts", () => {
     await w.call("PATCH", `/accounts/${shop.id}`, { plan: "business" });
     const trail = await w.call("GET", `/audit?keyId=${shop.id}`);
     expect(trail.body.map(({ action, keyId, actor, details }: View) => ({ action, keyId, actor, details }))).toEqual([
-      { action: "update", keyId: shop.id, actor: { who: ACTOR }, details: { plan: "business" } },
-      { action: "create", keyId: shop.id, actor: { who: ACTOR }, details: { name: "Shop", plan: "pro" } },
+      { action: "update", keyId: shop.id, actor: ADMIN, details: { plan: "business" } },
+      { action: "create", keyId: shop.id, actor: ADMIN, details: { name: "Shop", plan: "pro" } },
     ]);
   });
 

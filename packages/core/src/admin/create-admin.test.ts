@@ -1,58 +1,18 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { createPetstore } from "../app.js";
 import { ownAccountId } from "../keys/bucket.js";
 import type { Actor, IdempotencyClaim } from "../ports.js";
+import { ADMIN, adminWorld, T0, TOKEN } from "./_test-world.js";
 import { type AdminOptions, createAdmin } from "./create-admin.js";
 import { adminTokenId, verifyAdminToken } from "./tokens.js";
 
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const ADMIN: Actor = { who: "admin:tok_test", from: "192.0.2.50" };
-const TOKEN = "Bearer admin-test-token";
-
-/**
- * The API and its admin API on one set of memory adapters, on a clock the test moves; the
- * admin tells the API of each change to a key (its key cache keeps keys 5 s).
- */
+/** The admin world with `options` given to createAdmin, and a key made through the admin API. */
 function setUp(options: Partial<AdminOptions> = {}) {
-  const clock = { now: T0 };
-  const adapters = memoryAdapters({ clock: () => clock.now });
-  const petstore = createPetstore({ ...adapters, keyCacheMs: 5_000 });
-  const admin = createAdmin({
-    keys: adapters.keys,
-    limiter: adapters.limiter,
-    idempotency: adapters.idempotency,
-    onKeyChange: petstore.forgetKey,
-    clock: () => clock.now,
-    // The host's own authentication: here one fixed token.
-    authenticate: (request, info) =>
-      request.headers.get("authorization") === TOKEN
-        ? { who: ADMIN.who, ...(info?.clientAddress && { from: info.clientAddress }) }
-        : undefined,
-    ...options,
-  });
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    admin.fetch(
-      new Request(`http://admin.test/admin/v1${path}`, {
-        method,
-        headers: {
-          Authorization: TOKEN,
-          ...(body !== undefined && { "Content-Type": "application/json" }),
-          ...headers,
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      }),
-      { clientAddress: "192.0.2.50" },
-    );
-  const api = (key: string) =>
-    petstore.fetch(
-      new Request("http://petstore.test/v1/pets?limit=1", { headers: { Authorization: `Bearer ${key}` } }),
-      { clientAddress: "203.0.113.9" },
-    );
+  const world = adminWorld({ admin: options });
   const create = async (body: unknown = { plan: "free", label: "shop" }) =>
-    (await (await call("POST", "/keys", body)).json()) as { id: string; key: string };
-  return { clock, adapters, admin, call, api, create };
+    (await (await world.call("POST", "/keys", body)).json()) as { id: string; key: string };
+  return { ...world, create };
 }
 
 const withoutToken = ({ token: _, ...view }: { token?: unknown }) => view;

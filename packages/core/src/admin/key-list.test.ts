@@ -1,36 +1,20 @@
-import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createPetstore } from "../app.js";
 import { issueApiKey } from "../keys/issue-api-key.js";
-import { createAdmin } from "./create-admin.js";
+import { adminWorld, T0 } from "./_test-world.js";
 import type { KeyView } from "./schemas.js";
 
 const HOUR = 3_600_000;
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const TOKEN = "Bearer admin-test-token";
-
 /**
  * One world for the suite, at T0 + 2 h: a key banned while rolled, a pro key used most today,
  * a rolled one, a revoked one, an expired one, and one never used; its requests written by
  * the API's flush, the admin API reading them on the same clock.
  */
-const clock = { now: T0 };
-const adapters = memoryAdapters({ clock: () => clock.now });
-const petstore = createPetstore({ ...adapters, keyCacheMs: 0, ban: { threshold: 2, seconds: 3 * HOUR } });
-const admin = createAdmin({
-  keys: adapters.keys,
-  limiter: adapters.limiter,
-  clock: () => clock.now,
-  authenticate: (request) => (request.headers.get("authorization") === TOKEN ? { who: "admin:tok_test" } : undefined),
+const { clock, adapters, petstore, call, api } = adminWorld({
+  petstore: { keyCacheMs: 0, ban: { threshold: 2, seconds: 3 * HOUR } },
 });
 const ids = { banned: "", busy: "", rolled: "", revoked: "", expired: "", idle: "" };
 
-const api = (key: string) =>
-  petstore.fetch(new Request("http://petstore.test/v1/pets?limit=1", { headers: { Authorization: `Bearer ${key}` } }), {
-    clientAddress: "203.0.113.9",
-  });
-const get = (path: string) =>
-  admin.fetch(new Request(`http://admin.test/admin/v1${path}`, { headers: { Authorization: TOKEN } }));
+const get = (path: string) => call("GET", path);
 const listed = async (query: string) => {
   const response = await get(`/keys?${query}`);
   expect(response.status).toBe(200);

@@ -1,39 +1,23 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { memoryAdapters } from "@petstore/adapters/memory";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createPetstore } from "../app.js";
 import { issueApiKey } from "../keys/issue-api-key.js";
-import { createAdmin } from "./create-admin.js";
+import { adminWorld, T0 } from "./_test-world.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-/** 12:00:10 UTC: the first requests fall in the 12:00 minute and hour. */
-const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
-const TOKEN = "Bearer admin-test-token";
-
 /**
  * One world for the suite: a busy key (3 admitted at 11:00; 4 admitted, 2 rate limited and
  * 1 banned at 12:00), a quiet one, and a revoked one refused twice, written by the API's
  * flush; the admin API reads them on the same clock.
  */
-const clock = { now: T0 - HOUR };
-const adapters = memoryAdapters({ clock: () => clock.now });
-const petstore = createPetstore({ ...adapters, keyCacheMs: 0, ban: { threshold: 2, seconds: 600 } });
-const admin = createAdmin({
-  keys: adapters.keys,
-  limiter: adapters.limiter,
-  clock: () => clock.now,
-  authenticate: (request) => (request.headers.get("authorization") === TOKEN ? { who: "admin:tok_test" } : undefined),
+const { clock, adapters, petstore, admin, call, api } = adminWorld({
+  start: T0 - HOUR,
+  petstore: { keyCacheMs: 0, ban: { threshold: 2, seconds: 600 } },
 });
 const ids = { busy: "", quiet: "", revoked: "" };
 
-const api = (key: string) =>
-  petstore.fetch(new Request("http://petstore.test/v1/pets?limit=1", { headers: { Authorization: `Bearer ${key}` } }), {
-    clientAddress: "203.0.113.9",
-  });
-const get = (path: string, headers: Record<string, string> = {}) =>
-  admin.fetch(new Request(`http://admin.test/admin/v1${path}`, { headers: { Authorization: TOKEN, ...headers } }));
+const get = (path: string, headers: Record<string, string> = {}) => call("GET", path, undefined, headers);
 const body = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
 /** The details of a 400: which parameter it names. */
 const named = async (response: Response) => {

@@ -30,6 +30,18 @@ async function serve(db: string, env: Env) {
   return { code, out, err };
 }
 
+/** `serve` with `env` exits 2 with `message` first, prints nothing else, makes no database and echoes none of `secrets`; answers its stderr. */
+async function refusedBeforeOpening(env: Env, message: string, secrets: string[]) {
+  const db = newDb();
+  const { code, out, err } = await serve(db, env);
+  expect(code).toBe(2);
+  expect(out).toEqual([]);
+  expect(err[0]).toBe(message);
+  for (const secret of secrets) expect(err.join("\n")).not.toContain(secret);
+  expect(existsSync(db.slice("file:".length))).toBe(false);
+  return err;
+}
+
 async function keysIn(db: string) {
   const storage = await openStorage({ url: db });
   try {
@@ -157,16 +169,9 @@ describe("petstore serve's bootstrap key", () => {
       "petstore: PETSTORE_BOOTSTRAP_PER_DAY must be a whole number from 1 to 1000000000, not '1e9'",
     ],
   ])("exits 2 before opening the database on %s, never echoing the key", async (_, env, message) => {
-    const db = newDb();
-    const { code, out, err } = await serve(db, env);
-    expect(code).toBe(2);
-    expect(out).toEqual([]);
+    const err = await refusedBeforeOpening(env, message, [mistyped, key]);
     expect(err).toHaveLength(2);
-    expect(err[0]).toBe(message);
     expect(err[1]).toContain("Usage: petstore serve ");
-    expect(err.join("\n")).not.toContain(mistyped);
-    expect(err.join("\n")).not.toContain(key);
-    expect(existsSync(db.slice("file:".length))).toBe(false);
   });
 
   it("documents the variables in serve --help", async () => {
@@ -218,12 +223,6 @@ describe("petstore serve's bootstrap key", () => {
       "petstore: PETSTORE_LIMITER_TIMEOUT_MS must be a whole number from 1 to 60000, not '0'",
     ],
   ])("exits 2 before opening the database or Redis on %s, never echoing a password", async (_, env, message) => {
-    const db = newDb();
-    const { code, out, err } = await serve(db, env);
-    expect(code).toBe(2);
-    expect(out).toEqual([]);
-    expect(err[0]).toBe(message);
-    expect(err.join("\n")).not.toContain("s3cret");
-    expect(existsSync(db.slice("file:".length))).toBe(false);
+    await refusedBeforeOpening(env, message, ["s3cret"]);
   });
 });
