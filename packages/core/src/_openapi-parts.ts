@@ -12,3 +12,12 @@ export const schema = (s: GenericSchema): Json => {
 
 /** A reference to one of the document's `components.schemas`. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** An optional query parameter: what it takes, and what it does (left out where its name says it). */
+export const query = (name: string, schema: Json, description?: string): Json => ({
+  name,
+  in: "query",
+  required: false,
+  ...(description !== undefined && { description }),
+  schema,
+});

@@ -1,4 +1,4 @@
-import { type Json, ref, schema } from "./_openapi-parts.js";
+import { type Json, query, ref, schema } from "./_openapi-parts.js";
 import { ERROR_STATUS } from "./errors.js";
 import { MAX_BODY_BYTES } from "./_json-body.js";
 import type { Scope } from "./ports.js";
@@ -81,27 +81,9 @@ function responses(
 const needs = (scope: Scope) => [{ bearer: [scope] }];
 
 const pageParameters = (statusSchema: string) => [
-  {
-    name: "limit",
-    in: "query",
-    required: false,
-    description: "Page size",
-    schema: { ...schema(LimitSchema), default: 20 },
-  },
-  {
-    name: "status",
-    in: "query",
-    required: false,
-    description: "Only rows with this status",
-    schema: ref(statusSchema),
-  },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "Opaque cursor from the previous page's `Link` header",
-    schema: { type: "string" },
-  },
+  query("limit", { ...schema(LimitSchema), default: 20 }, "Page size"),
+  query("status", ref(statusSchema), "Only rows with this status"),
+  query("cursor", { type: "string" }, "Opaque cursor from the previous page's `Link` header"),
 ];
 
 const pageHeaders = {

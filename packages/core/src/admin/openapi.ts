@@ -1,4 +1,4 @@
-import { type Json, ref, schema } from "../_openapi-parts.js";
+import { type Json, query, ref, schema } from "../_openapi-parts.js";
 import { ErrorBodySchema } from "../schemas.js";
 import { PLAN_NAMES } from "../keys/rules.js";
 import { KEY_ORDERS } from "./operations.js";
@@ -69,33 +69,18 @@ const idempotencyKey = {
   schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 const page = [
-  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "Opaque cursor from the previous page's `Link` header",
-    schema: { type: "string" },
-  },
+  query("limit", { type: "integer", minimum: 1, maximum: 100, default: 20 }),
+  query("cursor", { type: "string" }, "Opaque cursor from the previous page's `Link` header"),
 ];
 const accountId = { ...keyId, description: "The account's id (`acct_...`)" };
 const usageParameters = [
-  {
-    name: "from",
-    in: "query",
-    required: false,
-    description:
-      "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
-    schema: { type: "string", format: "date-time" },
-  },
-  {
-    name: "to",
-    in: "query",
-    required: false,
-    description: "ISO 8601 with its offset; default (and at the latest) now",
-    schema: { type: "string", format: "date-time" },
-  },
-  { name: "step", in: "query", required: false, schema: { type: "string", enum: [...USAGE_STEPS], default: "hour" } },
+  query(
+    "from",
+    { type: "string", format: "date-time" },
+    "ISO 8601 with its offset; read from the start of its bucket. Default: an hour, a day or 30 days before `to` (by step). Not after `to`, nor older than kept for the step",
+  ),
+  query("to", { type: "string", format: "date-time" }, "ISO 8601 with its offset; default (and at the latest) now"),
+  query("step", { type: "string", enum: [...USAGE_STEPS], default: "hour" }),
 ];
 /** A usage answer (`KeyUsage`, `AccountUsage`): JSON, or CSV when asked. */
 const usageResponses = (view: string) =>
@@ -145,43 +130,19 @@ export function adminOpenApi(basePath: string): Json {
           summary: "Keys in the order they were made, with their usage",
           parameters: [
             ...page,
-            {
-              name: "q",
-              in: "query",
-              required: false,
-              description: "Only keys whose id or label holds this (any case)",
-              schema: { type: "string" },
-            },
-            {
-              name: "plan",
-              in: "query",
-              required: false,
-              description: "Only keys of this plan",
-              schema: { type: "string", enum: [...PLAN_NAMES] },
-            },
-            {
-              name: "account",
-              in: "query",
-              required: false,
-              description: "Only the keys of this account (`acct_...`)",
-              schema: { type: "string" },
-            },
-            {
-              name: "state",
-              in: "query",
-              required: false,
-              description:
-                "Only keys in this state now (a key may be in several: see `states`): `active` neither revoked nor expired (its current secret works unless banned); `rolling` its old secret still working; `banned` by the rate limiter; `expired`; `revoked`",
-              schema: { type: "string", enum: [...KEY_STATES] },
-            },
-            {
-              name: "sort",
-              in: "query",
-              required: false,
-              description:
-                "`created`: as the keys were made; `lastUsed`: the latest used first, never used last; `today`: the most requests admitted this UTC day first (by the usage history, recorded within 10 s). Ties as the keys were made",
-              schema: { type: "string", enum: [...KEY_ORDERS], default: "created" },
-            },
+            query("q", { type: "string" }, "Only keys whose id or label holds this (any case)"),
+            query("plan", { type: "string", enum: [...PLAN_NAMES] }, "Only keys of this plan"),
+            query("account", { type: "string" }, "Only the keys of this account (`acct_...`)"),
+            query(
+              "state",
+              { type: "string", enum: [...KEY_STATES] },
+              "Only keys in this state now (a key may be in several: see `states`): `active` neither revoked nor expired (its current secret works unless banned); `rolling` its old secret still working; `banned` by the rate limiter; `expired`; `revoked`",
+            ),
+            query(
+              "sort",
+              { type: "string", enum: [...KEY_ORDERS], default: "created" },
+              "`created`: as the keys were made; `lastUsed`: the latest used first, never used last; `today`: the most requests admitted this UTC day first (by the usage history, recorded within 10 s). Ties as the keys were made",
+            ),
           ],
           responses: responses(
             {
@@ -294,16 +255,7 @@ export function adminOpenApi(basePath: string): Json {
         get: {
           operationId: "listAccounts",
           summary: "Accounts in the order they were made, each with how many keys it has",
-          parameters: [
-            ...page,
-            {
-              name: "plan",
-              in: "query",
-              required: false,
-              description: "Only accounts of this plan",
-              schema: { type: "string", enum: [...PLAN_NAMES] },
-            },
-          ],
+          parameters: [...page, query("plan", { type: "string", enum: [...PLAN_NAMES] }, "Only accounts of this plan")],
           responses: responses(
             {
               200: {
@@ -377,18 +329,8 @@ export function adminOpenApi(basePath: string): Json {
           summary:
             "The 20 keys with the most requests (every outcome) or refusals (all but admitted) over the last hour or day (by minute, the current one included) or the last 30 UTC days (today included)",
           parameters: [
-            {
-              name: "window",
-              in: "query",
-              required: false,
-              schema: { type: "string", enum: [...USAGE_WINDOWS], default: "24h" },
-            },
-            {
-              name: "by",
-              in: "query",
-              required: false,
-              schema: { type: "string", enum: ["requests", "refusals"], default: "requests" },
-            },
+            query("window", { type: "string", enum: [...USAGE_WINDOWS], default: "24h" }),
+            query("by", { type: "string", enum: ["requests", "refusals"], default: "requests" }),
           ],
           responses: responses(
             {
@@ -405,28 +347,17 @@ export function adminOpenApi(basePath: string): Json {
           summary: "The audit trail, newest first",
           parameters: [
             ...page,
-            {
-              name: "keyId",
-              in: "query",
-              required: false,
-              description: "Only this key's changes (or an account's: `acct_...`, or an admin token's: `tok_...`)",
-              schema: { type: "string" },
-            },
-            {
-              name: "action",
-              in: "query",
-              required: false,
-              description: "Only changes of this action",
-              schema: { type: "string", enum: [...AUDIT_ACTIONS] },
-            },
-            {
-              name: "actor",
-              in: "query",
-              required: false,
-              description:
-                "Only changes made by this actor, exactly as the trail says it (`admin:tok_...`, `cli:USER@HOST`)",
-              schema: { type: "string" },
-            },
+            query(
+              "keyId",
+              { type: "string" },
+              "Only this key's changes (or an account's: `acct_...`, or an admin token's: `tok_...`)",
+            ),
+            query("action", { type: "string", enum: [...AUDIT_ACTIONS] }, "Only changes of this action"),
+            query(
+              "actor",
+              { type: "string" },
+              "Only changes made by this actor, exactly as the trail says it (`admin:tok_...`, `cli:USER@HOST`)",
+            ),
           ],
           responses: responses(
             {
