@@ -107,6 +107,14 @@ const replayedHeader = {
     schema: { type: "string", enum: ["true"] },
   },
 };
+/** The 201 of a create: the new `view` at its `Location`, or the first attempt's on a replay. */
+const created = (description: string, location: string, view: string) => ({
+  201: {
+    description,
+    headers: { Location: { description: location, schema: { type: "string" } }, ...replayedHeader },
+    content: json(ref(view)),
+  },
+});
 
 /**
  * The OpenAPI 3.1 document of the admin API `createAdmin` serves under `basePath`, generated
@@ -165,16 +173,7 @@ export function adminOpenApi(basePath: string): Json {
           parameters: [idempotencyKey],
           requestBody: body("NewKey"),
           responses: responses(
-            {
-              201: {
-                description: "The key, and its secret (null on a replay)",
-                headers: {
-                  Location: { description: "The key's path", schema: { type: "string" } },
-                  ...replayedHeader,
-                },
-                content: json(ref("KeyWithSecret")),
-              },
-            },
+            created("The key, and its secret (null on a replay)", "The key's path", "KeyWithSecret"),
             [400, 408, 413, 415, 422],
           ),
         },
@@ -281,19 +280,7 @@ export function adminOpenApi(basePath: string): Json {
             },
           ],
           requestBody: body("NewAccount"),
-          responses: responses(
-            {
-              201: {
-                description: "The account",
-                headers: {
-                  Location: { description: "The account's path", schema: { type: "string" } },
-                  ...replayedHeader,
-                },
-                content: json(ref("Account")),
-              },
-            },
-            [400, 408, 409, 413, 415, 422],
-          ),
+          responses: responses(created("The account", "The account's path", "Account"), [400, 408, 409, 413, 415, 422]),
         },
       },
       "/accounts/{id}": {
