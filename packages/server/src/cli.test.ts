@@ -22,6 +22,8 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const cli = (argv: string[], env: Env = {}, program = "petstore") => cliInProcess(argv, env, program);
+/** What a command that failed (exit 1) answers: nothing on stdout, `message` alone on stderr. */
+const failedSaying = (message: string) => ({ code: 1, out: "", err: [message] });
 
 describe("petstore command line", () => {
   it("prints the version", async () => {
@@ -419,13 +421,11 @@ describe("the life of a key on the command line", () => {
     it("an enterprise plan without limits of its own is refused, the key unchanged", async () => {
       // An enterprise key sells numbers of its own: never the fallback by accident.
       const enterprise = await cli(["keys", "update", id, "--plan", "enterprise", "--db", db], env);
-      expect(enterprise).toEqual({
-        code: 1,
-        out: "",
-        err: [
+      expect(enterprise).toEqual(
+        failedSaying(
           `petstore: --per-minute is required for an enterprise key (its limits are its own, not a plan's) (${id} is unchanged)`,
-        ],
-      });
+        ),
+      );
     });
 
     it("roll hands out a new secret, the old one working for the overlap", async () => {
@@ -438,13 +438,11 @@ describe("the life of a key on the command line", () => {
 
     it("a key already rolling refuses another roll, and show says until when the old secret works", async () => {
       const again = await cli(["keys", "roll", id, "--overlap", "0s", "--db", db], env);
-      expect(again).toEqual({
-        code: 1,
-        out: "",
-        err: [
+      expect(again).toEqual(
+        failedSaying(
           `petstore: ${id} is already rolling: rolled at ${rolled.rolling.since.replace(/\.\d{3}Z$/, "Z")}, its old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")}; roll it again after that (or revoke it, if that secret leaked)`,
-        ],
-      });
+        ),
+      );
       expect((await cli(["keys", "show", id, "--db", db], env)).out).toContain(
         `Rolling      the old secret works until ${rolled.rolling.until.replace(/\.\d{3}Z$/, "Z")} (rolled at `,
       );
@@ -457,13 +455,11 @@ describe("the life of a key on the command line", () => {
         ["update", id, "--label", "x"],
         ["roll", id, "--overlap", "0s"],
       ]) {
-        expect(await cli(["keys", ...change, "--db", db], env)).toEqual({
-          code: 1,
-          out: "",
-          err: [
+        expect(await cli(["keys", ...change, "--db", db], env)).toEqual(
+          failedSaying(
             `petstore: ${id} was revoked at ${revoked.revokedAt.replace(/\.\d{3}Z$/, "Z")}: a revoked key takes no change (create a new key instead)`,
-          ],
-        });
+          ),
+        );
       }
     });
 
@@ -474,11 +470,9 @@ describe("the life of a key on the command line", () => {
         ["keys", "roll", "key_nobody", "--overlap", "0s"],
         ["keys", "unban", "key_nobody"],
       ]) {
-        expect(await cli([...argv, "--db", db], env)).toEqual({
-          code: 1,
-          out: "",
-          err: ["petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"],
-        });
+        expect(await cli([...argv, "--db", db], env)).toEqual(
+          failedSaying("petstore: no API key has the id 'key_nobody' (see 'petstore keys list')"),
+        );
       }
     });
 
@@ -654,11 +648,9 @@ describe("the life of a key on the command line", () => {
     expect((await cli(["keys", "list", "--db", db], env)).out.split("\n")[1]).toMatch(
       new RegExp(`^${id}\\s+active,banned\\?\\s+free\\s+60\\s+1000\\s+\\?\\s+`),
     );
-    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual({
-      code: 1,
-      out: "",
-      err: [`petstore: cannot lift a ban here: ${reason}`],
-    });
+    expect(await cli(["keys", "unban", id, "--db", db], env)).toEqual(
+      failedSaying(`petstore: cannot lift a ban here: ${reason}`),
+    );
 
     const other = `file:${join(dir, "counted-here.db")}`;
     await json(["keys", "create", "--plan", "free"], other);
@@ -672,13 +664,11 @@ describe("the life of a key on the command line", () => {
       [["keys", "list", "--limiter", "redis://127.0.0.1:1"], env],
       [["keys", "list"], { ...env, PETSTORE_LIMITER: "redis://127.0.0.1:1" }],
     ] as const) {
-      expect(await cli([...argv, "--db", other], variables)).toEqual({
-        code: 1,
-        out: "",
-        err: [
+      expect(await cli([...argv, "--db", other], variables)).toEqual(
+        failedSaying(
           "petstore: the servers of this database keep the rate limits in the database, not in Redis: run this without --limiter (and PETSTORE_LIMITER)",
-        ],
-      });
+        ),
+      );
     }
   });
 
@@ -718,11 +708,9 @@ describe("the life of a key on the command line", () => {
     expect((await cli(["admin-tokens", "revoke", made.id, "--db", db], env)).out).toBe(
       `${made.id} was already revoked at ${revokedAt}; nothing changed.`,
     );
-    expect(await cli(["admin-tokens", "revoke", "tok_nobody", "--db", db], env)).toEqual({
-      code: 1,
-      out: "",
-      err: ["petstore: no admin token has the id 'tok_nobody' (see 'petstore admin-tokens list')"],
-    });
+    expect(await cli(["admin-tokens", "revoke", "tok_nobody", "--db", db], env)).toEqual(
+      failedSaying("petstore: no admin token has the id 'tok_nobody' (see 'petstore admin-tokens list')"),
+    );
     const trail = JSON.parse((await cli(["audit", "--key", made.id, "--db", db, "--json"], env)).out) as {
       action: string;
       actor: { who: string };
@@ -755,23 +743,19 @@ describe("the life of a key on the command line", () => {
   it("refuses every command but keys create and admin-tokens create on a database file that does not exist, creating none", async () => {
     const typo = join(dir, "no-such.db");
     for (const argv of COMMANDS_ON_AN_EXISTING_DATABASE) {
-      expect(await cli([...argv, "--db", `file:${typo}`], env), argv.join(" ")).toEqual({
-        code: 1,
-        out: "",
-        err: [
+      expect(await cli([...argv, "--db", `file:${typo}`], env), argv.join(" ")).toEqual(
+        failedSaying(
           `petstore: no database at ${typo} (is the path right? 'petstore serve', 'petstore keys create' or 'petstore admin-tokens create' makes one)`,
-        ],
-      });
+        ),
+      );
     }
     expect(existsSync(typo)).toBe(false);
   });
 
   it("works on a :memory: database, empty for each command", async () => {
-    expect(await cli(["keys", "show", "key_x", "--db", ":memory:"], env)).toEqual({
-      code: 1,
-      out: "",
-      err: ["petstore: no API key has the id 'key_x' (see 'petstore keys list')"],
-    });
+    expect(await cli(["keys", "show", "key_x", "--db", ":memory:"], env)).toEqual(
+      failedSaying("petstore: no API key has the id 'key_x' (see 'petstore keys list')"),
+    );
     expect(await cli(["keys", "list", "--db", ":memory:", "--json"], env)).toEqual({ code: 0, out: "[]", err: [] });
     expect(await cli(["audit", "--db", ":memory:"], env)).toEqual({
       code: 0,
