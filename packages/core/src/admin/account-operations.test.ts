@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ADMIN, adminWorld, T0 } from "./_test-world.js";
+import { ADMIN, adminWorld, T0 } from "../../../../test/_support/admin-world.js";
 
 type View = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { memoryAdapters, memoryAdminTokens } from "@petstore/adapters/memory";
 import { describe, expect, it } from "vitest";
 import { ownAccountId } from "../keys/bucket.js";
 import type { Actor, IdempotencyClaim } from "../ports.js";
-import { ADMIN, adminWorld, T0, TOKEN } from "./_test-world.js";
+import { ADMIN, adminWorld, T0, TOKEN } from "../../../../test/_support/admin-world.js";
 import { type AdminOptions, createAdmin } from "./create-admin.js";
 import { adminTokenId, verifyAdminToken } from "./tokens.js";
 

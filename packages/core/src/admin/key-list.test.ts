@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey } from "../keys/issue-api-key.js";
-import { adminWorld, T0 } from "./_test-world.js";
+import { adminWorld, T0 } from "../../../../test/_support/admin-world.js";
 import type { KeyView } from "./schemas.js";
 
 const HOUR = 3_600_000;

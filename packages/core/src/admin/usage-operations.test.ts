@@ -1,7 +1,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey } from "../keys/issue-api-key.js";
-import { adminWorld, T0 } from "./_test-world.js";
+import { adminWorld, T0 } from "../../../../test/_support/admin-world.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

@@ -1,8 +1,5 @@
 import { memoryAdapters } from "@petstore/adapters/memory";
-import { createPetstore } from "../app.js";
-import type { PetstoreOptions } from "../options.js";
-import type { Actor } from "../ports.js";
-import { type AdminOptions, createAdmin } from "./create-admin.js";
+import { type Actor, type AdminOptions, createAdmin, createPetstore, type PetstoreOptions } from "@petstore/core";
 
 /** Where the admin API's tests start: 12:00:10 UTC, so that the first requests fall in the 12:00 minute. */
 export const T0 = Date.UTC(2030, 0, 15, 12, 0, 10);
