@@ -102,23 +102,38 @@ export function exists(path: string): boolean {
   }
 }
 
+/** The copy a `backup` or `restore` writes beside a database file before renaming it into place. */
+export interface CopyBeside {
+  /** `.NAME.PID-RAND.partial` or `.restoring`, beside the file, as `removeAbandonedCopies` reads them. */
+  path: string;
+  /** Removes the copy and any journal SQLite left beside it. */
+  remove(): void;
+}
+
 /**
- * Where a `backup` or `restore` writes its copy beside `path` before renaming it into place:
- * `.NAME.PID-RAND.partial` or `.restoring`, as `removeAbandonedCopies` reads them.
+ * Starts a copy beside `path`: first removes the copies a killed `backup` or `restore` left
+ * there, then names this one.
  */
-export function copyBeside(path: string, kind: "partial" | "restoring"): string {
+export function copyBeside(path: string, kind: "partial" | "restoring"): CopyBeside {
+  removeAbandonedCopies(path, kind);
   // Web Crypto rather than node:crypto, whose streams every start of the binary loaded.
   const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (byte) =>
     byte.toString(16).padStart(2, "0"),
   ).join("");
-  return join(dirname(path), `.${basename(path)}.${process.pid}-${random}.${kind}`);
+  const copy = join(dirname(path), `.${basename(path)}.${process.pid}-${random}.${kind}`);
+  return {
+    path: copy,
+    remove: () => {
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${copy}${suffix}`, { force: true });
+    },
+  };
 }
 
 /**
  * Removes the copies a `backup` or `restore` killed midway left beside `path`
  * (`.NAME.PID-RAND.partial` or `.restoring`, and their journals) whose process is gone.
  */
-export function removeAbandonedCopies(path: string, kind: "partial" | "restoring"): void {
+function removeAbandonedCopies(path: string, kind: "partial" | "restoring"): void {
   const prefix = `.${basename(path)}.`;
   const copy = new RegExp(`^(\\d+)-[0-9a-f]+\\.${kind}`);
   for (const name of readdirSync(dirname(path))) {

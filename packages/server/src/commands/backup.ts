@@ -13,7 +13,6 @@ import {
   exists,
   localPath,
   reason,
-  removeAbandonedCopies,
   sameFile,
   syncPath,
 } from "./_database-file.js";
@@ -38,11 +37,8 @@ interface BackupSummary extends DatabaseContents {
  * (SQLite's "How To Corrupt An SQLite Database File", 2.2).
  */
 function snapshot(source: string, out: string, force: boolean): BackupSummary {
-  removeAbandonedCopies(out, "partial");
-  const temp = copyBeside(out, "partial");
-  const removeTemp = () => {
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
-  };
+  const copy = copyBeside(out, "partial");
+  const temp = copy.path;
   try {
     const live = new NativeDatabase(source, { timeout: BUSY_TIMEOUT_MS });
     try {
@@ -74,7 +70,7 @@ function snapshot(source: string, out: string, force: boolean): BackupSummary {
       integrity: summary.integrity,
     };
   } catch (error) {
-    removeTemp();
+    copy.remove();
     if ((error as { code?: unknown }).code === "EEXIST") throw new Error(`${out} already exists (--force replaces it)`);
     throw new Error(`cannot back up to ${out}: ${reason(error)}`);
   }

@@ -12,7 +12,6 @@ import {
   exists,
   localPath,
   reason,
-  removeAbandonedCopies,
   sameFile,
   syncPath,
 } from "./_database-file.js";
@@ -88,18 +87,15 @@ function holdExclusively(db: string): NativeDatabase.Database {
  *    WAL and shared-memory files removed.
  */
 function restore(from: string, db: string): RestoreSummary {
-  removeAbandonedCopies(db, "restoring");
-  const temp = copyBeside(db, "restoring");
-  const removeTemp = () => {
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${temp}${suffix}`, { force: true });
-  };
+  const copy = copyBeside(db, "restoring");
+  const temp = copy.path;
   let idsContinue = false;
   let keptWal: string | undefined;
   let contents: DatabaseContents;
   try {
     contents = copyBackup(from, temp);
   } catch (error) {
-    removeTemp();
+    copy.remove();
     throw error;
   }
   let live: NativeDatabase.Database | undefined;
@@ -144,7 +140,7 @@ function restore(from: string, db: string): RestoreSummary {
     return { db, from, ...contents, idsContinue, ...(keptWal === undefined ? {} : { keptWal }) };
   } catch (error) {
     if (live?.open) live.close();
-    removeTemp();
+    copy.remove();
     if (error instanceof DatabaseInUseError) throw error;
     throw new Error(`cannot restore ${db}: ${reason(error)}`);
   }
