@@ -1,5 +1,5 @@
 import type { AdminTokenRecord, AdminTokens } from "@petstore/core";
-import type { Row, SqlEngine } from "./engine.js";
+import { type Row, readOne, type SqlEngine } from "./engine.js";
 import type { KeysDialect } from "./keys.js";
 
 const COLUMNS = "id, hash, label, created_at, revoked_at";
@@ -15,12 +15,7 @@ function toRecord(row: Row): AdminTokenRecord {
 export function sqlAdminTokens(db: SqlEngine, sql: KeysDialect, clock?: () => number): AdminTokens {
   const { arg } = sql;
   async function get(id: string): Promise<AdminTokenRecord | undefined> {
-    const { rows } = await db.read({
-      sql: `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`,
-      args: [id],
-      oneRow: true,
-    });
-    return rows[0] && toRecord(rows[0]);
+    return readOne(db, `SELECT ${COLUMNS} FROM admin_tokens WHERE id = ${arg(1, "text")}`, [id], toRecord);
   }
   return {
     async insert(record) {

@@ -90,6 +90,17 @@ export interface SqlEngine {
   problem?(): string | undefined;
 }
 
+/** The one row `sql` reads, as `as` makes it, if there is one (read the cheaper way a local database reads one row). */
+export async function readOne<T>(
+  db: SqlEngine,
+  sql: string,
+  args: Value[],
+  as: (row: Row) => T,
+): Promise<T | undefined> {
+  const { rows } = await db.read({ sql, args, oneRow: true });
+  return rows[0] && as(rows[0]);
+}
+
 /** The statements of a unit, made now if it is a function. */
 export function statementsOf(unit: Unit): readonly Statement[] {
   return typeof unit === "function" ? unit() : unit;

@@ -13,7 +13,7 @@ import type {
   Scope,
 } from "@petstore/core";
 import { ownAccountId } from "@petstore/core";
-import type { Row, SqlEngine, Statement, Value } from "./engine.js";
+import { type Row, readOne, type SqlEngine, type Statement, type Value } from "./engine.js";
 
 import { accountNote } from "../_account-note.js";
 import { sqlUsage } from "./usage.js";
@@ -239,12 +239,7 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
   }
 
   async function getAccount(id: string): Promise<AccountRecord | undefined> {
-    const { rows } = await db.read({
-      sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${arg(1, "text")}`,
-      args: [id],
-      oneRow: true,
-    });
-    return rows[0] && toAccount(rows[0]);
+    return readOne(db, `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${arg(1, "text")}`, [id], toAccount);
   }
 
   async function get(id: string): Promise<ApiKeyRecord | undefined> {
@@ -339,13 +334,13 @@ export function sqlKeys(db: SqlEngine, sql: KeysDialect, clock?: () => number): 
     },
     async findByHash(hash) {
       // Revoked, expired and rolled-out secrets too: core refuses them, and says why.
-      const { rows } = await db.read({
-        sql: `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM ${KEY_FROM}
+      return readOne(
+        db,
+        `SELECT ${KEY_AND_ACCOUNT_COLUMNS} FROM ${KEY_FROM}
           WHERE k.hash = ${arg(1, "text")} OR k.previous_hash = ${arg(1, "text")} LIMIT 1`,
-        args: [hash],
-        oneRow: true,
-      });
-      return rows[0] && toRecord(rows[0]);
+        [hash],
+        toRecord,
+      );
     },
     get,
     async insertAccount(account, note) {

@@ -1,4 +1,5 @@
 import type { ClaimedCreate, IdempotencyClaim, NewOrder, NewPet, PageQuery, PetStore } from "@petstore/core";
+import { readOne } from "../_sql/engine.js";
 import { petInserts } from "../_sql/pet-inserts.js";
 import { PET_COLUMNS, toOrder, toPet } from "../_sql/rows.js";
 import type { PostgresSource } from "./_client.js";
@@ -92,12 +93,7 @@ export function postgresStore(source: PostgresSource): PetStore {
       return (await db.read(pageStatement("pets", PET_COLUMNS, query))).rows.map(toPet);
     },
     async getPet(id) {
-      const { rows } = await db.read({
-        sql: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`,
-        args: [id],
-        oneRow: true,
-      });
-      return rows[0] && toPet(rows[0]);
+      return readOne(db, `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1::bigint`, [id], toPet);
     },
     createPet: (pet) => insertPet([pet.name, pet.categoryId, pet.status ?? null]),
     createClaimedPet,
