@@ -74,7 +74,25 @@ export function usePostgresDatabase(settings: { isolation?: Isolation } = {}) {
     return { sql };
   }
 
-  return { url, fresh, client };
+  /**
+   * Runs `use` on a fresh schema through `count` clients of it, each its own pool (as processes
+   * have; the first is `fresh()`'s), all ended afterwards.
+   */
+  async function onClients(
+    count: number,
+    use: (sources: { sql: ReturnType<typeof postgres> }[]) => Promise<void>,
+  ): Promise<void> {
+    const { source, close } = await fresh();
+    const others = await Promise.all(Array.from({ length: count - 1 }, () => client(source)));
+    try {
+      await use([source, ...others]);
+    } finally {
+      await Promise.all(others.map((other) => other.sql.end({ timeout: 5 })));
+      await close();
+    }
+  }
+
+  return { url, fresh, client, onClients };
 }
 
 /**

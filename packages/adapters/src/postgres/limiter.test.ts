@@ -40,11 +40,9 @@ describe("postgresLimiter", () => {
     }
   });
 
-  it("admits exactly the limit and bans after the threshold when many clients (as many processes) hit one bucket at once", async () => {
-    const { source, close } = await database.fresh();
-    const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
-    try {
-      const limiters = [source, ...others].map((each) => postgresLimiter(each, { clock }));
+  it("admits exactly the limit and bans after the threshold when many clients (as many processes) hit one bucket at once", () =>
+    database.onClients(4, async (sources) => {
+      const limiters = sources.map((each) => postgresLimiter(each, { clock }));
       const windows = windowsOf(60, 1_000);
       const ban = { threshold: 30, seconds: 600 };
       const decisions = await Promise.all(
@@ -59,11 +57,7 @@ describe("postgresLimiter", () => {
       // 30 refusals count toward the ban; the 31st crosses the threshold and bans the bucket.
       expect(decisions.filter((decision) => !decision.allowed && decision.bannedUntil === undefined)).toHaveLength(30);
       expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
-    } finally {
-      await Promise.all(others.map((other) => other.sql.end()));
-      await close();
-    }
-  });
+    }));
 
   it("leaves a bucket that another transaction kept alive while the sweep waited for its row", async () => {
     const { source, close } = await database.fresh();

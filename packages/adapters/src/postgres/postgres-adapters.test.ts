@@ -59,11 +59,9 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
       },
     );
 
-    it("admits exactly the limit and bans after the threshold when 300 hits on one bucket come through four clients at once", async () => {
-      const { source, close } = await database.fresh();
-      const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
-      try {
-        const limiters = [source, ...others].map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
+    it("admits exactly the limit and bans after the threshold when 300 hits on one bucket come through four clients at once", () =>
+      database.onClients(4, async (sources) => {
+        const limiters = sources.map((each) => postgresAdapters(each, { clock: () => T0 }).limiter);
         const windows: WindowPair = [
           { name: "minute", limit: 60, seconds: 60 },
           { name: "day", limit: 1_000, seconds: 86_400 },
@@ -75,17 +73,11 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
         );
         expect(decisions.filter((decision) => decision.allowed)).toHaveLength(60);
         expect(decisions.filter((decision) => decision.bannedUntil !== undefined)).toHaveLength(210);
-      } finally {
-        await Promise.all(others.map((other) => other.sql.end()));
-        await close();
-      }
-    });
+      }));
 
-    it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", async () => {
-      const { source, close } = await database.fresh();
-      const others = await Promise.all(Array.from({ length: 3 }, () => database.client(source)));
-      try {
-        const stores = [source, ...others].map((each) => postgresStore(each));
+    it("hands out unique ids that commit in order: every list taken meanwhile is a prefix of the final one", () =>
+      database.onClients(4, async (sources) => {
+        const stores = sources.map((each) => postgresStore(each));
         const lists: number[][] = [];
         const creating = Promise.all(
           Array.from({ length: 200 }, (_, i) => stores[i % 4]!.createPet({ name: `Pet ${i}`, categoryId: 1 })),
@@ -104,17 +96,10 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
         }
         expect(all).toEqual([...ids].sort((a, b) => a - b));
         for (const list of lists) expect(list).toEqual(all.slice(0, list.length));
-      } finally {
-        await Promise.all(others.map((other) => other.sql.end()));
-        await close();
-      }
-    });
+      }));
 
-    it("grants one claim of one Idempotency-Key sent through many clients at once, which creates one pet", async () => {
-      const { source, close } = await database.fresh();
-      const others = await Promise.all(Array.from({ length: 5 }, () => database.client(source)));
-      try {
-        const sources = [source, ...others];
+    it("grants one claim of one Idempotency-Key sent through many clients at once, which creates one pet", () =>
+      database.onClients(6, async (sources) => {
         const claim: IdempotencyClaim = { scope: "key_1", key: "order-42", fingerprint: "f1" };
         const attempts = await Promise.all(
           Array.from({ length: 24 }, async (_, i) => {
@@ -128,30 +113,20 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
         const created = attempts.filter((attempt) => typeof attempt === "number");
         expect(created).toHaveLength(1);
         expect(attempts.filter((attempt) => attempt === "in_progress" || attempt === "completed")).toHaveLength(23);
-        expect(await postgresIdempotency(source).claim(claim)).toEqual({ state: "completed", petId: created[0] });
-        expect(await postgresStore(source).listPets({ limit: 10 })).toHaveLength(1);
-      } finally {
-        await Promise.all(others.map((other) => other.sql.end()));
-        await close();
-      }
-    });
+        expect(await postgresIdempotency(sources[0]!).claim(claim)).toEqual({ state: "completed", petId: created[0] });
+        expect(await postgresStore(sources[0]!).listPets({ limit: 10 })).toHaveLength(1);
+      }));
 
-    it("migrates once when several clients migrate at once, recording the version in schema_migrations", async () => {
-      const { source, close } = await database.fresh();
-      const others = await Promise.all(Array.from({ length: 4 }, () => database.client(source)));
-      try {
-        await source.sql.unsafe(
+    it("migrates once when several clients migrate at once, recording the version in schema_migrations", () =>
+      database.onClients(5, async (sources) => {
+        await sources[0]!.sql.unsafe(
           "DROP TABLE pets, orders, api_keys, rate_limits, idempotency_keys, health_probe, key_audit, settings, admin_tokens, key_usage_minutes, key_usage_days, accounts, schema_migrations",
         );
-        await Promise.all([source, ...others].map((each) => migratePostgres(each)));
-        const history = await source.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
+        await Promise.all(sources.map((each) => migratePostgres(each)));
+        const history = await sources[0]!.sql.unsafe("SELECT version, name FROM schema_migrations ORDER BY version");
         expect(Array.from(history, (row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-        await checkPostgres(source);
-      } finally {
-        await Promise.all(others.map((other) => other.sql.end()));
-        await close();
-      }
-    });
+        await checkPostgres(sources[0]!);
+      }));
   },
 );
 
