@@ -9,7 +9,7 @@ import {
 } from "@petstore/core";
 import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
-import { type SharedHitDialect, sharedHitSql } from "./shared-hit-sql.js";
+import { type SharedHitDialect, sharedHitSql } from "./limiter-sql.js";
 
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
 const SWEEP_EVERY = 1_000;

@@ -1,6 +1,6 @@
 import { CLOCK_STEP_MS, type RateLimiter } from "@petstore/core";
 import { type LimiterStatements, limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
-import { RATE_LIMIT_COLUMNS } from "../_sql/shared-hit-sql.js";
+import { currentBucket, RATE_LIMIT_COLUMNS } from "../_sql/limiter-sql.js";
 import { SQLITE_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import { engineOf, type LibsqlSource } from "./_source.js";
 
@@ -52,12 +52,7 @@ clock AS (
 current AS (
   SELECT
     k.now,
-    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.window0_start ELSE k.start0 END AS window0_start,
-    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN k.kept AND r.window0_start >= k.start0 THEN r.refusals ELSE 0 END AS refusals,
-    CASE WHEN k.kept AND r.window1_start >= k.start1 THEN r.window1_start ELSE k.start1 END AS window1_start,
-    CASE WHEN k.kept AND r.window1_start >= k.start1 THEN r.window1_count ELSE 0 END AS window1_count,
-    CASE WHEN k.kept THEN coalesce(r.banned_until, 0) ELSE 0 END AS banned_until
+    ${currentBucket("r")}
   FROM clock AS k LEFT JOIN rate_limits AS r ON r.bucket = :bucket
 ),
 decided AS (

@@ -1,6 +1,6 @@
 import { CLOCK_STEP_MS, type RateLimiter } from "@petstore/core";
 import { limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
-import { RATE_LIMIT_COLUMNS } from "../_sql/shared-hit-sql.js";
+import { currentBucket, RATE_LIMIT_COLUMNS } from "../_sql/limiter-sql.js";
 import { POSTGRES_CLOCK_NOW, POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
@@ -33,12 +33,7 @@ FROM (
 ) AS k
 CROSS JOIN LATERAL (
   SELECT
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_start ELSE k.start0 END AS window0_start,
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.refusals ELSE 0 END AS refusals,
-    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_start ELSE k.start1 END AS window1_start,
-    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_count ELSE 0 END AS window1_count,
-    CASE WHEN k.kept THEN coalesce(b.banned_until, 0) ELSE 0 END AS banned_until
+    ${currentBucket("b")}
   FROM (${source}) AS b
 ) AS c
 CROSS JOIN LATERAL (

@@ -4,6 +4,21 @@ import { CLOCK_STEP_MS } from "@petstore/core";
 export const RATE_LIMIT_COLUMNS =
   "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at";
 
+/**
+ * A bucket's stored row (`row`: its alias, NULL columns for a new bucket) moved forward to the
+ * windows of the instant `k` (`k.kept`, `k.start0`, `k.start1`), as a hit on it finds it: a
+ * window still current keeps its count (window 0 its refusals too), one that rolled over
+ * starts at 0; a bucket not `kept` (the clock stepped back since its last decision) starts
+ * over, as new.
+ */
+export const currentBucket = (row: string) =>
+  `CASE WHEN k.kept AND ${row}.window0_start >= k.start0 THEN ${row}.window0_start ELSE k.start0 END AS window0_start,
+    CASE WHEN k.kept AND ${row}.window0_start >= k.start0 THEN ${row}.window0_count ELSE 0 END AS window0_count,
+    CASE WHEN k.kept AND ${row}.window0_start >= k.start0 THEN ${row}.refusals ELSE 0 END AS refusals,
+    CASE WHEN k.kept AND ${row}.window1_start >= k.start1 THEN ${row}.window1_start ELSE k.start1 END AS window1_start,
+    CASE WHEN k.kept AND ${row}.window1_start >= k.start1 THEN ${row}.window1_count ELSE 0 END AS window1_count,
+    CASE WHEN k.kept THEN coalesce(${row}.banned_until, 0) ELSE 0 END AS banned_until`;
+
 /** A step of the shared hit that a dialect may have built once, as a table of its own (see `SharedHitDialect.materialized`). */
 type Step = "read" | "found" | "current" | "decided";
 
