@@ -7,7 +7,7 @@ import {
   type WindowPair,
   type WindowState,
 } from "@petstore/core";
-import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
+import { boundByNumber, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
 import { type SharedHitDialect, sharedHitSql } from "./limiter-sql.js";
 
@@ -74,13 +74,7 @@ function sharedHitValues({ buckets, ...rest }: SharedHitArgs): Record<string, Va
 
 /** The statements of a dialect, each bound by number. */
 export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
-  function bound<A>(named: string, oneRow: boolean): (values: A) => Statement {
-    const { sql, names } = numbered(named, dialect.placeholder);
-    const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
-    return oneRow
-      ? (values) => ({ sql, args: argsOf(values), oneRow: true })
-      : (values) => ({ sql, args: argsOf(values) });
-  }
+  const bound = <A>(named: string, oneRow: boolean) => boundByNumber<A>(named, dialect.placeholder, oneRow);
   const now = `coalesce(:now, ${dialect.now})`;
   // The expiry again outside the subquery: under READ COMMITTED a row another transaction
   // refreshed while the sweep waited for it is checked again against the outer WHERE only.
