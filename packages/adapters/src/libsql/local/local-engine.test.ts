@@ -9,7 +9,7 @@ import { fileIdentity } from "./_file-identity.js";
 import { WalOpenError } from "./_wal-sync.js";
 import { libsqlConnection } from "../_source.js";
 import { checkLibsql } from "../check-libsql.js";
-import type { Result } from "../../_sql/engine.js";
+import type { Result, WriteOptions } from "../../_sql/engine.js";
 import { localEngine } from "./local-engine.js";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -92,24 +92,21 @@ describe("localEngine", () => {
       expect(await n(db.readVersion(count))).toBe(1);
     });
 
-    it("shares no read past a write batch: a write answered after a shared read began is seen by the next call, in the same turn", async () => {
-      const db = localEngine(() => open());
-      const write = db.write([insert("a")]);
-      // Begun before the batch, in the turn the write's answer comes in.
-      const before = db.readVersion(count);
-      await write;
-      expect(await n(db.readVersion(count))).toBe(1);
-      expect(await n(before)).toBe(0);
-    });
-
-    it("shares no read past a write batch of counts alone either", async () => {
-      const db = localEngine(() => open());
-      const write = db.write([insert("a")], { survives: "process-crash" });
-      const before = db.readVersion(count);
-      await write;
-      expect(await n(db.readVersion(count))).toBe(1);
-      expect(await n(before)).toBe(0);
-    });
+    it.each<[string, WriteOptions | undefined]>([
+      ["a write batch", undefined],
+      ["a write batch of counts alone", { survives: "process-crash" }],
+    ])(
+      "shares no read past %s: a write answered after a shared read began is seen by the next call, in the same turn",
+      async (_, options) => {
+        const db = localEngine(() => open());
+        const write = db.write([insert("a")], options);
+        // Begun before the batch, in the turn the write's answer comes in.
+        const before = db.readVersion(count);
+        await write;
+        expect(await n(db.readVersion(count))).toBe(1);
+        expect(await n(before)).toBe(0);
+      },
+    );
   });
 
   it("fails only the caller whose statement failed; the others in its transaction commit", async () => {
