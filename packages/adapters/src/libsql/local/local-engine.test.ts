@@ -227,6 +227,11 @@ describe("localEngine", () => {
         fail: (error: unknown) => pending.shift()!.reject(error),
       };
     }
+    /** An engine whose fsyncs finish or fail when the test says so (`sync`). */
+    const onControlledSync = () => {
+      const sync = controlledSync();
+      return { sync, db: localEngine(() => open(), { walSync: sync.walSync }) };
+    };
     const settledSoon = async (promise: Promise<unknown>) => {
       let settled = false;
       void promise.then(
@@ -238,8 +243,7 @@ describe("localEngine", () => {
     };
 
     it("commits without waiting for the disk and answers an acknowledged write only after the fsync that followed its commit", async () => {
-      const sync = controlledSync();
-      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const { sync, db } = onControlledSync();
       const acknowledged = db.write([insert("rex")]);
       expect(await settledSoon(acknowledged)).toBe(false);
       // Committed (another connection sees it), with synchronous NORMAL (1), and one fsync asked for.
@@ -251,8 +255,7 @@ describe("localEngine", () => {
     });
 
     it("answers counts at their commit, and writes committed while an fsync runs after the next one", async () => {
-      const sync = controlledSync();
-      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const { sync, db } = onControlledSync();
       const first = db.write([insert("first")]);
       expect(await settledSoon(first)).toBe(false);
       // A count needs no fsync of its own (one ran less than a second ago? none yet: one is due,
@@ -271,8 +274,7 @@ describe("localEngine", () => {
     });
 
     it("after a failed fsync answers every durable write and read as storage unavailable (a 503), for good", async () => {
-      const sync = controlledSync();
-      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const { sync, db } = onControlledSync();
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
@@ -287,8 +289,7 @@ describe("localEngine", () => {
     });
 
     it("answers every acknowledged write of one batch after the same single fsync", async () => {
-      const sync = controlledSync();
-      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const { sync, db } = onControlledSync();
       const writes = ["a", "b", "c"].map((name) => db.write([insert(name)]));
       expect(await settledSoon(Promise.race(writes))).toBe(false);
       expect(sync.pending).toHaveLength(1);
@@ -298,8 +299,7 @@ describe("localEngine", () => {
     });
 
     it("answers 503 when the WAL cannot be opened for an fsync, without condemning later ones", async () => {
-      const sync = controlledSync();
-      const db = localEngine(() => open(), { walSync: sync.walSync });
+      const { sync, db } = onControlledSync();
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(new WalOpenError(Object.assign(new Error("EMFILE"), { code: "EMFILE" })));
