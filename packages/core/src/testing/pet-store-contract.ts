@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { expect, it } from "vitest";
 import { type Closable, describeWithFixture } from "./_fixture.js";
-import type { IdempotencyStore, PetStore } from "../ports.js";
+import type { IdempotencyStore, PageQuery, PetStore } from "../ports.js";
 import { MAX_ID, type NewOrderInput, NewOrderSchema, type NewPet, type Pet } from "../schemas.js";
 
 /** A fresh, empty store and the idempotency store whose claims it completes. */
@@ -20,6 +20,18 @@ const rex: NewPet = { name: "Rex", categoryId: 1, status: "available" };
 
 /** The orders the library's storage API writes: NewOrderSchema applies the defaults. */
 const order = (input: NewOrderInput) => v.parse(NewOrderSchema, input);
+
+/** `list` filtered by `status` pages among the rows `made` of that status: the first `limit`, then all after the one before the last of those. */
+async function expectPagesOfStatus<S extends string, T extends { id: number; status?: S | undefined }>(
+  list: (query: PageQuery<S>) => Promise<T[]>,
+  made: T[],
+  status: NoInfer<S>,
+  limit: number,
+) {
+  const ofStatus = made.filter((row) => row.status === status);
+  expect(await list({ limit, status })).toEqual(ofStatus.slice(0, limit));
+  expect(await list({ limit: 10, status, afterId: ofStatus[limit - 2]!.id })).toEqual(ofStatus.slice(limit - 1));
+}
 
 /** Creates pets one after another (not concurrently), so their ids follow their order. */
 async function createAll(store: PetStore, pets: NewPet[]): Promise<Pet[]> {
@@ -159,11 +171,7 @@ export function petStoreContract(name: string, make: MakeStore): void {
             status ? { name: `Pet ${i}`, categoryId: 1, status } : { name: `Pet ${i}`, categoryId: 1 },
           ),
         );
-        const sold = pets.filter((pet) => pet.status === "sold");
-        expect(await fixture.store.listPets({ limit: 3, status: "sold" })).toEqual(sold.slice(0, 3));
-        expect(await fixture.store.listPets({ limit: 10, status: "sold", afterId: sold[1]!.id })).toEqual(
-          sold.slice(2),
-        );
+        await expectPagesOfStatus(fixture.store.listPets.bind(fixture.store), pets, "sold", 3);
         expect(await fixture.store.listPets({ limit: 10, status: "pending" })).toEqual([pets[3]]);
       });
 
@@ -200,11 +208,7 @@ export function petStoreContract(name: string, make: MakeStore): void {
         expect(new Set(ids).size).toBe(ids.length);
         expect(await fixture.store.listOrders({ limit: 2 })).toEqual(orders.slice(0, 2));
         expect(await fixture.store.listOrders({ limit: 2, afterId: orders[1]!.id })).toEqual(orders.slice(2, 4));
-        const placed = orders.filter((o) => o.status === "placed");
-        expect(await fixture.store.listOrders({ limit: 2, status: "placed" })).toEqual(placed.slice(0, 2));
-        expect(await fixture.store.listOrders({ limit: 10, status: "placed", afterId: placed[0]!.id })).toEqual(
-          placed.slice(1),
-        );
+        await expectPagesOfStatus(fixture.store.listOrders.bind(fixture.store), orders, "placed", 2);
         expect(await fixture.store.listOrders({ limit: 10, status: "approved" })).toEqual([orders[1]]);
       });
 

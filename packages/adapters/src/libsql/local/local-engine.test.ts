@@ -9,8 +9,8 @@ import { fileIdentity } from "./_file-identity.js";
 import { WalOpenError } from "./_wal-sync.js";
 import { libsqlConnection } from "../_source.js";
 import { checkLibsql } from "../check-libsql.js";
-import type { Result } from "../../_sql/engine.js";
-import { type LocalEngineOptions, localEngine } from "./local-engine.js";
+import type { Result, WriteOptions } from "../../_sql/engine.js";
+import { localEngine } from "./local-engine.js";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const insert = (name: string) => ({
@@ -92,11 +92,11 @@ describe("localEngine", () => {
       expect(await n(db.readVersion(count))).toBe(1);
     });
 
-    it.each([
-      ["", undefined],
-      [" of counts alone", { survives: "process-crash" } as const],
+    it.each<[string, WriteOptions | undefined]>([
+      ["a write batch", undefined],
+      ["a write batch of counts alone", { survives: "process-crash" }],
     ])(
-      "shares no read past a write batch%s: a write answered after a shared read began is seen by the next call, in the same turn",
+      "shares no read past %s: a write answered after a shared read began is seen by the next call, in the same turn",
       async (_, options) => {
         const db = localEngine(() => open());
         const write = db.write([insert("a")], options);
@@ -227,11 +227,11 @@ describe("localEngine", () => {
         fail: (error: unknown) => pending.shift()!.reject(error),
       };
     }
-    /** An engine whose fsyncs finish when the test says so (`sync`). */
-    function syncedEngine(options: Omit<LocalEngineOptions, "walSync"> = {}) {
+    /** An engine whose fsyncs finish or fail when the test says so (`sync`). */
+    const onControlledSync = () => {
       const sync = controlledSync();
-      return { sync, db: localEngine(() => open(), { ...options, walSync: sync.walSync }) };
-    }
+      return { sync, db: localEngine(() => open(), { walSync: sync.walSync }) };
+    };
     const settledSoon = async (promise: Promise<unknown>) => {
       let settled = false;
       void promise.then(
@@ -243,7 +243,7 @@ describe("localEngine", () => {
     };
 
     it("commits without waiting for the disk and answers an acknowledged write only after the fsync that followed its commit", async () => {
-      const { sync, db } = syncedEngine();
+      const { sync, db } = onControlledSync();
       const acknowledged = db.write([insert("rex")]);
       expect(await settledSoon(acknowledged)).toBe(false);
       // Committed (another connection sees it), with synchronous NORMAL (1), and one fsync asked for.
@@ -255,7 +255,7 @@ describe("localEngine", () => {
     });
 
     it("answers counts at their commit, and writes committed while an fsync runs after the next one", async () => {
-      const { sync, db } = syncedEngine();
+      const { sync, db } = onControlledSync();
       const first = db.write([insert("first")]);
       expect(await settledSoon(first)).toBe(false);
       // A count needs no fsync of its own (one ran less than a second ago? none yet: one is due,
@@ -274,7 +274,7 @@ describe("localEngine", () => {
     });
 
     it("after a failed fsync answers every durable write and read as storage unavailable (a 503), for good", async () => {
-      const { sync, db } = syncedEngine();
+      const { sync, db } = onControlledSync();
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
@@ -289,7 +289,7 @@ describe("localEngine", () => {
     });
 
     it("answers every acknowledged write of one batch after the same single fsync", async () => {
-      const { sync, db } = syncedEngine();
+      const { sync, db } = onControlledSync();
       const writes = ["a", "b", "c"].map((name) => db.write([insert(name)]));
       expect(await settledSoon(Promise.race(writes))).toBe(false);
       expect(sync.pending).toHaveLength(1);
@@ -299,7 +299,7 @@ describe("localEngine", () => {
     });
 
     it("answers 503 when the WAL cannot be opened for an fsync, without condemning later ones", async () => {
-      const { sync, db } = syncedEngine();
+      const { sync, db } = onControlledSync();
       const write = db.write([insert("rex")]);
       expect(await settledSoon(write)).toBe(false);
       sync.fail(new WalOpenError(Object.assign(new Error("EMFILE"), { code: "EMFILE" })));
@@ -317,8 +317,13 @@ describe("localEngine", () => {
 
     it("fsyncs the WAL after batches of counts alone at least once a second, nobody waiting for it", async () => {
       let now = 10_000;
+      const sync = controlledSync();
       const fsyncs: number[] = [];
-      const { sync, db } = syncedEngine({ clock: () => now, observer: { onFsync: () => fsyncs.push(now) } });
+      const db = localEngine(() => open(), {
+        clock: () => now,
+        walSync: sync.walSync,
+        observer: { onFsync: () => fsyncs.push(now) },
+      });
       const count = (name: string) => db.write([insert(name)], { survives: "process-crash" });
       // None ran yet: the first batch is due one, and is answered without waiting for it.
       await count("first");
@@ -339,9 +344,10 @@ describe("localEngine", () => {
     });
 
     it("answers a read once everything committed before it is on disk", async () => {
+      const sync = controlledSync();
       // A monotonic clock past the first second: the count is due the first fsync (on the default
       // clock, performance.now(), it was not in a worker younger than a second).
-      const { sync, db } = syncedEngine({ clock: () => 10_000 });
+      const db = localEngine(() => open(), { walSync: sync.walSync, clock: () => 10_000 });
       await db.write([insert("counted")], { survives: "process-crash" });
       expect(sync.pending).toHaveLength(1);
       // An fsync that began before this call does not count: the reader waits for the next.
