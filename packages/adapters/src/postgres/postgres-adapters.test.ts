@@ -41,13 +41,29 @@ describe.each<Isolation>(["read committed", "repeatable read", "serializable"])(
           // the update, alone under this default, meets a serialization failure.
           const other = await database.client(source);
           let release!: () => void;
+          let rowHeld!: () => void;
+          const held = new Promise<void>((resolve) => (rowHeld = resolve));
           const holding = other.sql.begin(async (transaction) => {
             await transaction.unsafe("UPDATE counter SET n = n + 1 WHERE id = 1");
-            await new Promise<void>((resolve) => (release = resolve));
+            await new Promise<void>((resolve) => {
+              release = resolve;
+              rowHeld();
+            });
           });
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await held;
           const updating = engine.read("UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n");
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          // Released only once the update waits for the row's lock, as a third client sees it.
+          const watcher = await database.client(source);
+          const waitingForTheRow = async () =>
+            (
+              await watcher.sql.unsafe(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE counter%'",
+              )
+            )[0]!.n > 0;
+          for (const deadline = performance.now() + 10_000; !(await waitingForTheRow()); ) {
+            if (performance.now() > deadline) throw new Error("the engine's update never waited for the held row");
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
           release();
           await holding;
           expect((await updating).rows[0]!.n).toBe(2);
