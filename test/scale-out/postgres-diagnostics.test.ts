@@ -117,17 +117,14 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
  * Here the slots left are 3 of 15, so refusals are certain.
  */
 describe("three servers on a PostgreSQL with max_connections=15", () => {
+  // One crowd of requests on three servers, while another client holds 12 of the 15 slots; each it reads its outcome.
   let pg: PostgresServer;
   let servers: Server[] = [];
+  const statuses = new Map<number, number>();
+  let lines: Record<string, unknown>[][];
+  let loadEnded: number;
   beforeAll(async () => {
     pg = await startPostgres({ settings: { max_connections: "15" } });
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
-    await pg?.destroy();
-  });
-
-  it("logs the database's own words once for the outage, and gives the slots back once the load is over", async () => {
     const db = await pg.createDatabase("crowded");
     const { key } = await createKey(db);
     servers = await Promise.all([0, 1, 2].map(() => startServer(binaryServe(db))));
@@ -135,7 +132,6 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     // one statement at a time, would not always fill them by themselves.
     const squatter = postgres(pg.url(), { max: 12, onnotice: () => {} });
     const held = await Promise.all(Array.from({ length: 12 }, () => squatter.reserve()));
-    const statuses = new Map<number, number>();
     const began = performance.now();
     // 40 clients per server for 3 s: each pool opens every connection it may.
     try {
@@ -157,17 +153,29 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
       for (const connection of held) connection.release();
       await squatter.end();
     }
-    const loadEnded = performance.now();
-    const lines = servers.map((server) => events(server, "storage unavailable"));
+    loadEnded = performance.now();
+    lines = servers.map((server) => events(server, "storage unavailable"));
     console.info(
       `issue 27 §3.4, max_connections=15, 3 servers x pool 10, 120 clients for 3 s: answers ${JSON.stringify(Object.fromEntries(statuses))}; 'storage unavailable' lines per server ${lines.map((each) => each.length).join(", ")}: ${String(lines.flat()[0]?.reason)}`,
     );
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
+    await pg?.destroy();
+  });
+
+  it("answers 503 when no connection slot is left", () => {
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
-    // The cause, in PostgreSQL's words; failures less than 1 s apart are one outage, so a server
-    // logs a new one only after it said the last was over (a second of answers without a
-    // failure; on a loaded machine a pool can go that long between refused connections), never
-    // a line per refused connection.
+  });
+
+  it("logs the cause in the database's own words", () => {
     expect(lines.flat().some((line) => String(line.reason).includes("too many clients"))).toBe(true);
+  });
+
+  it("logs each outage once, lost then back, never a line per refused connection", () => {
+    // Failures less than 1 s apart are one outage, so a server logs a new one only after it said
+    // the last was over (a second of answers without a failure; on a loaded machine a pool can go
+    // that long between refused connections).
     for (const server of servers) {
       const outageLines = server.stderr
         .filter((line) => line.startsWith("{"))
@@ -178,7 +186,9 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
         outageLines.map((_, i) => (i % 2 === 0 ? "storage unavailable" : "storage available again")),
       );
     }
-    // Idle connections are closed after 10 s: the slots come back for everyone else.
+  });
+
+  it("gives the slots back once the load is over, closing idle connections after 10 s", async () => {
     const admin = postgres(pg.url(), { max: 1, onnotice: () => {} });
     try {
       await expect
@@ -193,5 +203,5 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     } finally {
       await admin.end();
     }
-  }, 90_000);
+  }, 30_000);
 });
