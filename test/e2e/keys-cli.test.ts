@@ -71,39 +71,57 @@ async function requestUntil(
 }
 
 describe.each([
-  { where: "in the database", limiter: () => [] as string[] },
-  { where: "in Redis (--limiter)", limiter: () => ["--limiter", redis.url] },
-])("keys changed by the CLI while a server counts $where", ({ limiter }) => {
-  it("upgrades within the 5 s key cache keeping today's usage, and a lifted ban admits the next request at once", async () => {
-    const db = tempDatabaseUrl();
-    const { key, id } = await createKey(db, ["--plan", "free", "--per-minute", "2", "--label", "shop"]);
-    const server = await startServer([...binaryServe(db), ...limiter()]);
-    const api = client(server.url, key);
+  { where: "in the database", inRedis: false, limiter: () => [] as string[] },
+  { where: "in Redis (--limiter)", inRedis: true, limiter: () => ["--limiter", redis.url] },
+])("keys changed by the CLI while a server counts $where", ({ inRedis, limiter }) => {
+  // One key on one server, banned, upgraded and unbanned in order; each it one step.
+  let db: string;
+  let id: string;
+  let api: ReturnType<typeof client>;
+  let banning: Awaited<ReturnType<typeof requestUntil>>;
+  let admitted: number;
+  let upgrade: Awaited<ReturnType<typeof requestUntil>>;
+  let next: Response;
 
+  beforeAll(async () => {
+    db = tempDatabaseUrl();
+    let key: string;
+    ({ key, id } = await createKey(db, ["--plan", "free", "--per-minute", "2", "--label", "shop"]));
+    const server = await startServer([...binaryServe(db), ...limiter()]);
+    api = client(server.url, key);
+  }, 30_000);
+
+  it("is banned by the server once over its limit, after its admitted requests", async () => {
     // Over the limit until banned: more than 30 refusals within a minute.
-    const banning = await requestUntil(
+    banning = await requestUntil(
       () => api("/v1/pets?limit=1"),
       (_, body) => body.code === "temporarily_banned",
       30_000,
     );
-    const admitted = banning.answers.filter((answer) => answer.status === 200).length;
+    admitted = banning.answers.filter((answer) => answer.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(2);
+  }, 40_000);
+
+  it("shows the server's ban, about 10 minutes long, and the day's usage", async () => {
     const banned = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
     expect(banned.usage).toMatchObject({ day: { used: admitted, limit: 1_000 }, bannedUntil: expect.any(String) });
     expect(Date.parse(banned.usage.bannedUntil) - Date.now()).toBeGreaterThan(9 * 60_000);
-    if (limiter().length > 0) {
-      // The database records that its servers count in Redis: without --limiter, no usage is made up.
-      const blind = await cli(["keys", "show", id, "--db", db, "--json"]);
-      expect([blind.code, JSON.parse(blind.stdout).usage, blind.stderr]).toEqual([
-        0,
-        null,
-        expect.stringContaining("give --limiter redis://HOST (or PETSTORE_LIMITER)"),
-      ]);
-    }
+  });
 
-    // The upgrade, seen by the running server while the ban holds (requests during a ban count nothing).
+  it.runIf(inRedis)("makes no usage up without --limiter, saying to give it", async () => {
+    // The database records that its servers count in Redis.
+    const blind = await cli(["keys", "show", id, "--db", db, "--json"]);
+    expect([blind.code, JSON.parse(blind.stdout).usage, blind.stderr]).toEqual([
+      0,
+      null,
+      expect.stringContaining("give --limiter redis://HOST (or PETSTORE_LIMITER)"),
+    ]);
+  });
+
+  it("reaches the running server with an upgrade within its 5 s key cache, the ban still holding", async () => {
+    // Requests during a ban count nothing.
     await petstore(["keys", "update", id, "--plan", "pro", "--per-minute", "plan", "--db", db]);
-    const upgrade = await requestUntil(
+    upgrade = await requestUntil(
       () => api("/v1/pets?limit=1"),
       (response) => response.headers.get("x-ratelimit-limit") === "300",
       8_000,
@@ -112,14 +130,18 @@ describe.each([
     expect(upgrade.response.status).toBe(429);
     // 5 s of key cache at most, and one poll and one request more (on 2 shared cores).
     expect(upgrade.elapsedMs).toBeLessThan(6_000);
+  });
 
+  it("lifts the ban, the next request admitted at once under the new plan", async () => {
     expect(await petstore(["keys", "unban", id, "--db", db, ...limiter()])).toBe(
       `Lifted the ban of ${id}: its next request is decided by its limits alone.\n`,
     );
-    const next = await api("/v1/pets?limit=1");
+    next = await api("/v1/pets?limit=1");
     expect(next.status).toBe(200);
     expect(next.headers.get("x-ratelimit-limit")).toBe("300");
+  });
 
+  it("keeps today's usage through the upgrade and the ban", async () => {
     const after = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
     expect(after).toMatchObject({
       plan: "pro",
@@ -128,10 +150,13 @@ describe.each([
       label: "shop",
       usage: { day: { used: admitted + 1, limit: 10_000 }, bannedUntil: null },
     });
+  });
+
+  it("audits the update and the unban", async () => {
     const trail = await petstore(["audit", "--key", id, "--db", db, "--json"]);
     expect(trail.map((entry: { action: string }) => entry.action)).toEqual(["unban", "update", "create"]);
     console.log(
-      `[keys-cli ${limiter().length ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`,
+      `[keys-cli ${inRedis ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`,
     );
   });
 });
