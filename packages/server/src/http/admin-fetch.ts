@@ -5,6 +5,7 @@ import accountsViewJs from "./admin-page/accounts-view.mjs" with { type: "text" 
 import apiJs from "./admin-page/api.mjs" with { type: "text" };
 import auditViewJs from "./admin-page/audit-view.mjs" with { type: "text" };
 import chartJs from "./admin-page/chart.mjs" with { type: "text" };
+import framesJs from "./admin-page/frames.mjs" with { type: "text" };
 import keyViewJs from "./admin-page/key-view.mjs" with { type: "text" };
 import keysViewJs from "./admin-page/keys-view.mjs" with { type: "text" };
 import pageCss from "./admin-page/page.css" with { type: "text" };
@@ -83,6 +84,7 @@ const PAGE_MODULES: Record<string, string> = {
   "page.mjs": pageJs,
   "api.mjs": apiJs,
   "ui.mjs": uiJs,
+  "frames.mjs": framesJs,
   "chart.mjs": chartJs,
   "keys-view.mjs": keysViewJs,
   "key-view.mjs": keyViewJs,

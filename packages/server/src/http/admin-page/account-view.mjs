@@ -5,7 +5,8 @@ import { call } from "./api.mjs";
 import { auditOf } from "./audit-view.mjs";
 import { usageCharts } from "./chart.mjs";
 import { createKeyDialog, keysTable } from "./keys-view.mjs";
-import { fact, field, fill, h, open, planFields, refused, say, time } from "./ui.mjs";
+import { changesForm, titleBar } from "./frames.mjs";
+import { fact, field, fill, h, planFields, time } from "./ui.mjs";
 
 function facts(account) {
   return h(
@@ -26,30 +27,23 @@ function facts(account) {
 function editForm(account, reload) {
   const limits = planFields("account", "Empty: the plan's. An Enterprise account needs its own.", account);
   const name = h("input", { type: "text", id: "account-name", name: "name", maxlength: 100, value: account.name });
-  const form = h(
-    "form",
-    { id: "account-edit", class: "stacked", "aria-labelledby": "account-edit-title" },
-    h("h3", { id: "account-edit-title" }, "Name, plan, limits"),
-    field("Name", name),
-    limits.elements,
-    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Save changes")),
+  const changes = () => {
+    const changed = limits.changes(account);
+    if (name.value !== account.name) changed.name = name.value;
+    return changed;
+  };
+  return changesForm(
+    {
+      id: "account-edit",
+      title: "Name, plan, limits",
+      fields: [field("Name", name), limits.elements],
+      of: account,
+      path: `/accounts/${account.id}`,
+      changes,
+      focusId: "account-name",
+    },
+    reload,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const changes = limits.changes(account);
-    if (name.value !== account.name) changes.name = name.value;
-    if (Object.keys(changes).length === 0) return say("Nothing to save: no field was changed.");
-    try {
-      await call("PATCH", `/accounts/${account.id}`, changes);
-      await reload(
-        "account-name",
-        `Saved ${Object.keys(changes).join(", ")} of ${account.id}: in force on every server within 5 s.`,
-      );
-    } catch (error) {
-      refused(form, `change ${account.id}`, error);
-    }
-  });
-  return form;
 }
 
 export const accountView = {
@@ -73,16 +67,7 @@ export const accountView = {
       h("h2", { id: "view-title", tabindex: -1 }, account.name, " ", h("span", { class: "id" }, account.id)),
       facts(account),
       editForm(account, reload),
-      h(
-        "div",
-        { class: "title" },
-        h("h3", { id: "account-keys-title" }, "Keys"),
-        h(
-          "button",
-          { type: "button", id: "create-key", class: "primary", onclick: () => open(dialog) },
-          "Create key in this account",
-        ),
-      ),
+      titleBar(h("h3", { id: "account-keys-title" }, "Keys"), "create-key", "Create key in this account", dialog),
       listed.count === 0 ? h("p", {}, "No keys yet.") : keys.elements,
       h(
         "p",

@@ -4,23 +4,21 @@
 import { call } from "./api.mjs";
 import { auditOf } from "./audit-view.mjs";
 import { usageCharts } from "./chart.mjs";
+import { changesForm } from "./frames.mjs";
 import {
   confirm,
+  expiresField,
   fact,
   failed,
   field,
   fill,
   h,
-  localOf,
   open,
   planFields,
-  refused,
-  say,
   select,
   showSecret,
   states,
   time,
-  utcOf,
 } from "./ui.mjs";
 
 const OVERLAPS = [
@@ -93,51 +91,42 @@ function editForm(key, reload) {
     value: (key.allowFrom ?? []).join(", "),
   });
   const label = h("input", { type: "text", id: "edit-label", name: "label", maxlength: 100, value: key.label ?? "" });
-  const expires = h("input", {
-    type: "datetime-local",
-    id: "edit-expires",
-    name: "expiresAt",
-    value: localOf(key.expiresAt),
-  });
-  const form = h(
-    "form",
-    { id: "edit", class: "stacked", "aria-labelledby": "edit-title" },
-    h("h3", { id: "edit-title" }, "Plan, limits, scopes, addresses, label, expiry"),
-    limits.elements,
-    scopes.element,
-    field(
-      "Allowed from",
-      allowFrom,
-      "CIDR ranges its requests must come from, comma-separated (10.0.0.0/8, 2001:db8::/32). Empty: any address.",
-    ),
-    field("Label", label, "Empty: none."),
-    field("Expires (UTC)", expires, "Empty: never."),
-    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Save changes")),
-  );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const changes = limits.changes(key);
+  const expires = expiresField("edit-expires", key.expiresAt);
+  const changes = () => {
+    const changed = limits.changes(key);
     const chosen = scopes.chosen();
-    if (chosen.join() !== key.scopes.join()) changes.scopes = chosen.length === SCOPES.length ? null : chosen;
+    if (chosen.join() !== key.scopes.join()) changed.scopes = chosen.length === SCOPES.length ? null : chosen;
     const ranges = allowFrom.value
       .split(",")
       .map((range) => range.trim())
       .filter((range) => range !== "");
-    if (ranges.join() !== (key.allowFrom ?? []).join()) changes.allowFrom = ranges.length === 0 ? null : ranges;
-    if (label.value !== (key.label ?? "")) changes.label = label.value === "" ? null : label.value;
-    if (expires.value !== localOf(key.expiresAt)) changes.expiresAt = utcOf(expires.value);
-    if (Object.keys(changes).length === 0) return say("Nothing to save: no field was changed.");
-    try {
-      await call("PATCH", `/keys/${key.id}`, changes);
-      await reload(
-        "edit-plan",
-        `Saved ${Object.keys(changes).join(", ")} of ${key.id}: in force on every server within 5 s.`,
-      );
-    } catch (error) {
-      refused(form, `change ${key.id}`, error);
-    }
-  });
-  return form;
+    if (ranges.join() !== (key.allowFrom ?? []).join()) changed.allowFrom = ranges.length === 0 ? null : ranges;
+    if (label.value !== (key.label ?? "")) changed.label = label.value === "" ? null : label.value;
+    if (expires.changed()) changed.expiresAt = expires.value();
+    return changed;
+  };
+  return changesForm(
+    {
+      id: "edit",
+      title: "Plan, limits, scopes, addresses, label, expiry",
+      fields: [
+        limits.elements,
+        scopes.element,
+        field(
+          "Allowed from",
+          allowFrom,
+          "CIDR ranges its requests must come from, comma-separated (10.0.0.0/8, 2001:db8::/32). Empty: any address.",
+        ),
+        field("Label", label, "Empty: none."),
+        expires.element,
+      ],
+      of: key,
+      path: `/keys/${key.id}`,
+      changes,
+      focusId: "edit-plan",
+    },
+    reload,
+  );
 }
 
 function rollDialog(key, reload) {

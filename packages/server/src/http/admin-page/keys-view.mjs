@@ -2,23 +2,20 @@
 // Its table and its new key's dialog serve an account's page too.
 
 import { call } from "./api.mjs";
+import { createDialog, filterForm, listPage } from "./frames.mjs";
 import {
   cardRow,
+  expiresField,
   field,
-  fieldProblems,
-  fill,
   h,
-  open,
   PLANS,
   pagedTable,
   planFields,
   planText,
-  refused,
   select,
   showSecret,
   states,
   time,
-  utcOf,
 } from "./ui.mjs";
 
 const STATES = [
@@ -72,47 +69,34 @@ export function createKeyDialog(onCreated, account) {
     account ? "Empty: the account's. The key counts against the account's limits too." : "Empty: the plan's.",
     account && { plan: account.plan },
   );
-  const form = h(
-    "form",
-    { id: "new-key", method: "dialog", class: "stacked" },
-    h("h2", { id: "new-key-title" }, account ? `Create a key in ${account.name}` : "Create a key"),
-    limits.elements[0],
-    field(
-      "Label",
-      h("input", { type: "text", id: "new-label", name: "label", maxlength: 100 }),
-      "Whose key: a customer, an app.",
-    ),
-    limits.elements.slice(1),
-    field(
-      "Expires (UTC)",
-      h("input", { type: "datetime-local", id: "new-expires", name: "expiresAt" }),
-      "Empty: never.",
-    ),
-    h(
-      "div",
-      { class: "buttons" },
-      h("button", { type: "submit", value: "create", class: "primary" }, "Create key"),
-      h("button", { type: "submit", value: "cancel", formnovalidate: true }, "Cancel"),
-    ),
-  );
-  const dialog = h("dialog", { id: "new-key-dialog", "aria-labelledby": "new-key-title" }, form);
-  form.addEventListener("submit", async (event) => {
-    if (event.submitter?.value !== "create") return;
-    event.preventDefault();
-    const values = new FormData(form);
-    const body = limits.values();
+  const label = h("input", { type: "text", id: "new-label", name: "label", maxlength: 100 });
+  const expires = expiresField("new-expires");
+  const body = () => {
+    const given = limits.values();
     if (account) {
-      body.accountId = account.id;
+      given.accountId = account.id;
       // The account's plan is the key's unless another was chosen.
-      if (body.plan === account.plan) delete body.plan;
+      if (given.plan === account.plan) delete given.plan;
     }
-    if (values.get("label")) body.label = values.get("label");
-    if (values.get("expiresAt")) body.expiresAt = utcOf(values.get("expiresAt"));
-    try {
-      const { data } = await call("POST", "/keys", body);
-      fieldProblems(form, undefined);
-      form.reset();
-      dialog.close();
+    if (label.value) given.label = label.value;
+    const expiresAt = expires.value();
+    if (expiresAt) given.expiresAt = expiresAt;
+    return given;
+  };
+  return createDialog({
+    id: "new-key",
+    title: account ? `Create a key in ${account.name}` : "Create a key",
+    fields: [
+      limits.elements[0],
+      field("Label", label, "Whose key: a customer, an app."),
+      limits.elements.slice(1),
+      expires.element,
+    ],
+    create: "Create key",
+    path: "/keys",
+    body,
+    what: "the key",
+    created: async (data) => {
       await showSecret(
         "The new key",
         "Key",
@@ -120,11 +104,8 @@ export function createKeyDialog(onCreated, account) {
         `${data.id}, ${data.plan}${data.label ? `, "${data.label}"` : ""}${account ? `, in ${account.id}` : ""}.`,
       );
       onCreated(data);
-    } catch (error) {
-      refused(form, "create the key", error);
-    }
+    },
   });
-  return dialog;
 }
 
 /**
@@ -149,61 +130,34 @@ export const keysView = {
   path: /^\/keys$/,
   title: "Keys",
   async render(root, params, _match, reload) {
-    const q = params.get("q") ?? "";
-    const state = params.get("state") ?? "";
-    const plan = params.get("plan") ?? "";
-    const sort = params.get("sort") ?? "created";
-    const filters = h(
-      "form",
-      { id: "filters", role: "search", class: "toolbar" },
-      field("Search by id or label", h("input", { type: "search", id: "q", name: "q", value: q })),
-      field("State", select({ id: "state", name: "state" }, STATES, state)),
-      field("Plan", select({ id: "plan", name: "plan" }, [["", "Any plan"], ...PLANS], plan)),
-      field("Sort", select({ id: "sort", name: "sort" }, SORTS, sort)),
-      h("button", { type: "submit" }, "Show"),
+    const filters = filterForm(
+      "filters",
+      "/keys",
+      params,
+      [
+        field(
+          "Search by id or label",
+          h("input", { type: "search", id: "q", name: "q", value: params.get("q") ?? "" }),
+        ),
+        field("State", select({ id: "state", name: "state" }, STATES, params.get("state") ?? "")),
+        field("Plan", select({ id: "plan", name: "plan" }, [["", "Any plan"], ...PLANS], params.get("plan") ?? "")),
+        field("Sort", select({ id: "sort", name: "sort" }, SORTS, params.get("sort") ?? "created")),
+      ],
+      { sort: "created" },
     );
-    const apply = () => {
-      const chosen = new URLSearchParams();
-      for (const [name, value] of new FormData(filters))
-        if (value && !(name === "sort" && value === "created")) chosen.set(name, value);
-      location.hash = `#/keys${chosen.size > 0 ? `?${chosen}` : ""}`;
-    };
-    filters.addEventListener("submit", (event) => {
-      event.preventDefault();
-      apply();
+    return listPage(root, {
+      title: "Keys",
+      create: ["create-key", "Create key"],
+      dialog: createKeyDialog((key) =>
+        reload(undefined, `Created ${key.id}: its secret was shown once.`, `#/keys/${key.id}`),
+      ),
+      filters: filters.form,
+      table: keysTable(`/keys?${new URLSearchParams([["limit", "50"], ...filters.chosen])}`, "API keys"),
+      hint: "Today: requests admitted since 00:00 UTC against the day's limit, as the rate limiter counts them now. Last used: recorded within 10 s. Times in UTC (hover for yours).",
+      // A sort leaves out no key: only the other filters can leave the list empty.
+      none: [...filters.chosen.keys()].some((name) => name !== "sort")
+        ? "No key matches these filters."
+        : "No keys yet: create one.",
     });
-    const query = new URLSearchParams({ limit: "50" });
-    for (const [name, value] of [
-      ["q", q],
-      ["state", state],
-      ["plan", plan],
-      ["sort", sort === "created" ? "" : sort],
-    ])
-      if (value) query.set(name, value);
-    const keys = keysTable(`/keys?${query}`, "API keys");
-    const dialog = createKeyDialog((key) =>
-      reload(undefined, `Created ${key.id}: its secret was shown once.`, `#/keys/${key.id}`),
-    );
-    fill(
-      root,
-      h(
-        "div",
-        { class: "title" },
-        h("h2", { id: "view-title", tabindex: -1 }, "Keys"),
-        h("button", { type: "button", id: "create-key", class: "primary", onclick: () => open(dialog) }, "Create key"),
-      ),
-      filters,
-      keys.elements,
-      h(
-        "p",
-        { class: "hint" },
-        "Today: requests admitted since 00:00 UTC against the day's limit, as the rate limiter counts them now. Last used: recorded within 10 s. Times in UTC (hover for yours).",
-      ),
-      dialog,
-    );
-    const { count, more } = await keys.load();
-    const filtered = q || state || plan;
-    if (count > 0) return `${count}${more ? "+" : ""} keys.`;
-    return filtered ? "No key matches these filters." : "No keys yet: create one.";
   },
 };

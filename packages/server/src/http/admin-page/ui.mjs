@@ -1,6 +1,6 @@
 // What every view of the page draws with: elements, the status line, instants, a key's
-// states, dialogs that give the focus back, a plan's fields, and a form's fields told what
-// the API refused.
+// states, dialogs that give the focus back, a plan's fields, a key's expiry, and a form's
+// fields told what the API refused.
 
 import { ApiProblem, SignedOut } from "./api.mjs";
 
@@ -216,7 +216,7 @@ export const cardRow = (id, [column, ...head], ...cells) =>
  * A table of cards (`id`, its `columns` named in its head) filled a page at a time with its
  * Load more button: `fetchPage(from)` resolves with `{ items, next }` (`from` undefined for
  * the first page, `next` undefined after the last), each item drawn by `rowOf`. `load()` fills
- * the first page and resolves with its count and whether there are more.
+ * the first page and resolves with its count and whether there are more; `what` names its items.
  */
 export function pagedTable({ id, caption, columns, rowOf, fetchPage, what }) {
   const body = h("tbody");
@@ -247,6 +247,7 @@ export function pagedTable({ id, caption, columns, rowOf, fetchPage, what }) {
   more.addEventListener("click", () => loadPage(next).catch((error) => failed(`Could not load more ${what}`, error)));
   return {
     elements: [table, more],
+    what,
     load: async () => ({ count: await loadPage(undefined), more: next !== undefined }),
   };
 }
@@ -289,9 +290,22 @@ export function planFields(prefix, hint, from) {
 }
 
 /** An instant typed in a `datetime-local` field, read as UTC (the page shows instants in UTC). */
-export const utcOf = (text) => (text ? `${text.length === 16 ? `${text}:00` : text}Z` : null);
+const utcOf = (text) => (text ? `${text.length === 16 ? `${text}:00` : text}Z` : null);
 /** An ISO 8601 instant as a `datetime-local` field's value, in UTC. */
-export const localOf = (iso) => (iso ? iso.slice(0, 16) : "");
+const localOf = (iso) => (iso ? iso.slice(0, 16) : "");
+
+/**
+ * A key's expiry as a field (`id`), typed in UTC, filled from `iso` when given. `value()`: the
+ * instant typed (ISO 8601), null when empty (never); `changed()`: whether it is not `iso`.
+ */
+export function expiresField(id, iso) {
+  const input = h("input", { type: "datetime-local", id, name: "expiresAt", value: localOf(iso) });
+  return {
+    element: field("Expires (UTC)", input, "Empty: never."),
+    value: () => utcOf(input.value),
+    changed: () => input.value !== localOf(iso),
+  };
+}
 
 /** Says what went wrong, unless the page signed out (which said why). */
 export function failed(what, error) {
