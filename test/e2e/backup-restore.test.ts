@@ -4,18 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BINARY, ensureBinary } from "./_binary.js";
 import { client, listAllPets } from "./_http.js";
-import {
-  binaryServe,
-  type CliResult,
-  cleanUp,
-  cli,
-  createKey,
-  type Server,
-  startServer,
-  stopProcess,
-  tempDir,
-  waitFor,
-} from "./_processes.js";
+import { binaryServe, cleanUp, cli, createKey, startServer, stopProcess, tempDir, waitFor } from "./_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -25,11 +14,11 @@ describe("petstore backup, then petstore restore", () => {
   let dir: string;
   let db: string;
   let key: string;
-  let server: Server;
-  let restored: Server;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  let restored: typeof server;
   const acknowledged: { id: number; name: string; at: number }[] = [];
   let backupBegan: number;
-  let backup: CliResult;
+  let backup: Awaited<ReturnType<typeof cli>>;
   let summary: { pets: number; keys: number; integrity: string };
   const ackedBeforeBackup = () => acknowledged.filter((pet) => pet.at < backupBegan);
 
