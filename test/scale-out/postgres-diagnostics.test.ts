@@ -59,56 +59,74 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
-  it("logs two outages 1.5 s apart as two pairs of lines, each with its length and its 503s", async () => {
-    const db = await pg.createDatabase("two_outages");
-    const { key } = await createKey(db);
-    const server = await startServer(binaryServe(db));
-    const api = client(server.url, key);
-    let running = true;
+  describe("two hangs of 2.5 s, 1.5 s apart, under four clients", () => {
+    // One server, its PostgreSQL stopped twice (SIGSTOP) while four clients ask; each it reads the lines logged.
+    let server: Server | undefined;
     const statuses = new Map<number, number>();
-    // Four clients, each a request at a time: a hung request waits for its 1 s bound, the others go on.
-    const load = Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (running) {
-          const response = await api("/v1/pets?limit=1");
-          await response.body?.cancel();
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }),
-    );
-    const hang = async (ms: number) => {
-      pg.signal("SIGSTOP");
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      pg.signal("SIGCONT");
-    };
-    try {
-      await waitFor(() => (statuses.get(200) ?? 0) > 10);
-      await hang(2_500);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      await hang(2_500);
-      await waitFor(() => events(server, "storage available again").length >= 2, 15_000);
-    } finally {
-      running = false;
-      await load;
-    }
-    const lost = events(server, "storage unavailable");
-    const back = events(server, "storage available again");
-    console.info(
-      `two PostgreSQL hangs of 2.5 s, 1.5 s apart: ${lost.length} 'storage unavailable' and ${back.length} 'storage available again' lines (${back.map((line) => `${String(line.unavailableMs)} ms, ${String(line.answered503)} answered 503`).join("; ")}); answers ${JSON.stringify(Object.fromEntries(statuses))}`,
-    );
-    expect(lost).toHaveLength(2);
-    expect(back).toHaveLength(2);
-    for (const line of back) {
-      // Each from its first failure (the 1 s bound into the hang) to its first answer after it.
-      expect(line.unavailableMs).toBeGreaterThan(500);
-      expect(line.unavailableMs).toBeLessThan(3_000);
-      expect(line.answered503).toBeGreaterThan(0);
-      expect(line.outages).toBeUndefined();
-    }
-    expect(back.reduce((sum, line) => sum + Number(line.answered503), 0)).toBe(statuses.get(503));
-    await stopProcess(server.child, "SIGTERM");
-  }, 60_000);
+    let lost: Record<string, unknown>[];
+    let back: Record<string, unknown>[];
+
+    beforeAll(async () => {
+      const db = await pg.createDatabase("two_outages");
+      const { key } = await createKey(db);
+      server = await startServer(binaryServe(db));
+      const api = client(server.url, key);
+      let running = true;
+      // Four clients, each a request at a time: a hung request waits for its 1 s bound, the others go on.
+      const load = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (running) {
+            const response = await api("/v1/pets?limit=1");
+            await response.body?.cancel();
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }),
+      );
+      const hang = async (ms: number) => {
+        pg.signal("SIGSTOP");
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        pg.signal("SIGCONT");
+      };
+      try {
+        await waitFor(() => (statuses.get(200) ?? 0) > 10);
+        await hang(2_500);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await hang(2_500);
+        await waitFor(() => events(server!, "storage available again").length >= 2, 15_000);
+      } finally {
+        running = false;
+        await load;
+      }
+      lost = events(server, "storage unavailable");
+      back = events(server, "storage available again");
+      console.info(
+        `two PostgreSQL hangs of 2.5 s, 1.5 s apart: ${lost.length} 'storage unavailable' and ${back.length} 'storage available again' lines (${back.map((line) => `${String(line.unavailableMs)} ms, ${String(line.answered503)} answered 503`).join("; ")}); answers ${JSON.stringify(Object.fromEntries(statuses))}`,
+      );
+    }, 60_000);
+    afterAll(async () => {
+      if (server) await stopProcess(server.child, "SIGTERM");
+    });
+
+    it("logs them as two pairs of lines, lost and back", () => {
+      expect(lost).toHaveLength(2);
+      expect(back).toHaveLength(2);
+    });
+
+    it("gives each outage its own length, from its first failure to its first answer after it", () => {
+      for (const line of back) {
+        // The first failure comes the 1 s bound into the hang.
+        expect(line.unavailableMs).toBeGreaterThan(500);
+        expect(line.unavailableMs).toBeLessThan(3_000);
+        expect(line.outages).toBeUndefined();
+      }
+    });
+
+    it("counts each outage's 503s, which add up to the 503s the clients got", () => {
+      for (const line of back) expect(line.answered503).toBeGreaterThan(0);
+      expect(back.reduce((sum, line) => sum + Number(line.answered503), 0)).toBe(statuses.get(503));
+    });
+  });
 });
 
 /**
