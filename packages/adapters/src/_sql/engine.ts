@@ -132,3 +132,16 @@ export function numbered(
   });
   return { sql: text, names };
 }
+
+/** A statement written with named parameters and bound by number (see `numbered`), as a function of its values by name. */
+export function boundByNumber<A>(
+  named: string,
+  placeholder: (position: number, name: string) => string,
+  oneRow = false,
+): (values: A) => Statement {
+  const { sql, names } = numbered(named, placeholder);
+  const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
+  return oneRow
+    ? (values) => ({ sql, args: argsOf(values), oneRow: true })
+    : (values) => ({ sql, args: argsOf(values) });
+}

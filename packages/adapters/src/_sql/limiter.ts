@@ -7,8 +7,9 @@ import {
   type WindowPair,
   type WindowState,
 } from "@petstore/core";
-import { numbered, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
+import { boundByNumber, type Row, type SqlEngine, type Statement, type Value } from "./engine.js";
 import { groupedWrites } from "./grouped-writes.js";
+import { type SharedHitDialect, sharedHitSql } from "./limiter-sql.js";
 
 /** Every this many statements, one also deletes a bounded number of expired buckets. */
 const SWEEP_EVERY = 1_000;
@@ -39,12 +40,8 @@ export interface LimiterDialect {
   placeholder(position: number, name: string): string;
   now: string;
   hit: string;
-  /**
-   * The hit statement over `n` buckets at once (see `LimiterStatements.sharedHit`), with the
-   * named parameters of `SharedHitArgs`: `:bucket0`, `:length0_0`... for bucket 0 (the
-   * caller's), `:bucket1`... for the first shared one, and so on.
-   */
-  sharedHit(n: number): string;
+  /** How it writes the hit statement over several buckets at once (see `LimiterStatements.sharedHit`). */
+  sharedHit: SharedHitDialect;
   /**
    * Where rows are locked one statement at a time (PostgreSQL), a statement that makes and
    * locks the rows of `:bucket0`...`:bucket{n-1}` in that order before the shared hit reads
@@ -75,23 +72,9 @@ function sharedHitValues({ buckets, ...rest }: SharedHitArgs): Record<string, Va
   return values;
 }
 
-/** `(0, :bucket0, :length0_0, :length1_0, :limit0_0, :limit1_0), (1, ...)`: a shared hit's buckets as rows of VALUES. */
-export function bucketRows(n: number): string {
-  return Array.from(
-    { length: n },
-    (_, i) => `(${i}, :bucket${i}, :length0_${i}, :length1_${i}, :limit0_${i}, :limit1_${i})`,
-  ).join(", ");
-}
-
 /** The statements of a dialect, each bound by number. */
 export function limiterStatements(dialect: LimiterDialect): LimiterStatements {
-  function bound<A>(named: string, oneRow: boolean): (values: A) => Statement {
-    const { sql, names } = numbered(named, dialect.placeholder);
-    const argsOf = (values: A) => names.map((name) => values[name as keyof A] as Value);
-    return oneRow
-      ? (values) => ({ sql, args: argsOf(values), oneRow: true })
-      : (values) => ({ sql, args: argsOf(values) });
-  }
+  const bound = <A>(named: string, oneRow: boolean) => boundByNumber<A>(named, dialect.placeholder, oneRow);
   const now = `coalesce(:now, ${dialect.now})`;
   // The expiry again outside the subquery: under READ COMMITTED a row another transaction
   // refreshed while the sweep waited for it is checked again against the outer WHERE only.
@@ -136,7 +119,7 @@ RETURNING bucket`,
       return statement;
     };
   };
-  const sharedHit = perCount(dialect.sharedHit);
+  const sharedHit = perCount((n) => sharedHitSql(n, dialect.sharedHit));
   const lock = dialect.lock && perCount(dialect.lock);
   return {
     hit: bound<HitArgs>(dialect.hit, true),

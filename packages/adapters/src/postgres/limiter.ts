@@ -1,17 +1,15 @@
 import { CLOCK_STEP_MS, type RateLimiter } from "@petstore/core";
-import { bucketRows, limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { limiterStatements, sqlLimiter, timedBy } from "../_sql/limiter.js";
+import { currentBucket, RATE_LIMIT_COLUMNS } from "../_sql/limiter-sql.js";
 import { POSTGRES_CLOCK_NOW, POSTGRES_NOW, type StoreClockOptions } from "../_sql/store-clock.js";
 import type { PostgresSource } from "./_client.js";
 import { engineOf } from "./_engine.js";
-
-const COLUMNS =
-  "window0_start, window0_count, window1_start, window1_count, refusals, banned_until, expires_at, admitted, refused, decided_at";
 
 /**
  * The decision for `:hits` hits from a bucket as `source` gives it (columns `window0_start`,
  * `window0_count`, `window1_start`, `window1_count`, `refusals`, `banned_until`, all NULL for
  * a new bucket) and `last`, its last decision's instant (NULL for a new one): the bucket's row
- * after them, in the order of COLUMNS. The same steps as libSQL's statement (see
+ * after them, in the order of RATE_LIMIT_COLUMNS. The same steps as libSQL's statement (see
  * libsql/limiter.ts for each): `k` the instant (the server's clock as read when the row is
  * locked, unless `:now` gives one), whether the bucket is `kept` or starts over, and the
  * windows, `c` the bucket moved to the current windows, `d` banned or how many are admitted,
@@ -35,12 +33,7 @@ FROM (
 ) AS k
 CROSS JOIN LATERAL (
   SELECT
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_start ELSE k.start0 END AS window0_start,
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.window0_count ELSE 0 END AS window0_count,
-    CASE WHEN k.kept AND b.window0_start >= k.start0 THEN b.refusals ELSE 0 END AS refusals,
-    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_start ELSE k.start1 END AS window1_start,
-    CASE WHEN k.kept AND b.window1_start >= k.start1 THEN b.window1_count ELSE 0 END AS window1_count,
-    CASE WHEN k.kept THEN coalesce(b.banned_until, 0) ELSE 0 END AS banned_until
+    ${currentBucket("b")}
   FROM (${source}) AS b
 ) AS c
 CROSS JOIN LATERAL (
@@ -77,12 +70,12 @@ CROSS JOIN LATERAL (
  * as read once it holds the lock: in the order they are decided.
  */
 const HIT_SQL_NAMED = `
-INSERT INTO rate_limits AS r (bucket, ${COLUMNS})
+INSERT INTO rate_limits AS r (bucket, ${RATE_LIMIT_COLUMNS})
 SELECT :bucket, x.* FROM (${decision(
   "SELECT NULL::bigint AS window0_start, NULL::bigint AS window0_count, NULL::bigint AS window1_start, NULL::bigint AS window1_count, NULL::bigint AS refusals, NULL::bigint AS banned_until",
   "NULL::bigint",
 )}) AS x
-ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (${decision(
+ON CONFLICT (bucket) DO UPDATE SET (${RATE_LIMIT_COLUMNS}) = (${decision(
   "SELECT r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.refusals, r.banned_until",
   "r.decided_at",
 )})
@@ -96,70 +89,9 @@ RETURNING window0_start, window0_count, window1_start, window1_count, banned_unt
  * change before the commit.
  */
 const lockSql = (n: number) => `
-INSERT INTO rate_limits AS r (bucket, ${COLUMNS})
+INSERT INTO rate_limits AS r (bucket, ${RATE_LIMIT_COLUMNS})
 VALUES ${Array.from({ length: n }, (_, i) => `(:bucket${i}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`).join(", ")}
 ON CONFLICT (bucket) DO UPDATE SET decided_at = r.decided_at`;
-
-/**
- * The decision for `:hits` hits on bucket 0 and the buckets it shares, on rows `lockSql` locked:
- * the same steps as libSQL's shared statement (see libsql/limiter.ts for each), the instant
- * read once (`t`), after the locks.
- */
-const sharedHitSql = (n: number) => `
-WITH
-t AS MATERIALIZED (SELECT coalesce(:now, ${POSTGRES_CLOCK_NOW}) AS read),
-spec (ord, bucket, length0, length1, limit0, limit1) AS (VALUES ${bucketRows(n)}),
-found AS (
-  SELECT s.*, t.read, r.window0_start AS w0s, r.window0_count AS w0c, r.window1_start AS w1s,
-    r.window1_count AS w1c, r.refusals AS stored_refusals, r.banned_until AS stored_banned_until,
-    r.decided_at AS last, coalesce(r.decided_at - t.read <= ${CLOCK_STEP_MS}, false) AS kept
-  FROM spec AS s
-  CROSS JOIN t
-  LEFT JOIN rate_limits AS r ON r.bucket = s.bucket
-),
-clock AS (SELECT greatest(max(read), coalesce(max(CASE WHEN kept THEN last END), 0)) AS now FROM found),
-current AS (
-  SELECT ord, bucket, length0, length1, limit0, limit1, now,
-    CASE WHEN kept AND w0s >= start0 THEN w0s ELSE start0 END AS window0_start,
-    CASE WHEN kept AND w0s >= start0 THEN w0c ELSE 0 END AS window0_count,
-    CASE WHEN kept AND w0s >= start0 THEN stored_refusals ELSE 0 END AS refusals,
-    CASE WHEN kept AND w1s >= start1 THEN w1s ELSE start1 END AS window1_start,
-    CASE WHEN kept AND w1s >= start1 THEN w1c ELSE 0 END AS window1_count,
-    CASE WHEN kept THEN coalesce(stored_banned_until, 0) ELSE 0 END AS banned_until
-  FROM (SELECT f.*, k.now, k.now - k.now % f.length0 AS start0, k.now - k.now % f.length1 AS start1
-    FROM found AS f CROSS JOIN clock AS k) AS m
-),
-decided AS (
-  SELECT now, refusals,
-    banned_until > now AS banned,
-    CASE WHEN banned_until > now THEN 0
-      ELSE greatest(0, least(:hits, (SELECT min(least(limit0 - window0_count, limit1 - window1_count)) FROM current))) END AS admitted
-  FROM current WHERE ord = 0
-),
-split AS (
-  SELECT *,
-    CASE WHEN banned THEN 0
-      WHEN :banMs <= 0 THEN :hits - admitted
-      ELSE least(:hits - admitted, greatest(0, :threshold - refusals)) END AS limited,
-    :banMs > 0 AND NOT banned AND :hits - admitted > greatest(0, :threshold - refusals) AS bans
-  FROM decided
-),
-next AS (
-  SELECT c.bucket, c.length0, c.length1, c.window0_start, c.window0_count + s.admitted AS window0_count,
-    c.window1_start, c.window1_count + s.admitted AS window1_count,
-    CASE WHEN c.ord = 0 THEN c.refusals + s.limited + s.bans::int ELSE c.refusals END AS refusals,
-    CASE WHEN c.ord = 0 AND s.bans THEN s.now + :banMs ELSE c.banned_until END AS banned_until,
-    s.admitted, s.limited + s.bans::int AS refused, s.now
-  FROM current AS c CROSS JOIN split AS s
-)
-INSERT INTO rate_limits AS r (bucket, ${COLUMNS})
-SELECT bucket, window0_start, window0_count, window1_start, window1_count, refusals, banned_until,
-  greatest(banned_until, window0_start + length0, window1_start + length1), admitted, refused, now
-FROM next
-ON CONFLICT (bucket) DO UPDATE SET (${COLUMNS}) = (excluded.window0_start, excluded.window0_count,
-  excluded.window1_start, excluded.window1_count, excluded.refusals, excluded.banned_until, excluded.expires_at,
-  excluded.admitted, excluded.refused, excluded.decided_at)
-RETURNING bucket, window0_start, window0_count, window1_start, window1_count, banned_until, admitted, refused, decided_at`;
 
 /** Bound by number with their types (`:now` becomes `$1::bigint`); a shared hit's `:bucket0`... are text too. */
 const TYPES: Record<string, string> = { bucket: "text", batch: "integer" };
@@ -169,7 +101,20 @@ export const POSTGRES_LIMITER_STATEMENTS = limiterStatements({
   placeholder: (position, name) => `$${position}::${/^bucket\d+$/.test(name) ? "text" : (TYPES[name] ?? "bigint")}`,
   now: POSTGRES_NOW,
   hit: HIT_SQL_NAMED,
-  sharedHit: sharedHitSql,
+  // On rows `lockSql` locked, the instant read once (`read`), after the locks.
+  sharedHit: {
+    clock: POSTGRES_CLOCK_NOW,
+    greatest: "greatest",
+    least: "least",
+    false: "false",
+    count: (flag) => `${flag}::int`,
+    materialized: ["read"],
+    namesSubqueries: true,
+    into: "rate_limits AS r",
+    upsert: `ON CONFLICT (bucket) DO UPDATE SET (${RATE_LIMIT_COLUMNS}) = (excluded.window0_start, excluded.window0_count,
+  excluded.window1_start, excluded.window1_count, excluded.refusals, excluded.banned_until, excluded.expires_at,
+  excluded.admitted, excluded.refused, excluded.decided_at)`,
+  },
   lock: lockSql,
 });
 
