@@ -10,15 +10,25 @@ beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 describe("petstore backup, then petstore restore", () => {
-  it("keeps every pet acknowledged before the backup began, and the original loses nothing", async () => {
-    const dir = tempDir();
-    const db = join(dir, "live.db");
-    const { key } = await createKey(`file:${db}`);
-    const server = await startServer(binaryServe(`file:${db}`));
-    const api = client(server.url, key);
-    const acknowledged: { id: number; name: string; at: number }[] = [];
-    let stop = false;
+  // One database written by four clients through a backup; the steps stop, restore and restart it in order.
+  let dir: string;
+  let db: string;
+  let key: string;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  let restored: typeof server;
+  const acknowledged: { id: number; name: string; at: number }[] = [];
+  let backupBegan: number;
+  let backup: Awaited<ReturnType<typeof cli>>;
+  let summary: { pets: number; keys: number; integrity: string };
+  const ackedBeforeBackup = () => acknowledged.filter((pet) => pet.at < backupBegan);
 
+  beforeAll(async () => {
+    dir = tempDir();
+    db = join(dir, "live.db");
+    ({ key } = await createKey(`file:${db}`));
+    server = await startServer(binaryServe(`file:${db}`));
+    const api = client(server.url, key);
+    let stop = false;
     // Four clients create pets back to back: the server writes all through the backup.
     const writers = Array.from({ length: 4 }, async (_, writer) => {
       for (let n = 0; !stop; n++) {
@@ -28,51 +38,72 @@ describe("petstore backup, then petstore restore", () => {
         acknowledged.push({ id: ((await response.json()) as { id: number }).id, name, at: performance.now() });
       }
     });
-    await waitFor(() => acknowledged.length >= 200, 20_000);
-    const backupBegan = performance.now();
-    const backup = await cli(["backup", "--db", `file:${db}`, "--out", join(dir, "backup.db"), "--json"]);
-    const ackedWhenDone = acknowledged.length;
-    // The stream goes on after the backup: those pets must be in the original only.
-    await waitFor(() => acknowledged.length >= ackedWhenDone + 100, 20_000);
-    stop = true;
-    await Promise.all(writers);
+    try {
+      await waitFor(() => acknowledged.length >= 200, 20_000);
+      backupBegan = performance.now();
+      backup = await cli(["backup", "--db", `file:${db}`, "--out", join(dir, "backup.db"), "--json"]);
+      const ackedWhenDone = acknowledged.length;
+      // The stream goes on after the backup: those pets must be in the original only.
+      await waitFor(() => acknowledged.length >= ackedWhenDone + 100, 20_000);
+    } finally {
+      stop = true;
+      await Promise.all(writers);
+    }
+  }, 60_000);
 
+  it("backs up a database being written, with its key, and checks the copy's integrity", () => {
     expect(backup.stderr).toBe("");
     expect(backup.code).toBe(0);
-    const summary = JSON.parse(backup.stdout) as { pets: number; keys: number; integrity: string };
-    const before = acknowledged.filter((pet) => pet.at < backupBegan);
+    summary = JSON.parse(backup.stdout) as typeof summary;
     expect(summary).toMatchObject({ keys: 1, integrity: "ok" });
-    expect(summary.pets).toBeGreaterThanOrEqual(before.length);
-    expect(summary.pets).toBeLessThan(acknowledged.length);
+  });
 
-    // The original lost nothing.
+  it("holds every pet acknowledged before the backup began, not those written after it", () => {
+    expect(summary.pets).toBeGreaterThanOrEqual(ackedBeforeBackup().length);
+    expect(summary.pets).toBeLessThan(acknowledged.length);
+  });
+
+  it("leaves the original with every acknowledged pet", async () => {
     expect(await stopProcess(server.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     const again = await startServer(binaryServe(`file:${db}`));
     const original = new Map((await listAllPets(client(again.url, key))).map((pet) => [pet.id, pet.name]));
     expect(acknowledged.filter((pet) => original.get(pet.id) !== pet.name)).toEqual([]);
     expect(await stopProcess(again.child, "SIGTERM")).toEqual({ code: 0, signal: null });
+  });
 
-    // Restore: the server is stopped; the command replaces the database and its -wal and -shm.
+  it("restores the stopped server's database from the backup, naming what it holds", async () => {
+    // The command replaces the database and its -wal and -shm.
     const restore = await cli(["restore", "--from", join(dir, "backup.db"), "--db", `file:${db}`]);
     expect(restore).toMatchObject({ code: 0, stderr: "" });
     expect(restore.stdout).toContain(
       `Restored ${db} from ${join(dir, "backup.db")}: ${summary.pets} pets, 0 orders, 1 API key; integrity check ok.`,
     );
-    const restored = await startServer(binaryServe(`file:${db}`));
-    const restoredApi = client(restored.url, key);
-    const pets = await listAllPets(restoredApi);
+  });
+
+  it("serves after the restore the backup's pets, among them every one acknowledged before it began", async () => {
+    restored = await startServer(binaryServe(`file:${db}`));
+    const pets = await listAllPets(client(restored.url, key));
     const byId = new Map(pets.map((pet) => [pet.id, pet.name]));
     expect(pets).toHaveLength(summary.pets);
-    expect(before.filter((pet) => byId.get(pet.id) !== pet.name)).toEqual([]);
-    const created = await restoredApi("/v1/pets", { method: "POST", json: { name: "after restore", categoryId: 1 } });
+    expect(ackedBeforeBackup().filter((pet) => byId.get(pet.id) !== pet.name)).toEqual([]);
+  });
+
+  it("never gives a new pet an id a client was given before the restore", async () => {
+    const created = await client(restored.url, key)("/v1/pets", {
+      method: "POST",
+      json: { name: "after restore", categoryId: 1 },
+    });
     expect(created.status).toBe(201);
-    // Never an id a client was given before the restore, though the backup holds fewer pets.
+    // Though the backup holds fewer pets.
     expect(((await created.json()) as { id: number }).id).toBeGreaterThan(
       Math.max(...acknowledged.map((pet) => pet.id)),
     );
+  });
+
+  it("stops cleanly after the restore, leaving a sound database file", async () => {
     expect(await stopProcess(restored.child, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(execFileSync("sqlite3", [db, "PRAGMA integrity_check"], { encoding: "utf8" }).trim()).toBe("ok");
-  }, 90_000);
+  });
 });
 
 /** The pets of a database file as sqlite3 sees it, or the error sqlite3 printed. */

@@ -65,11 +65,19 @@ describe("the API reference in a browser", () => {
       expect((await response.arrayBuffer()).byteLength, path).toBeGreaterThan(100);
     }
   });
+});
 
-  it("lists every operation of the served document, getPet as deprecated, asking no other host", async () => {
-    const { page, requests, errors } = await openDocs();
+describe("the API reference page as a browser shows it", () => {
+  // One page, opened once the operations are drawn; each it reads what it showed or asked for.
+  let page: Page;
+  let requests: string[];
+  let errors: string[];
+  let operations: unknown[];
+
+  beforeAll(async () => {
+    ({ page, requests, errors } = await openDocs());
     await page.locator(".opblock").nth(4).waitFor({ state: "visible" });
-    const operations = await page.locator(".opblock").evaluateAll((blocks) =>
+    operations = await page.locator(".opblock").evaluateAll((blocks) =>
       blocks.map((block) => ({
         id: block.id,
         method: block.querySelector(".opblock-summary-method")?.textContent,
@@ -82,6 +90,10 @@ describe("the API reference in a browser", () => {
       })),
     );
     await page.screenshot({ path: SCREENSHOT, fullPage: true, timeout: WAIT_MS });
+  }, 60_000);
+  afterAll(() => page?.context().close());
+
+  it("lists every operation of the served document, getPet as deprecated", () => {
     expect(operations).toEqual([
       {
         id: "operations-default-listPets",
@@ -119,13 +131,20 @@ describe("the API reference in a browser", () => {
         deprecated: false,
       },
     ]);
-    await expect(page.locator(".info .title").textContent()).resolves.toContain("Pet Store");
+  });
 
+  it("titles the page Pet Store", async () => {
+    await expect(page.locator(".info .title").textContent()).resolves.toContain("Pet Store");
+  });
+
+  it("reads the document the binary serves, asking no other host", () => {
     expect(requests).toContain(new URL("/v1/openapi.json", server.url).href);
     const elsewhere = requests.filter((url) => !url.startsWith("data:") && new URL(url).hostname !== "127.0.0.1");
     expect(elsewhere).toEqual([]);
-    // A CSP violation is reported on the console, so this also proves the policy lets the page run.
+  });
+
+  it("reports no error nor warning, so its content security policy lets it run", () => {
+    // A CSP violation is reported on the console.
     expect(errors).toEqual([]);
-    await page.context().close();
-  }, 60_000);
+  });
 });

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { libsqlAdapters, migrateLibsql } from "@petstore/adapters/libsql";
 import { connectLibsql } from "@petstore/adapters/libsql/connect";
 import { DEFAULT_BAN, issueApiKey } from "@petstore/core";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { steppedWallClock } from "../_support/libfaketime.js";
 
 const PROCESSES = 4;
@@ -54,76 +54,96 @@ describe.each([
   { clients: "connectLibsql", env: {} },
   // As a remote URL gets it: a plain client, no local fast path.
   { clients: "plain @libsql/client", env: { PLAIN_CLIENT: "1" } },
-])("with $clients clients", ({ env: clientEnv }) => {
-  it(`admits exactly the per-minute limit of ${3 * LIMIT} creates fired at once by ${PROCESSES} processes sharing one database file`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), "petstore-multiprocess-"));
-    const url = `file:${join(dir, "petstore.db")}`;
-    const startFile = join(dir, "start");
+])(
+  `with $clients clients, ${PROCESSES} processes sharing one database file fire ${3 * LIMIT} creates at once`,
+  ({ env: clientEnv }) => {
+    // One run of the workers; each it reads its answers or the file it left.
+    let dir: string;
+    let db: Awaited<ReturnType<typeof connectLibsql>> | undefined;
     const children: ChildProcess[] = [];
-    const wallClock = steppedWallClock();
-    const timer = setTimeout(() => {
-      for (const child of children) child.kill("SIGKILL");
-    }, 50_000);
-    try {
-      const db = await connectLibsql({ url });
-      await migrateLibsql(db);
-      const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
+    let wallClock: ReturnType<typeof steppedWallClock> | undefined;
+    let responses: Outcome["responses"];
+    const withStatus = (status: number) => responses.filter((r) => r.status === status);
 
-      let ready = 0;
-      let allReady!: () => void;
-      const readyPromise = new Promise<void>((resolve) => (allReady = resolve));
-      const env = {
-        ...clientEnv,
-        DB_URL: url,
-        API_KEY: key,
-        REQUESTS: String(PER_PROCESS),
-        START_FILE: startFile,
-        ...wallClock.env,
-      };
-      const workers = Array.from({ length: PROCESSES }, () =>
-        startWorker(env, () => {
-          if (++ready === PROCESSES) allReady();
-        }),
-      );
-      children.push(...workers.map((w) => w.child));
-      // A worker that dies before "ready" fails the test here instead of leaving it waiting.
-      await Promise.race([readyPromise, Promise.all(workers.map((w) => w.result))]);
-      // The run starts 15 s into the next minute by every process's wall clock (after the key's
-      // creation): its creates all fall in one minute's window. The wall clock, not an instant injected into the petstore, so that
-      // each decision is made at the database's clock as read when it runs: an instant taken
-      // when a request arrives is stale by the time a process blocked on the file's lock runs
-      // its hit, and one more than a second behind a decision already stored reads as the
-      // clock stepping back (the bucket starts over).
-      wallClock.stepTo(Math.round((Math.ceil(Date.now() / 60_000) * 60_000 + 15_000 - Date.now()) / 1000));
-      await writeFile(startFile, "go");
-      const outcomes = await Promise.all(workers.map((w) => w.result));
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "petstore-multiprocess-"));
+      const url = `file:${join(dir, "petstore.db")}`;
+      const startFile = join(dir, "start");
+      wallClock = steppedWallClock();
+      const timer = setTimeout(() => {
+        for (const child of children) child.kill("SIGKILL");
+      }, 50_000);
+      try {
+        db = await connectLibsql({ url });
+        await migrateLibsql(db);
+        const { key } = await issueApiKey(libsqlAdapters(db).keys, { plan: "free", perMinute: LIMIT });
 
-      const responses = outcomes.flatMap((outcome) => outcome.responses);
-      const admitted = responses.filter((r) => r.status === 201);
-      const refused = responses.filter((r) => r.status === 429);
-      const limited = refused.filter((r) => r.code === "rate_limited");
-      const banned = refused.filter((r) => r.code === "temporarily_banned");
-      const ids = admitted.map((r) => r.id);
-      console.log(
-        `multi-process: ${PROCESSES} processes, admitted ${admitted.length}/${responses.length} (limit ${LIMIT}), ` +
-          `refused ${refused.length} (${limited.length} rate_limited, ${banned.length} temporarily_banned), per process admitted ${outcomes.map((o) => o.responses.filter((r) => r.status === 201).length).join("/")}`,
-      );
+        let ready = 0;
+        let allReady!: () => void;
+        const readyPromise = new Promise<void>((resolve) => (allReady = resolve));
+        const env = {
+          ...clientEnv,
+          DB_URL: url,
+          API_KEY: key,
+          REQUESTS: String(PER_PROCESS),
+          START_FILE: startFile,
+          ...wallClock.env,
+        };
+        const workers = Array.from({ length: PROCESSES }, () =>
+          startWorker(env, () => {
+            if (++ready === PROCESSES) allReady();
+          }),
+        );
+        children.push(...workers.map((w) => w.child));
+        // A worker that dies before "ready" fails the run here instead of leaving it waiting.
+        await Promise.race([readyPromise, Promise.all(workers.map((w) => w.result))]);
+        // The run starts 15 s into the next minute by every process's wall clock (after the key's
+        // creation): its creates all fall in one minute's window. The wall clock, not an instant injected into the petstore, so that
+        // each decision is made at the database's clock as read when it runs: an instant taken
+        // when a request arrives is stale by the time a process blocked on the file's lock runs
+        // its hit, and one more than a second behind a decision already stored reads as the
+        // clock stepping back (the bucket starts over).
+        wallClock.stepTo(Math.round((Math.ceil(Date.now() / 60_000) * 60_000 + 15_000 - Date.now()) / 1000));
+        await writeFile(startFile, "go");
+        const outcomes = await Promise.all(workers.map((w) => w.result));
+        responses = outcomes.flatMap((outcome) => outcome.responses);
+        const refused = withStatus(429);
+        console.log(
+          `multi-process: ${PROCESSES} processes, admitted ${withStatus(201).length}/${responses.length} (limit ${LIMIT}), ` +
+            `refused ${refused.length} (${refused.filter((r) => r.code === "rate_limited").length} rate_limited, ${refused.filter((r) => r.code === "temporarily_banned").length} temporarily_banned), per process admitted ${outcomes.map((o) => o.responses.filter((r) => r.status === 201).length).join("/")}`,
+        );
+      } finally {
+        clearTimeout(timer);
+      }
+    }, 60_000);
+    afterAll(async () => {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      db?.close();
+      await rm(dir, { recursive: true, force: true });
+      wallClock?.remove();
+    });
 
+    it("answers every create, none with a 5xx", () => {
       expect(responses).toHaveLength(3 * LIMIT);
       expect(responses.filter((r) => r.status >= 500)).toEqual([]);
+    });
+
+    it(`admits exactly the per-minute limit of ${LIMIT}, each a pet of its own`, () => {
+      const admitted = withStatus(201);
       expect(admitted).toHaveLength(LIMIT);
+      expect(new Set(admitted.map((r) => r.id)).size).toBe(LIMIT);
+    });
+
+    it("refuses the rest with 429, banning across processes from the refusal after the ban's threshold", () => {
+      const refused = withStatus(429);
       expect(refused).toHaveLength(2 * LIMIT);
       // Refusals count toward the ban across processes too: the one after the threshold bans.
-      expect(limited).toHaveLength(DEFAULT_BAN.threshold);
-      expect(banned).toHaveLength(2 * LIMIT - DEFAULT_BAN.threshold);
-      expect(new Set(ids).size).toBe(LIMIT);
-      expect(Number((await db.execute("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(LIMIT);
-      db.close();
-    } finally {
-      clearTimeout(timer);
-      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await rm(dir, { recursive: true, force: true });
-      wallClock.remove();
-    }
-  }, 60_000);
-});
+      expect(refused.filter((r) => r.code === "rate_limited")).toHaveLength(DEFAULT_BAN.threshold);
+      expect(refused.filter((r) => r.code === "temporarily_banned")).toHaveLength(2 * LIMIT - DEFAULT_BAN.threshold);
+    });
+
+    it("stores exactly the admitted pets in the shared file", async () => {
+      expect(Number((await db!.execute("SELECT count(*) AS n FROM pets"))[0]!.n)).toBe(LIMIT);
+    });
+  },
+);

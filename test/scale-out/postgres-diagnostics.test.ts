@@ -59,56 +59,74 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
     await stopProcess(server.child, "SIGTERM");
   }, 60_000);
 
-  it("logs two outages 1.5 s apart as two pairs of lines, each with its length and its 503s", async () => {
-    const db = await pg.createDatabase("two_outages");
-    const { key } = await createKey(db);
-    const server = await startServer(binaryServe(db));
-    const api = client(server.url, key);
-    let running = true;
+  describe("two hangs of 2.5 s, 1.5 s apart, under four clients", () => {
+    // One server, its PostgreSQL stopped twice (SIGSTOP) while four clients ask; each it reads the lines logged.
+    let server: Server | undefined;
     const statuses = new Map<number, number>();
-    // Four clients, each a request at a time: a hung request waits for its 1 s bound, the others go on.
-    const load = Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (running) {
-          const response = await api("/v1/pets?limit=1");
-          await response.body?.cancel();
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }),
-    );
-    const hang = async (ms: number) => {
-      pg.signal("SIGSTOP");
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      pg.signal("SIGCONT");
-    };
-    try {
-      await waitFor(() => (statuses.get(200) ?? 0) > 10);
-      await hang(2_500);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      await hang(2_500);
-      await waitFor(() => events(server, "storage available again").length >= 2, 15_000);
-    } finally {
-      running = false;
-      await load;
-    }
-    const lost = events(server, "storage unavailable");
-    const back = events(server, "storage available again");
-    console.info(
-      `two PostgreSQL hangs of 2.5 s, 1.5 s apart: ${lost.length} 'storage unavailable' and ${back.length} 'storage available again' lines (${back.map((line) => `${String(line.unavailableMs)} ms, ${String(line.answered503)} answered 503`).join("; ")}); answers ${JSON.stringify(Object.fromEntries(statuses))}`,
-    );
-    expect(lost).toHaveLength(2);
-    expect(back).toHaveLength(2);
-    for (const line of back) {
-      // Each from its first failure (the 1 s bound into the hang) to its first answer after it.
-      expect(line.unavailableMs).toBeGreaterThan(500);
-      expect(line.unavailableMs).toBeLessThan(3_000);
-      expect(line.answered503).toBeGreaterThan(0);
-      expect(line.outages).toBeUndefined();
-    }
-    expect(back.reduce((sum, line) => sum + Number(line.answered503), 0)).toBe(statuses.get(503));
-    await stopProcess(server.child, "SIGTERM");
-  }, 60_000);
+    let lost: Record<string, unknown>[];
+    let back: Record<string, unknown>[];
+
+    beforeAll(async () => {
+      const db = await pg.createDatabase("two_outages");
+      const { key } = await createKey(db);
+      server = await startServer(binaryServe(db));
+      const api = client(server.url, key);
+      let running = true;
+      // Four clients, each a request at a time: a hung request waits for its 1 s bound, the others go on.
+      const load = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (running) {
+            const response = await api("/v1/pets?limit=1");
+            await response.body?.cancel();
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }),
+      );
+      const hang = async (ms: number) => {
+        pg.signal("SIGSTOP");
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        pg.signal("SIGCONT");
+      };
+      try {
+        await waitFor(() => (statuses.get(200) ?? 0) > 10);
+        await hang(2_500);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await hang(2_500);
+        await waitFor(() => events(server!, "storage available again").length >= 2, 15_000);
+      } finally {
+        running = false;
+        await load;
+      }
+      lost = events(server, "storage unavailable");
+      back = events(server, "storage available again");
+      console.info(
+        `two PostgreSQL hangs of 2.5 s, 1.5 s apart: ${lost.length} 'storage unavailable' and ${back.length} 'storage available again' lines (${back.map((line) => `${String(line.unavailableMs)} ms, ${String(line.answered503)} answered 503`).join("; ")}); answers ${JSON.stringify(Object.fromEntries(statuses))}`,
+      );
+    }, 60_000);
+    afterAll(async () => {
+      if (server) await stopProcess(server.child, "SIGTERM");
+    });
+
+    it("logs them as two pairs of lines, lost and back", () => {
+      expect(lost).toHaveLength(2);
+      expect(back).toHaveLength(2);
+    });
+
+    it("gives each outage its own length, from its first failure to its first answer after it", () => {
+      for (const line of back) {
+        // The first failure comes the 1 s bound into the hang.
+        expect(line.unavailableMs).toBeGreaterThan(500);
+        expect(line.unavailableMs).toBeLessThan(3_000);
+        expect(line.outages).toBeUndefined();
+      }
+    });
+
+    it("counts each outage's 503s, which add up to the 503s the clients got", () => {
+      for (const line of back) expect(line.answered503).toBeGreaterThan(0);
+      expect(back.reduce((sum, line) => sum + Number(line.answered503), 0)).toBe(statuses.get(503));
+    });
+  });
 });
 
 /**
@@ -117,17 +135,14 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
  * Here the slots left are 3 of 15, so refusals are certain.
  */
 describe("three servers on a PostgreSQL with max_connections=15", () => {
+  // One crowd of requests on three servers, while another client holds 12 of the 15 slots; each it reads its outcome.
   let pg: PostgresServer;
   let servers: Server[] = [];
+  const statuses = new Map<number, number>();
+  let lines: Record<string, unknown>[][];
+  let loadEnded: number;
   beforeAll(async () => {
     pg = await startPostgres({ settings: { max_connections: "15" } });
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
-    await pg?.destroy();
-  });
-
-  it("logs the database's own words once for the outage, and gives the slots back once the load is over", async () => {
     const db = await pg.createDatabase("crowded");
     const { key } = await createKey(db);
     servers = await Promise.all([0, 1, 2].map(() => startServer(binaryServe(db))));
@@ -135,7 +150,6 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     // one statement at a time, would not always fill them by themselves.
     const squatter = postgres(pg.url(), { max: 12, onnotice: () => {} });
     const held = await Promise.all(Array.from({ length: 12 }, () => squatter.reserve()));
-    const statuses = new Map<number, number>();
     const began = performance.now();
     // 40 clients per server for 3 s: each pool opens every connection it may.
     try {
@@ -157,17 +171,29 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
       for (const connection of held) connection.release();
       await squatter.end();
     }
-    const loadEnded = performance.now();
-    const lines = servers.map((server) => events(server, "storage unavailable"));
+    loadEnded = performance.now();
+    lines = servers.map((server) => events(server, "storage unavailable"));
     console.info(
       `issue 27 §3.4, max_connections=15, 3 servers x pool 10, 120 clients for 3 s: answers ${JSON.stringify(Object.fromEntries(statuses))}; 'storage unavailable' lines per server ${lines.map((each) => each.length).join(", ")}: ${String(lines.flat()[0]?.reason)}`,
     );
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => stopProcess(server.child, "SIGTERM")));
+    await pg?.destroy();
+  });
+
+  it("answers 503 when no connection slot is left", () => {
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
-    // The cause, in PostgreSQL's words; failures less than 1 s apart are one outage, so a server
-    // logs a new one only after it said the last was over (a second of answers without a
-    // failure; on a loaded machine a pool can go that long between refused connections), never
-    // a line per refused connection.
+  });
+
+  it("logs the cause in the database's own words", () => {
     expect(lines.flat().some((line) => String(line.reason).includes("too many clients"))).toBe(true);
+  });
+
+  it("logs each outage once, lost then back, never a line per refused connection", () => {
+    // Failures less than 1 s apart are one outage, so a server logs a new one only after it said
+    // the last was over (a second of answers without a failure; on a loaded machine a pool can go
+    // that long between refused connections).
     for (const server of servers) {
       const outageLines = server.stderr
         .filter((line) => line.startsWith("{"))
@@ -178,7 +204,9 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
         outageLines.map((_, i) => (i % 2 === 0 ? "storage unavailable" : "storage available again")),
       );
     }
-    // Idle connections are closed after 10 s: the slots come back for everyone else.
+  });
+
+  it("gives the slots back once the load is over, closing idle connections after 10 s", async () => {
     const admin = postgres(pg.url(), { max: 1, onnotice: () => {} });
     try {
       await expect
@@ -193,5 +221,5 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     } finally {
       await admin.end();
     }
-  }, 90_000);
+  }, 30_000);
 });

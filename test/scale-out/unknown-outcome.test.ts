@@ -4,7 +4,7 @@ import { type PostgresServer, startPostgres } from "../_support/postgres-server.
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { ensureBinary } from "../e2e/_binary.js";
 import { client } from "../e2e/_http.js";
-import { binaryServe, cleanUp, createKey, startServer, stopProcess } from "../e2e/_processes.js";
+import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess } from "../e2e/_processes.js";
 
 beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
@@ -17,22 +17,25 @@ afterAll(cleanUp);
  * is known to have created nothing).
  */
 describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
+  // Sixty creates sent while PostgreSQL is stopped, half with an Idempotency-Key; each it reads their outcome.
   let pg: PostgresServer;
   let redis: RedisServer;
+  let server: Server | undefined;
+  let sql: postgres.Sql;
+  let create: (i: number, keyed: boolean) => Promise<Response>;
+  let answers: { i: number; keyed: boolean; status: number; message: string }[];
+  let late: number;
+  const stored = async () =>
+    (await sql`SELECT count(*)::int AS n FROM pets WHERE name ~ '^Hang [0-9]{1,2}$'`)[0]!.n as number;
+
   beforeAll(async () => {
     [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.destroy();
-    await redis?.stop();
-  });
-
-  it("are answered 503 saying the pet may have been stored, some of which PostgreSQL commits once it goes on; the same Idempotency-Key never makes a second", async () => {
     const db = await pg.createDatabase("hung");
+    sql = postgres(db, { max: 1, onnotice: () => {} });
     const { key } = await createKey(db);
-    const server = await startServer([...binaryServe(db), "--limiter", redis.url]);
+    server = await startServer([...binaryServe(db), "--limiter", redis.url]);
     const api = client(server.url, key);
-    const create = (i: number, keyed: boolean) =>
+    create = (i, keyed) =>
       api("/v1/pets", {
         method: "POST",
         headers: keyed ? { "Idempotency-Key": `hang-${i}` } : {},
@@ -42,7 +45,6 @@ describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
     // Warm: the key is cached and the pool holds connections, so the creates below reach PostgreSQL and hang there.
     await Promise.all(Array.from({ length: 10 }, (_, i) => create(1_000 + i, false)));
     pg.signal("SIGSTOP");
-    let answers: { i: number; keyed: boolean; status: number; message: string }[];
     try {
       answers = await Promise.all(
         Array.from({ length: 60 }, async (_, i) => {
@@ -58,34 +60,50 @@ describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
     } finally {
       pg.signal("SIGCONT");
     }
-    expect(answers.map((answer) => answer.status)).toEqual(Array(60).fill(503));
-    for (const answer of answers) {
-      expect(answer.message).toBe(
-        answer.keyed
-          ? "Storage did not confirm the create; the pet may have been stored: retry with the same Idempotency-Key"
-          : "Storage did not confirm the create; the pet may have been stored: send an Idempotency-Key with every create, so that a retry cannot store a second pet",
-      );
-    }
-    const sql = postgres(db, { max: 1, onnotice: () => {} });
-    try {
-      const stored = async () =>
-        (await sql`SELECT count(*)::int AS n FROM pets WHERE name ~ '^Hang [0-9]{1,2}$'`)[0]!.n as number;
-      // Once it goes on, PostgreSQL runs what it had received: the unkeyed creates commit.
-      await expect.poll(stored, { timeout: 10_000 }).toBeGreaterThanOrEqual(30);
-      const late = await stored();
-      // Each keyed create, retried with its key, is answered once: created, replayed, or still held (409).
-      const retried = await Promise.all(
-        answers.filter((answer) => answer.keyed).map(async ({ i }) => (await create(i, true)).status),
-      );
-      expect(retried.filter((status) => status !== 201 && status !== 409)).toEqual([]);
-      console.info(
-        `issue 27 §3.5: 60 creates while PostgreSQL was stopped, all answered 503 "may have been stored"; ${late} were committed once it went on (30 without a key); retried with their keys: ${JSON.stringify(Object.fromEntries([201, 409].map((s) => [s, retried.filter((r) => r === s).length])))}`,
-      );
-      const rows = await sql`SELECT name FROM pets WHERE name ~ '^Hang [0-9]{1,2}$' GROUP BY name HAVING count(*) > 1`;
-      expect(rows).toEqual([]);
-    } finally {
-      await sql.end();
-    }
-    await stopProcess(server.child, "SIGTERM");
   }, 90_000);
+  afterAll(async () => {
+    await sql?.end();
+    if (server) await stopProcess(server.child, "SIGTERM");
+    await pg?.destroy();
+    await redis?.stop();
+  });
+
+  it("are all answered 503", () => {
+    expect(answers.map((answer) => answer.status)).toEqual(Array(60).fill(503));
+  });
+
+  it("say a keyed create may have been stored, and to retry it with the same Idempotency-Key", () => {
+    for (const answer of answers.filter((each) => each.keyed))
+      expect(answer.message).toBe(
+        "Storage did not confirm the create; the pet may have been stored: retry with the same Idempotency-Key",
+      );
+  });
+
+  it("say an unkeyed create may have been stored, and to send an Idempotency-Key with every create", () => {
+    for (const answer of answers.filter((each) => !each.keyed))
+      expect(answer.message).toBe(
+        "Storage did not confirm the create; the pet may have been stored: send an Idempotency-Key with every create, so that a retry cannot store a second pet",
+      );
+  });
+
+  it("are committed, the unkeyed ones at least, once PostgreSQL goes on", async () => {
+    // Once it goes on, PostgreSQL runs what it had received: the unkeyed creates commit.
+    await expect.poll(stored, { timeout: 10_000 }).toBeGreaterThanOrEqual(30);
+    late = await stored();
+  });
+
+  it("are answered once each when retried with their keys: created, replayed, or still held (409)", async () => {
+    const retried = await Promise.all(
+      answers.filter((answer) => answer.keyed).map(async ({ i }) => (await create(i, true)).status),
+    );
+    expect(retried.filter((status) => status !== 201 && status !== 409)).toEqual([]);
+    console.info(
+      `issue 27 §3.5: 60 creates while PostgreSQL was stopped, all answered 503 "may have been stored"; ${late} were committed once it went on (30 without a key); retried with their keys: ${JSON.stringify(Object.fromEntries([201, 409].map((s) => [s, retried.filter((r) => r === s).length])))}`,
+    );
+  });
+
+  it("never store a pet twice", async () => {
+    const rows = await sql`SELECT name FROM pets WHERE name ~ '^Hang [0-9]{1,2}$' GROUP BY name HAVING count(*) > 1`;
+    expect(rows).toEqual([]);
+  });
 });
