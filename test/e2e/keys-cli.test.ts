@@ -17,7 +17,7 @@ import {
 } from "./_processes.js";
 
 /**
- * Issue 29 §3, CLI parity, from outside: the compiled `petstore` changes a key in the
+ * CLI parity, from outside: the compiled `petstore` changes a key in the
  * database while `petstore serve` processes answer with it: an upgrade reaches a running
  * server within its 5 s key cache with today's usage kept, a ban the server set (in the
  * database, or in Redis with `--limiter`) is read and lifted by the CLI and the next request
@@ -73,35 +73,55 @@ async function requestUntil(
 describe.each([
   { where: "in the database", limiter: () => [] as string[] },
   { where: "in Redis (--limiter)", limiter: () => ["--limiter", redis.url] },
-])("keys changed by the CLI while a server counts $where", ({ limiter }) => {
-  it("upgrades within the 5 s key cache keeping today's usage, and a lifted ban admits the next request at once", async () => {
-    const db = tempDatabaseUrl();
-    const { key, id } = await createKey(db, ["--plan", "free", "--per-minute", "2", "--label", "shop"]);
-    const server = await startServer([...binaryServe(db), ...limiter()]);
-    const api = client(server.url, key);
+])("keys changed by the CLI while a server counts $where", ({ where, limiter }) => {
+  let db: string;
+  let id: string;
+  let api: ReturnType<typeof client>;
+  /** The requests sent until the key was banned, and how many of them were admitted. */
+  let banning: Awaited<ReturnType<typeof requestUntil>>;
+  let admitted: number;
+  let upgradeSeenAfterMs: number;
 
-    // Over the limit until banned: more than 30 refusals within a minute.
-    const banning = await requestUntil(
+  beforeAll(async () => {
+    db = tempDatabaseUrl();
+    const made = await createKey(db, ["--plan", "free", "--per-minute", "2", "--label", "shop"]);
+    id = made.id;
+    const server = await startServer([...binaryServe(db), ...limiter()]);
+    api = client(server.url, made.key);
+  });
+
+  afterAll(() => {
+    console.log(
+      `[keys-cli ${where}] banned after ${banning?.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgradeSeenAfterMs} ms`,
+    );
+  });
+
+  it("bans the key past 30 refusals within a minute, and keys show reads the ban and today's admissions", async () => {
+    banning = await requestUntil(
       () => api("/v1/pets?limit=1"),
       (_, body) => body.code === "temporarily_banned",
       30_000,
     );
-    const admitted = banning.answers.filter((answer) => answer.status === 200).length;
+    admitted = banning.answers.filter((answer) => answer.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(2);
     const banned = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
     expect(banned.usage).toMatchObject({ day: { used: admitted, limit: 1_000 }, bannedUntil: expect.any(String) });
     expect(Date.parse(banned.usage.bannedUntil) - Date.now()).toBeGreaterThan(9 * 60_000);
-    if (limiter().length > 0) {
-      // The database records that its servers count in Redis: without --limiter, no usage is made up.
+  });
+
+  it.runIf(where !== "in the database")(
+    "makes up no usage in keys show without --limiter: the database says its servers count in Redis",
+    async () => {
       const blind = await cli(["keys", "show", id, "--db", db, "--json"]);
       expect([blind.code, JSON.parse(blind.stdout).usage, blind.stderr]).toEqual([
         0,
         null,
         expect.stringContaining("give --limiter redis://HOST (or PETSTORE_LIMITER)"),
       ]);
-    }
+    },
+  );
 
-    // The upgrade, seen by the running server while the ban holds (requests during a ban count nothing).
+  it("applies an upgrade to the running server within its 5 s key cache, while the ban holds", async () => {
     await petstore(["keys", "update", id, "--plan", "pro", "--per-minute", "plan", "--db", db]);
     const upgrade = await requestUntil(
       () => api("/v1/pets?limit=1"),
@@ -109,17 +129,23 @@ describe.each([
       8_000,
       100,
     );
+    upgradeSeenAfterMs = upgrade.elapsedMs;
+    // Requests during a ban count nothing.
     expect(upgrade.response.status).toBe(429);
     // 5 s of key cache at most, and one poll and one request more (on 2 shared cores).
     expect(upgrade.elapsedMs).toBeLessThan(6_000);
+  });
 
+  it("lifts the ban with keys unban: the next request is admitted at once, on the new plan", async () => {
     expect(await petstore(["keys", "unban", id, "--db", db, ...limiter()])).toBe(
       `Lifted the ban of ${id}: its next request is decided by its limits alone.\n`,
     );
     const next = await api("/v1/pets?limit=1");
     expect(next.status).toBe(200);
     expect(next.headers.get("x-ratelimit-limit")).toBe("300");
+  });
 
+  it("keeps today's usage through the upgrade, and the audit trail lists unban, update and create", async () => {
     const after = await petstore(["keys", "show", id, "--db", db, ...limiter(), "--json"]);
     expect(after).toMatchObject({
       plan: "pro",
@@ -130,9 +156,6 @@ describe.each([
     });
     const trail = await petstore(["audit", "--key", id, "--db", db, "--json"]);
     expect(trail.map((entry: { action: string }) => entry.action)).toEqual(["unban", "update", "create"]);
-    console.log(
-      `[keys-cli ${limiter().length ? "redis" : "database"}] banned after ${banning.answers.length} requests (${admitted} admitted); upgrade seen by the server after ${upgrade.elapsedMs} ms; first request after unban: ${next.status}`,
-    );
   });
 });
 
