@@ -18,8 +18,12 @@ export interface SteppedWallClock {
   readonly env: Record<string, string>;
   /** How far the wall clock is from the real one now, seconds. */
   readonly offset: number;
-  /** Moves the wall clock to `offsetSeconds` from the real one (a whole number): at once, for every process. */
+  /** Moves the wall clock to `offsetSeconds` from the real one (to the millisecond): at once, for every process. */
   stepTo(offsetSeconds: number): void;
+  /** The wall clock's reading now, Unix ms (this process's real clock, which the faked processes share, plus the offset). */
+  now(): number;
+  /** Moves the wall clock forward to read `instant` (Unix ms) now; throws rather than step it back. */
+  stepForwardTo(instant: number): void;
   /** Removes the file. */
   remove(): void;
 }
@@ -29,18 +33,26 @@ export interface SteppedWallClock {
  * new offset takes effect at the next reading, `FAKETIME_DONT_FAKE_MONOTONIC=1`): what NTP
  * correcting a clock does to a process, which sees `Date.now()` jump and `performance.now()`
  * run on. The file is readable by every user (a PostgreSQL server runs as `postgres`).
+ * `startAt` (Unix ms): the instant the clock reads at once, so that a process started with
+ * `env` starts there (the real time by default).
  */
-export function steppedWallClock(): SteppedWallClock {
+export function steppedWallClock(startAt?: number): SteppedWallClock {
   const dir = mkdtempSync(join(tmpdir(), "petstore-faketime-"));
   chmodSync(dir, 0o755);
   const file = join(dir, "offset");
-  let offset = 0;
+  let offset = startAt === undefined ? 0 : (startAt - Date.now()) / 1000;
   const write = () => {
-    writeFileSync(`${file}.next`, `${offset >= 0 ? "+" : ""}${offset}\n`, { mode: 0o644 });
+    // Milliseconds: libfaketime reads a fractional offset.
+    writeFileSync(`${file}.next`, `${offset >= 0 ? "+" : ""}${offset.toFixed(3)}\n`, { mode: 0o644 });
     // Renamed into place: a reader never sees a half-written offset.
     renameSync(`${file}.next`, file);
   };
   write();
+  const stepTo = (offsetSeconds: number) => {
+    if (!Number.isFinite(offsetSeconds)) throw new TypeError(`a number of seconds, not ${offsetSeconds}`);
+    offset = offsetSeconds;
+    write();
+  };
   return {
     env: {
       LD_PRELOAD: libfaketime(),
@@ -51,10 +63,12 @@ export function steppedWallClock(): SteppedWallClock {
     get offset() {
       return offset;
     },
-    stepTo(offsetSeconds) {
-      if (!Number.isInteger(offsetSeconds)) throw new TypeError(`a whole number of seconds, not ${offsetSeconds}`);
-      offset = offsetSeconds;
-      write();
+    stepTo,
+    now: () => Date.now() + offset * 1000,
+    stepForwardTo(instant) {
+      const step = instant - (Date.now() + offset * 1000);
+      if (step < 0) throw new Error(`the wall clock is already ${-step} ms past ${new Date(instant).toISOString()}`);
+      stepTo(offset + step / 1000);
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -2,7 +2,7 @@ import { accountBucketOf, bucketOf } from "../_support/key-buckets.js";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { libfaketime } from "../_support/libfaketime.js";
+import { libfaketime, type SteppedWallClock, steppedWallClock } from "../_support/libfaketime.js";
 import { type PostgresServer, startPostgres } from "../_support/postgres-server.js";
 import { type RedisServer, startRedis } from "../_support/redis-server.js";
 import { BINARY, ensureBinary } from "../e2e/_binary.js";
@@ -13,59 +13,92 @@ import { cleanUp, createKey, type Server, startServer, stopProcess, waitFor } fr
  * Issue 27, "one clock for the fleet", from outside: three `petstore serve` processes on one
  * PostgreSQL (and again with the limits in Redis) whose clocks disagree by far more than any
  * window, moved by libfaketime: -65 s, 0 and +65 s; then one 25 h ahead, one correct and one
- * at 23:59:52 UTC today. The stores decide every window, ban and expiry by their own clock (this
- * machine's, for the PostgreSQL and Redis the tests start), so every server must answer as one.
+ * at 23:59:52 UTC of the stores' day. The stores decide every window, ban and expiry by their
+ * own clock, so every server must answer as one.
  */
 
-/** libfaketime's FAKETIME for each server of a fleet, and what each is off by (seconds; undefined: none). */
+/** A fleet's servers: what each server's clock is off by from the stores' when it starts (seconds). */
 interface Fleet {
   name: string;
-  fakeTimes: (string | undefined)[];
-  /** The skew of each server, seconds, as the test computes it when the servers start. */
-  skews: () => number[];
+  skews: (storesNow: number) => number[];
 }
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 
-/** 23:59:52 UTC of today, as libfaketime's absolute start ("@...", the clock then runs on). */
-const lateToday = () => new Date(Math.floor(Date.now() / DAY) * DAY + DAY - 8_000);
-const faketimeAt = (date: Date) => `@${date.toISOString().slice(0, 19).replace("T", " ")}`;
-
 const FLEETS: Fleet[] = [
-  { name: "clocks at -65 s, 0 and +65 s", fakeTimes: ["-65s", undefined, "+65s"], skews: () => [-65, 0, 65] },
+  { name: "clocks at -65 s, 0 and +65 s", skews: () => [-65, 0, 65] },
   {
     name: "one clock 25 h ahead, one correct, one at 23:59:52 UTC",
-    fakeTimes: ["+25h", undefined, faketimeAt(lateToday())],
-    skews: () => [25 * 3600, 0, (lateToday().getTime() - Date.now()) / 1000],
+    // The last: 8 s before the end of the stores' day.
+    skews: (storesNow) => [25 * 3600, 0, (Math.floor(storesNow / DAY) * DAY + DAY - 8_000 - storesNow) / 1000],
   },
 ];
 
+/** The stores' clock, as the servers are started on it and a burst of requests waits for it. */
+interface StoresClock {
+  /** Unix ms. */
+  now(): number;
+  /** Seconds from this machine's clock. */
+  readonly offset: number;
+  /** libfaketime's settings of a process on the stores' clock (none: this machine's). */
+  readonly env: Record<string, string>;
+  /** Resolves at the start of a minute of the stores' clock, or with more than 10 s of it left: a burst of requests then falls in one minute window. */
+  minuteAhead(): Promise<void>;
+}
+
+/**
+ * The PostgreSQL of the fleets without Redis: its clock (libfaketime) starts at noon UTC of
+ * today, far from the day's turn, and steps forward to a minute's start before each burst.
+ */
+let steppedPg: PostgresServer;
+let steppedClock: SteppedWallClock;
+/**
+ * The PostgreSQL and Redis of the fleets with Redis, on this machine's clock: redis-server
+ * cannot run under libfaketime (its allocator reads the clock while libfaketime starts, which
+ * gives up), so their bursts wait for a minute with 10 s left, and PostgreSQL's clock must
+ * be Redis's (a server's offset from each is checked).
+ */
 let pg: PostgresServer;
 let redis: RedisServer;
 let redisClient: Redis;
 
 beforeAll(async () => {
   ensureBinary();
-  [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
+  steppedClock = steppedWallClock(Math.floor(Date.now() / DAY) * DAY + DAY / 2);
+  [steppedPg, pg, redis] = await Promise.all([startPostgres({ env: steppedClock.env }), startPostgres(), startRedis()]);
   redisClient = new Redis(redis.url);
 }, 120_000);
 
 afterAll(async () => {
   redisClient?.disconnect();
   await cleanUp();
-  await Promise.all([pg?.destroy(), redis?.stop()]);
+  await Promise.all([steppedPg?.destroy(), pg?.destroy(), redis?.stop()]);
+  steppedClock?.remove();
 });
 
-/**
- * Waits, when the real minute (the stores' here) ends within 10 s, for the next one, so that a
- * burst of requests falls in one minute window of the store.
- */
-async function awayFromMinuteEnd(): Promise<void> {
-  const left = MINUTE - (Date.now() % MINUTE);
-  if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
+const minuteStart = (at: number) => Math.floor(at / MINUTE) * MINUTE;
+
+const STORES_CLOCKS: Record<"PostgreSQL" | "PostgreSQL + Redis", () => StoresClock> = {
+  PostgreSQL: () => ({
+    now: () => steppedClock.now(),
+    get offset() {
+      return steppedClock.offset;
+    },
+    env: steppedClock.env,
+    minuteAhead: async () => steppedClock.stepForwardTo(minuteStart(steppedClock.now()) + MINUTE),
+  }),
+  "PostgreSQL + Redis": () => ({
+    now: Date.now,
+    offset: 0,
+    env: {},
+    async minuteAhead() {
+      const left = minuteStart(Date.now()) + MINUTE - Date.now();
+      if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    },
+  }),
+};
 
 interface Answer {
   status: number;
@@ -81,10 +114,16 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
       let servers: Server[] = [];
       let metricsUrls: string[] = [];
       let sql: postgres.Sql;
+      /** Each server's clock minus the stores', seconds, when they started. */
+      let skews: number[];
+      let storesClock: StoresClock;
       const limits = storage === "PostgreSQL" ? "postgres" : "redis";
 
       beforeAll(async () => {
-        db = await pg.createDatabase(`skew_${limits}_${FLEETS.indexOf(fleet)}`);
+        storesClock = STORES_CLOCKS[storage]();
+        db = await (storage === "PostgreSQL" ? steppedPg : pg).createDatabase(
+          `skew_${limits}_${FLEETS.indexOf(fleet)}`,
+        );
         sql = postgres(db, { max: 2, onnotice: () => {} });
         const flags = [
           "--db",
@@ -93,18 +132,22 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           "127.0.0.1:0",
           ...(storage === "PostgreSQL" ? [] : ["--limiter", redis.url]),
         ];
+        skews = fleet.skews(storesClock.now());
         servers = await Promise.all(
-          fleet.fakeTimes.map((fakeTime) =>
+          skews.map((skew) =>
             startServer([BINARY, "serve", "--host", "127.0.0.1", "--port", "0", ...flags], {
               env: {
                 ...process.env,
                 TZ: "UTC",
-                ...(fakeTime !== undefined && {
-                  LD_PRELOAD: libfaketime(),
-                  FAKETIME: fakeTime,
-                  // Timers and durations keep real time; only the wall clock (Date.now) moves.
-                  FAKETIME_DONT_FAKE_MONOTONIC: "1",
-                }),
+                // The correct server's clock is the stores' (steps and all); the others are off from where it started.
+                ...(skew === 0
+                  ? storesClock.env
+                  : {
+                      LD_PRELOAD: libfaketime(),
+                      FAKETIME: `${storesClock.offset + skew >= 0 ? "+" : ""}${(storesClock.offset + skew).toFixed(3)}`,
+                      // Timers and durations keep real time; only the wall clock (Date.now) moves.
+                      FAKETIME_DONT_FAKE_MONOTONIC: "1",
+                    }),
               },
             }),
           ),
@@ -145,14 +188,13 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
       const seconds = (answer: Answer, name: string) => Number(answer.headers.get(name));
 
       it("runs servers whose clocks really disagree, each saying so in its log, its metrics and /healthz", async () => {
-        const skews = fleet.skews();
         const dates = await Promise.all(
           servers.map(async (server) =>
             Date.parse((await fetch(new URL("/healthz", server.url))).headers.get("date")!),
           ),
         );
         for (const [index, date] of dates.entries())
-          expect(Math.abs(date - Date.now() - skews[index]! * 1000)).toBeLessThan(5_000);
+          expect(Math.abs(date - storesClock.now() - skews[index]! * 1000)).toBeLessThan(5_000);
         for (const [index, server] of servers.entries()) {
           const skew = skews[index]!;
           const stores = storage === "PostgreSQL" ? ["database"] : ["database", "limiter"];
@@ -190,7 +232,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
 
       it("admits exactly 60 of 300 concurrent requests of one Free key over the three, then all three refuse it as banned, with the same Reset and Retry-After", async () => {
         const { key } = await createKey(db, ["--plan", "free"]);
-        await awayFromMinuteEnd();
+        await storesClock.minuteAhead();
         const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => call(i % 3, key, "/v1/pets?limit=1")));
         const admitted = answers.filter((answer) => answer.status === 200).length;
         const limited = answers.filter((answer) => answer.code === "rate_limited").length;
@@ -224,7 +266,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
 
       it("lifts a ban on all three at the instant the store's clock ends it", async () => {
         const { id, key } = await createKey(db, ["--plan", "free"]);
-        await awayFromMinuteEnd();
+        await storesClock.minuteAhead();
         await Promise.all(Array.from({ length: 100 }, (_, i) => call(i % 3, key, "/v1/pets?limit=1")));
         expect((await everyServer(key, "/v1/pets?limit=1")).map((answer) => answer.code)).toEqual([
           "temporarily_banned",
@@ -250,7 +292,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const everyServerAdmitted = async () => {
           const answers = await everyServer(key, "/v1/pets?limit=1");
           for (const [index, answer] of answers.entries()) {
-            if (answer.status === 200) firstAdmitted[index] ||= Date.now();
+            if (answer.status === 200) firstAdmitted[index] ||= storesClock.now();
             else expect(answer.code).toBe("temporarily_banned");
           }
           return !firstAdmitted.includes(0);
@@ -278,7 +320,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           `issue 27, ${storage}, ${fleet.name}: 45 requests of a key limited to 20 a day -> ${admitted} admitted`,
         );
         expect(admitted).toBe(20);
-        const nextMidnight = (Math.floor(Date.now() / DAY) + 1) * (DAY / 1000);
+        const nextMidnight = (Math.floor(storesClock.now() / DAY) + 1) * (DAY / 1000);
         const refused = await everyServer(key, "/v1/store/orders");
         expect(refused.map((answer) => answer.code)).toEqual(["rate_limited", "rate_limited", "rate_limited"]);
         expect(refused.map((answer) => seconds(answer, "x-ratelimit-reset"))).toEqual([
@@ -288,12 +330,12 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         ]);
         const retries = refused.map((answer) => seconds(answer, "retry-after"));
         expect(Math.max(...retries) - Math.min(...retries)).toBeLessThanOrEqual(1);
-        expect(Math.abs(retries[1]! - (nextMidnight - Date.now() / 1000))).toBeLessThanOrEqual(2);
+        expect(Math.abs(retries[1]! - (nextMidnight - storesClock.now() / 1000))).toBeLessThanOrEqual(2);
       }, 30_000);
 
       it("keeps idempotency records, bans and day counts through the sweeps of the server whose clock is furthest ahead", async () => {
-        const ahead = fleet.skews().indexOf(Math.max(...fleet.skews()));
-        const correct = fleet.skews().indexOf(0);
+        const ahead = skews.indexOf(Math.max(...skews));
+        const correct = skews.indexOf(0);
         const [records, banned, counted, busy] = await Promise.all([
           createKey(db),
           createKey(db, ["--plan", "free"]),
@@ -325,7 +367,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         }
         const [row] = await sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'kept-%'`;
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: after 1,005 creates on the server ${fleet.skews()[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`,
+          `issue 27, ${storage}, ${fleet.name}: after 1,005 creates on the server ${skews[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`,
         );
         expect(row!.n).toBe(36);
         // A retry of the first create, 1,000 creates later, on the correct server: the same pet.
