@@ -6,7 +6,8 @@ export const RATE_LIMIT_COLUMNS =
 
 /**
  * A bucket's stored row (`row`: its alias, NULL columns for a new bucket) moved forward to the
- * windows of the instant `k` (`k.kept`, `k.start0`, `k.start1`), as a hit on it finds it: a
+ * windows of the instant `k` (`k.kept`, `k.start0`, `k.start1`; the shared hit's `k` is the row
+ * too), as a hit on it finds it: a
  * window still current keeps its count (window 0 its refusals too), one that rolled over
  * starts at 0; a bucket not `kept` (the clock stepped back since its last decision) starts
  * over, as new.
@@ -39,8 +40,6 @@ export interface SharedHitDialect {
    * the instant is read inside `found`.
    */
   materialized: readonly Step[];
-  /** Whether a subquery in FROM must be named (PostgreSQL before 16). */
-  namesSubqueries: boolean;
   /** The table written, as the INSERT names it. */
   into: string;
   /** What follows the rows to write: the `ON CONFLICT (bucket) DO UPDATE` that writes them over the rows they were decided from. */
@@ -78,24 +77,18 @@ export function sharedHitSql(n: number, dialect: SharedHitDialect): string {
 WITH
 ${readOnce ? `t AS MATERIALIZED (${read}),\n` : ""}spec (ord, bucket, length0, length1, limit0, limit1) AS (VALUES ${bucketRows(n)}),
 found AS${built("found")} (
-  SELECT s.*, t.read, r.window0_start AS w0s, r.window0_count AS w0c, r.window1_start AS w1s,
-    r.window1_count AS w1c, r.refusals AS stored_refusals, r.banned_until AS stored_banned_until,
-    r.decided_at AS last, coalesce(r.decided_at - t.read <= ${CLOCK_STEP_MS}, ${dialect.false}) AS kept
+  SELECT s.*, t.read, r.window0_start, r.window0_count, r.window1_start, r.window1_count, r.refusals,
+    r.banned_until, r.decided_at AS last, coalesce(r.decided_at - t.read <= ${CLOCK_STEP_MS}, ${dialect.false}) AS kept
   FROM spec AS s
   CROSS JOIN ${readOnce ? "t" : `(${read}) AS t`}
   LEFT JOIN rate_limits AS r ON r.bucket = s.bucket
 ),
 clock AS (SELECT ${greatest}(max(read), coalesce(max(CASE WHEN kept THEN last END), 0)) AS now FROM found),
 current AS${built("current")} (
-  SELECT ord, bucket, length0, length1, limit0, limit1, now,
-    CASE WHEN kept AND w0s >= start0 THEN w0s ELSE start0 END AS window0_start,
-    CASE WHEN kept AND w0s >= start0 THEN w0c ELSE 0 END AS window0_count,
-    CASE WHEN kept AND w0s >= start0 THEN stored_refusals ELSE 0 END AS refusals,
-    CASE WHEN kept AND w1s >= start1 THEN w1s ELSE start1 END AS window1_start,
-    CASE WHEN kept AND w1s >= start1 THEN w1c ELSE 0 END AS window1_count,
-    CASE WHEN kept THEN coalesce(stored_banned_until, 0) ELSE 0 END AS banned_until
-  FROM (SELECT f.*, k.now, k.now - k.now % f.length0 AS start0, k.now - k.now % f.length1 AS start1
-    FROM found AS f CROSS JOIN clock AS k)${dialect.namesSubqueries ? " AS m" : ""}
+  SELECT k.ord, k.bucket, k.length0, k.length1, k.limit0, k.limit1, k.now,
+    ${currentBucket("k")}
+  FROM (SELECT f.*, c.now, c.now - c.now % f.length0 AS start0, c.now - c.now % f.length1 AS start1
+    FROM found AS f CROSS JOIN clock AS c) AS k
 ),
 decided AS${built("decided")} (
   SELECT now, refusals,

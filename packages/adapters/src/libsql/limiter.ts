@@ -108,7 +108,6 @@ export const SQLITE_LIMITER_STATEMENTS: LimiterStatements = limiterStatements({
     // planner: another table built and read for each hit cost more than evaluating it once per
     // bucket.
     materialized: ["found", "current", "decided"],
-    namesSubqueries: false,
     into: "rate_limits",
     upsert: UPSERT,
   },

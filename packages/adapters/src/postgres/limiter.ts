@@ -109,7 +109,6 @@ export const POSTGRES_LIMITER_STATEMENTS = limiterStatements({
     false: "false",
     count: (flag) => `${flag}::int`,
     materialized: ["read"],
-    namesSubqueries: true,
     into: "rate_limits AS r",
     upsert: `ON CONFLICT (bucket) DO UPDATE SET (${RATE_LIMIT_COLUMNS}) = (excluded.window0_start, excluded.window0_count,
   excluded.window1_start, excluded.window1_count, excluded.refusals, excluded.banned_until, excluded.expires_at,
