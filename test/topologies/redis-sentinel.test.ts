@@ -42,8 +42,11 @@ let db: string;
 let closed: Server;
 let open: Server;
 const clients: Redis[] = [];
+let closing = false;
+/** How often a library client ended by itself and was connected again. */
+let libraryRestarts = 0;
 
-/** ioredis on the master the sentinels name, set up as docs/redis-limiter.md says. */
+/** ioredis on the master the sentinels name, set up as packages/adapters/README.md says. */
 function sentinelClient(): Redis {
   const redis = new Redis({
     sentinels: sentinels.sentinelPorts.map((port) => ({ host: "127.0.0.1", port })),
@@ -54,6 +57,14 @@ function sentinelClient(): Redis {
     reconnectOnError: (error) => /^READONLY/.test(error.message),
   });
   redis.on("error", () => {});
+  // ioredis can end a sentinel client by itself in a failover: connect it again.
+  redis.on("end", () =>
+    setTimeout(() => {
+      if (closing || redis.status !== "end") return;
+      libraryRestarts++;
+      redis.connect().catch(() => {});
+    }, 1_000),
+  );
   clients.push(redis);
   return redis;
 }
@@ -75,6 +86,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  closing = true;
   for (const client of clients) client.disconnect();
   await cleanUp();
   await sentinels?.stop();
@@ -102,7 +114,7 @@ function libraryLoad(bucket: string) {
     prefix: "library:",
     timeoutMs: LIMITER_TIMEOUT_MS,
   });
-  const tally = { admitted: 0, refused: 0, unavailable: 0, slowestMs: 0, other: [] as string[] };
+  const tally = { admitted: 0, refused: 0, unavailable: 0, slowestMs: 0, other: [] as string[], lastError: "" };
   let stopping = false;
   const hitter = async () => {
     while (!stopping) {
@@ -119,8 +131,10 @@ function libraryLoad(bucket: string) {
         if (decision.allowed) tally.admitted++;
         else tally.refused++;
       } catch (error) {
-        if (error instanceof StorageUnavailableError) tally.unavailable++;
-        else tally.other.push(String(error));
+        if (error instanceof StorageUnavailableError) {
+          tally.unavailable++;
+          tally.lastError = `${String((error as Error & { cause?: unknown }).cause ?? error)} (status ${redis.status})`;
+        } else tally.other.push(String(error));
         // As a server's client told to retry later: not at once.
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -151,6 +165,11 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
     { name: "A", url: closed.url, key: a.key, workers: 3 },
     { name: "D", url: open.url, key: d.key, workers: 2 },
   ]);
+  /** What each side got, and what the fail-closed server said of its limiter: why a wait did not end. */
+  const tallies = () => {
+    const said = [...closed.stdout, ...closed.stderr].filter((line) => line.includes('"event":"limiter'));
+    return `A ${JSON.stringify(load.tally("A"))}; library ${JSON.stringify(library.tally)}; the server said:\n${said.slice(-8).join("\n")}`;
+  };
   let faultMs = 0;
   let during = { binary: 0, library: 0 };
   try {
@@ -163,7 +182,7 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
     faultMs = performance.now() - began;
     during = { binary: load.tally("A").admitted - at.binary, library: library.tally.admitted - at.library };
     await waitFor(() => load.tally("A").refused >= 5 && library.tally.refused >= 5, 30_000, {
-      what: "A and the library's bucket past their limit",
+      what: () => `A and the library's bucket past their limit (${tallies()})`,
     });
     await waitFor(() => load.tally("D").firstAdmittedAfterMark !== undefined, 30_000, {
       what: "D admitted after the fault",
@@ -176,7 +195,8 @@ async function underLoad(name: string, before: number, fault: (keyId: string, bu
     `redis sentinel, ${name} (down-after ${SENTINEL_DOWN_AFTER_MS} ms), done in ${Math.round(faultMs)} ms: ` +
       `binary A admitted ${ta.admitted} of ${PER_DAY} (extra ${ta.admitted - PER_DAY}; ${during.binary} while the fault ran; 503s ${ta.unavailable}, slowest ${Math.round(ta.slowestMs)} ms); ` +
       `library ${library.tally.admitted} of ${PER_DAY} (extra ${library.tally.admitted - PER_DAY}; ${during.library} while the fault ran; unavailable ${library.tally.unavailable}, slowest ${Math.round(library.tally.slowestMs)} ms); ` +
-      `fail-open D: ${td.admitted} admitted, ${td.unavailable} 503s`,
+      `fail-open D: ${td.admitted} admitted, ${td.unavailable} 503s; ` +
+      `clients ended by ioredis and connected again so far: library ${libraryRestarts}, server ${closed.stderr.filter((line) => line.includes("limiter connecting again")).length}`,
   );
   expect(load.problems).toEqual([]);
   expect(library.tally.other).toEqual([]);

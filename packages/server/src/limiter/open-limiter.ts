@@ -1,6 +1,7 @@
 import { type RedisLimiter, type RedisLimiterOptions, redisLimiter } from "@petstore/adapters/redis";
 import { outcomeWithin } from "../http/_outcome-within.js";
 import { shownUrl } from "../messages/shown-url.js";
+import { reconnectWhenEnded } from "./reconnect-when-ended.js";
 import { redisClient } from "./redis-client.js";
 import { tlsFailure } from "../messages/tls-failure.js";
 
@@ -161,6 +162,12 @@ export async function openLimiter(
   started = true;
   // Lost during the checks above, the connection says when it is back (and what was lost).
   connected = redis.status === "ready";
+  let closed = false;
+  reconnectWhenEnded(
+    redis,
+    () => closed,
+    () => warn("limiter connecting again", { limiter: shown, reason: "the Redis client ended by itself" }),
+  );
   /** Why Redis, connected, refuses the limiter's commands (OOM, MISCONF, NOPERM...): said once, until one is answered. */
   let refusing: string | undefined;
   const refused = (error: unknown): never => {
@@ -201,6 +208,9 @@ export async function openLimiter(
           return now;
         }),
     },
-    close: () => redis.disconnect(),
+    close: () => {
+      closed = true;
+      redis.disconnect();
+    },
   };
 }
