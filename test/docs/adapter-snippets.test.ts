@@ -2,7 +2,7 @@
  * The server snippets of packages/adapters/README.md, run as written on the run's PostgreSQL
  * and a Redis of this suite's (Node through tsx, Bun, Deno, on the workspace sources): one
  * request without a key from 127.0.0.2 must be counted in that address's bucket. A snippet
- * that mounts `fetch` bare counts every such caller in `ip:unknown` (issue 30 §2), and the
+ * that mounts `fetch` bare counts every such caller in `ip:unknown`, and the
  * library then warns on the console, which must stay silent here.
  */
 import { type ChildProcess, spawn } from "node:child_process";

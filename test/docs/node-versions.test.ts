@@ -1,5 +1,5 @@
 /**
- * "Node 20+" kept honest (issue 30 §6): every package the repository installs either accepts
+ * "Node 20+" kept honest: every package the repository installs either accepts
  * the Node the repository documents (its own `engines`), or the README's "Node versions"
  * section names it, since `npm install` warns EBADENGINE for it there. And the worker example
  * names the wrangler this repository pins, the one it was tested with.

@@ -1,5 +1,5 @@
 /**
- * What the documentation states as fact, checked against the thing (issue 30 §7): the path
+ * What the documentation states as fact, checked against the thing: the path
  * the OpenAPI document is served at, and what the testing-with-memory example shows. (The
  * binary's size is checked in test/e2e/binary.test.ts, where the binary is built.)
  */

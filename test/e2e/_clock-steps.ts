@@ -29,7 +29,7 @@ const events = (server: Server, event: string) =>
 const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
 
 /**
- * The promises of issue 39 on the binary, while the store's clock steps as NTP steps it
+ * What a server promises, on the binary, while the store's clock steps as NTP steps it
  * (libfaketime, the wall clock only): a revoke reaches the server within 5 s, a client under
  * its limits is never refused, no ban outlasts its length, and every step is logged once and
  * counted. One server for the suite; each `it` steps the clock from where the last left it.

@@ -99,7 +99,7 @@ describe("the petstore binary's command line", () => {
   });
 
   it("says where keys create wrote when run without --db, and refuses --db :memory:", async () => {
-    // Issue 30: in an empty directory it made ./petstore.db and printed a key, naming no database.
+    // In an empty directory it made ./petstore.db and printed a key, naming no database.
     const dir = tempDir();
     const created = await cli(["keys", "create", "--plan", "free"], {
       cwd: dir,

@@ -27,7 +27,7 @@ async function withoutHost(target: string, headers: string[] = []) {
   return parseResponse(exchange.received);
 }
 
-/** Issue 19 §6: Bun handed such a request over with the bare target as its URL, read as path /pets. */
+/** Bun handed such a request over with the bare target as its URL, read as path /pets. */
 describe("an HTTP/1.0 request without Host", () => {
   it("reaches the API with the contract's headers, rate limits included", async () => {
     const anonymous = await withoutHost("/v1/pets");

@@ -158,7 +158,7 @@ describe("petstore serve --limiter redis://", () => {
         .filter((line) => line.event === event);
     const reconnects = () => lines("limiter reconnected").length;
     expect((await api("/v1/pets")).status).toBe(200);
-    // Issue 27 §3.9: the second outage's first line said 150 (the first outage's), or nothing.
+    // The second outage's first line said 150 (the first outage's), or nothing.
     for (const [outage, requests] of [
       [1, 150],
       [2, 7],
@@ -231,7 +231,7 @@ describe("petstore serve --limiter redis://", () => {
     expect(codes.at(-1)).toBe("temporarily_banned");
     expect(((await (await api("/v1/pets?limit=1")).json()) as { code?: string }).code).toBe("temporarily_banned");
     const lost = () => server.stderr.filter((line) => line.includes('"event":"limiter data lost"')).length;
-    // Issue 27 §3.7: the ban went with the data, and nothing said so.
+    // The ban went with the data, and nothing said so.
     await admin.flushall();
     expect((await api("/v1/pets?limit=1")).status).toBe(200);
     expect((await fetch(new URL("/healthz", server.url))).status).toBe(200);
@@ -337,7 +337,7 @@ describe("petstore serve --limiter redis://", () => {
 
   it("refuses a database index other than 0..15 in the URL with a usage error (exit 2), and counts in the one it names", async () => {
     const db = tempDatabaseUrl();
-    // Issue 27 §3.8: /99 and /abc used database 0 in silence.
+    // /99 and /abc used to mean database 0, in silence.
     for (const [path, shown] of [
       ["/99", "99"],
       ["/abc", "abc"],
@@ -412,7 +412,7 @@ describe("petstore serve --limiter redis://", () => {
 });
 
 /**
- * Issue 27 §3.2: two servers on one database, one with --limiter redis:// and one without,
+ * Two servers on one database, one with --limiter redis:// and one without,
  * admitted 120 of 200 requests of a key limited to 60, without a word.
  */
 describe.each([

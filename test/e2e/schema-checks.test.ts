@@ -32,7 +32,7 @@ const errorLines = (stderr: string) =>
     .split("\n")
     .filter((line) => line !== "");
 
-/** Issue 27 §3.3: a schema this binary does not know, or one changed by hand, is named instead of served. */
+/** A schema this binary does not know, or one changed by hand, is named instead of served. */
 describe.each([
   ["libSQL", async () => tempDatabaseUrl()],
   ["PostgreSQL", () => databases.create("schema")],

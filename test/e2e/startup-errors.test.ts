@@ -16,7 +16,7 @@ function errorLines(stderr: string): string[] {
     .filter((line) => line !== "" && !line.startsWith("Usage:"));
 }
 
-/** Issue 19 §6: errors that printed a driver's text are one line that names the cause. */
+/** Errors that printed a driver's text are one line that names the cause. */
 describe("the binary's start-up errors", () => {
   it("names a database's missing directory instead of the driver's ConnectionFailed(...: 14)", async () => {
     const result = await cli(["serve", "--port", "0", "--db", "file:/nonexistent/dir/x.db"]);
@@ -108,7 +108,7 @@ describe("the binary's start-up errors", () => {
   }, 30_000);
 
   /**
-   * Issue 30 §4: a database another user owns printed "the database is read-only". The tests run
+   * A database another user owns printed "the database is read-only". The tests run
    * as root, who may write any file: the binary runs as `nobody` here (setpriv), on a database
    * root made, as a service user meets one that `sudo petstore keys create` made.
    */

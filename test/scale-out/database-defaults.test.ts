@@ -6,7 +6,7 @@ import { client } from "../e2e/_http.js";
 import { binaryServe, cleanUp, createKey, type Server, startServer, stopProcess } from "../e2e/_processes.js";
 
 /**
- * Issue 27 §3.1: three servers on a database whose operator made every transaction
+ * Three servers on a database whose operator made every transaction
  * serializable (or repeatable read) by default. 272 of 300 burst requests and 2,727 of 3,575
  * creates were answered 503, with nothing logged.
  */
@@ -48,7 +48,7 @@ describe.each<Isolation>(["serializable", "repeatable read"])(
         [...new Set(answers)].map((answer) => [answer, answers.filter((each) => each === answer).length]),
       );
       console.info(
-        `issue 27 §3.1, default isolation ${isolation}: 300 requests of one Free key over 3 servers -> ${JSON.stringify(counts)}`,
+        `default isolation ${isolation}: 300 requests of one Free key over 3 servers -> ${JSON.stringify(counts)}`,
       );
       expect(counts).toEqual({ "200": 60, "429 rate_limited": 30, "429 temporarily_banned": 210 });
     }, 60_000);
@@ -88,7 +88,7 @@ describe.each<Isolation>(["serializable", "repeatable read"])(
         [...new Set(statuses)].map((status) => [status, statuses.filter((each) => each === status).length]),
       );
       console.info(
-        `issue 27 §3.1, default isolation ${isolation}: 600 creates over 3 servers -> ${JSON.stringify(counts)}${failures.length ? `; ${failures.join("; ")}` : ""}`,
+        `default isolation ${isolation}: 600 creates over 3 servers -> ${JSON.stringify(counts)}${failures.length ? `; ${failures.join("; ")}` : ""}`,
       );
       expect(counts).toEqual({ 201: 600 });
       const sql = postgres(db, { max: 1, onnotice: () => {} });

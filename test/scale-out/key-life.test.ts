@@ -6,7 +6,7 @@ import { BINARY, ensureBinary } from "../e2e/_binary.js";
 import { cleanUp, type Server, startServer, stopProcess, waitFor } from "../e2e/_processes.js";
 
 /**
- * Issue 29, done when: three servers on one PostgreSQL, each with its admin listener, their
+ * Three servers on one PostgreSQL, each with its admin listener, their
  * clocks 65 s apart (libfaketime): the life of a key through the admin API of one, seen by all.
  * One world, its steps in order: a roll's overlap runs while the rest is checked. PostgreSQL's
  * clock decides every shared instant (a minute's window, a ban, an expiry, the overlap's end):
@@ -206,7 +206,7 @@ describe("the life of a key on three servers sharing PostgreSQL, their clocks 65
     };
     const steps = trail.reverse().map((entry) => `${entry.action} ${nameOf(entry.keyId)}`);
     console.info(
-      `issue 29: old secret told of the roll within ${tellsTheRoll} ms, upgrade on all three within ${upgradeMs} ms; audit trail: ${steps.join(", ")}`,
+      `old secret told of the roll within ${tellsTheRoll} ms, upgrade on all three within ${upgradeMs} ms; audit trail: ${steps.join(", ")}`,
     );
     expect(steps).toEqual([
       "create acme's account",

@@ -20,7 +20,7 @@ async function until200(request: () => Promise<Response>, ms = 20_000): Promise<
   await expect.poll(async () => (await request()).status, { timeout: ms, interval: 100 }).toBe(200);
 }
 
-/** Issue 27 §3.10: a PostgreSQL outage logged nothing on stderr (Redis's did). */
+/** A PostgreSQL outage logged nothing on stderr (Redis's did). */
 describe("a server whose PostgreSQL goes away and comes back", () => {
   let pg: PostgresServer;
   beforeAll(async () => {
@@ -47,7 +47,7 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
     const lost = events(server, "storage unavailable");
     const back = events(server, "storage available again");
     console.info(
-      `issue 27 §3.10: PostgreSQL stopped and started: ${lost.length} 'storage unavailable' line (${String(lost[0]?.reason)}), ${back.length} 'storage available again' (${String(back[0]?.unavailableMs)} ms)`,
+      `PostgreSQL stopped and started: ${lost.length} 'storage unavailable' line (${String(lost[0]?.reason)}), ${back.length} 'storage available again' (${String(back[0]?.unavailableMs)} ms)`,
     );
     expect(lost).toEqual([
       expect.objectContaining({
@@ -130,7 +130,7 @@ describe("a server whose PostgreSQL goes away and comes back", () => {
 });
 
 /**
- * Issue 27 §3.4: max_connections=15 and three servers whose pools hold up to 10 each: 1,844
+ * With max_connections=15 and three servers whose pools hold up to 10 each: 1,844
  * of 6,182 requests were 503s, nothing logged the cause, and the idle pools kept every slot.
  * Here the slots left are 3 of 15, so refusals are certain.
  */
@@ -174,7 +174,7 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
     loadEnded = performance.now();
     lines = servers.map((server) => events(server, "storage unavailable"));
     console.info(
-      `issue 27 §3.4, max_connections=15, 3 servers x pool 10, 120 clients for 3 s: answers ${JSON.stringify(Object.fromEntries(statuses))}; 'storage unavailable' lines per server ${lines.map((each) => each.length).join(", ")}: ${String(lines.flat()[0]?.reason)}`,
+      `max_connections=15, 3 servers x pool 10, 120 clients for 3 s: answers ${JSON.stringify(Object.fromEntries(statuses))}; 'storage unavailable' lines per server ${lines.map((each) => each.length).join(", ")}: ${String(lines.flat()[0]?.reason)}`,
     );
   }, 90_000);
   afterAll(async () => {
@@ -216,7 +216,7 @@ describe("three servers on a PostgreSQL with max_connections=15", () => {
         )
         .toBe(0);
       console.info(
-        `issue 27 §3.4: the servers' connections were all closed ${Math.round((performance.now() - loadEnded) / 1000)} s after the load ended`,
+        `the servers' connections were all closed ${Math.round((performance.now() - loadEnded) / 1000)} s after the load ended`,
       );
     } finally {
       await admin.end();

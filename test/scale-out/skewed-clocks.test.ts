@@ -10,7 +10,7 @@ import { client } from "../e2e/_http.js";
 import { cleanUp, createKey, type Server, startServer, stopProcess, waitFor } from "../e2e/_processes.js";
 
 /**
- * Issue 27, "one clock for the fleet", from outside: three `petstore serve` processes on one
+ * One clock for the fleet, from outside: three `petstore serve` processes on one
  * PostgreSQL (and again with the limits in Redis) whose clocks disagree by far more than any
  * window, moved by libfaketime: -65 s, 0 and +65 s; then one 25 h ahead, one correct and one
  * at 23:59:52 UTC of the stores' day. The stores decide every window, ban and expiry by their
@@ -226,7 +226,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
           level: string;
           offsetSeconds: number;
         };
-        console.info(`issue 27, ${storage}, ${fleet.name}: first server's log: ${JSON.stringify(line)}`);
+        console.info(`skewed clocks, ${storage}, ${fleet.name}: first server's log: ${JSON.stringify(line)}`);
         expect(line.level).toBe("warn");
       }, 30_000);
 
@@ -238,7 +238,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const limited = answers.filter((answer) => answer.code === "rate_limited").length;
         const banned = answers.filter((answer) => answer.code === "temporarily_banned").length;
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: 300 requests of one Free key -> ${admitted} admitted, ${limited} rate_limited, ${banned} banned`,
+          `skewed clocks, ${storage}, ${fleet.name}: 300 requests of one Free key -> ${admitted} admitted, ${limited} rate_limited, ${banned} banned`,
         );
         expect({ admitted, limited, banned }).toEqual({ admitted: 60, limited: 30, banned: 210 });
         // Every admission fell in one minute window of the store: the same reset on every answer.
@@ -256,7 +256,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const resets = after.map((answer) => seconds(answer, "x-ratelimit-reset"));
         const retries = after.map((answer) => seconds(answer, "retry-after"));
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: banned key asked at once: X-RateLimit-Reset ${resets.join(", ")}; Retry-After ${retries.join(", ")}`,
+          `skewed clocks, ${storage}, ${fleet.name}: banned key asked at once: X-RateLimit-Reset ${resets.join(", ")}; Retry-After ${retries.join(", ")}`,
         );
         expect(Math.max(...resets) - Math.min(...resets)).toBe(0);
         expect(Math.max(...retries) - Math.min(...retries)).toBeLessThanOrEqual(1);
@@ -303,7 +303,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
             `all three to admit the key again; first admitted at ${firstAdmitted.join(", ")}, the ban ended at ${endsAt}`,
         });
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: the ban ended at ${endsAt}; first admitted by each server ${firstAdmitted.map((at) => at - endsAt).join(", ")} ms after`,
+          `skewed clocks, ${storage}, ${fleet.name}: the ban ended at ${endsAt}; first admitted by each server ${firstAdmitted.map((at) => at - endsAt).join(", ")} ms after`,
         );
         for (const at of firstAdmitted) {
           expect(at).toBeGreaterThanOrEqual(endsAt - 50);
@@ -317,7 +317,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => call(i % 3, key, "/v1/store/orders")));
         const admitted = answers.filter((answer) => answer.status === 200).length;
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: 45 requests of a key limited to 20 a day -> ${admitted} admitted`,
+          `skewed clocks, ${storage}, ${fleet.name}: 45 requests of a key limited to 20 a day -> ${admitted} admitted`,
         );
         expect(admitted).toBe(20);
         const nextMidnight = (Math.floor(storesClock.now() / DAY) + 1) * (DAY / 1000);
@@ -367,7 +367,7 @@ for (const storage of ["PostgreSQL", "PostgreSQL + Redis"] as const) {
         }
         const [row] = await sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'kept-%'`;
         console.info(
-          `issue 27, ${storage}, ${fleet.name}: after 1,005 creates on the server ${skews[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`,
+          `skewed clocks, ${storage}, ${fleet.name}: after 1,005 creates on the server ${skews[ahead]} s ahead: ${row!.n} of 36 idempotency records kept`,
         );
         expect(row!.n).toBe(36);
         // A retry of the first create, 1,000 creates later, on the correct server: the same pet.

@@ -10,7 +10,7 @@ beforeAll(() => void ensureBinary(), 120_000);
 afterAll(cleanUp);
 
 /**
- * Issue 27 §3.5: a create answered 503 after the storage bound can still commit afterwards
+ * A create answered 503 after the storage bound can still commit afterwards
  * (6 of 360 during a 15 s SIGSTOP of PostgreSQL). The 503 says the outcome is unknown and how
  * to learn it. The limits live in Redis here, so that every create gets past them and hangs in
  * its insert (with them in PostgreSQL, the limiter's own statement hangs first, and a 503 there
@@ -98,7 +98,7 @@ describe("creates while PostgreSQL hangs (SIGSTOP)", () => {
     );
     expect(retried.filter((status) => status !== 201 && status !== 409)).toEqual([]);
     console.info(
-      `issue 27 §3.5: 60 creates while PostgreSQL was stopped, all answered 503 "may have been stored"; ${late} were committed once it went on (30 without a key); retried with their keys: ${JSON.stringify(Object.fromEntries([201, 409].map((s) => [s, retried.filter((r) => r === s).length])))}`,
+      `60 creates while PostgreSQL was stopped, all answered 503 "may have been stored"; ${late} were committed once it went on (30 without a key); retried with their keys: ${JSON.stringify(Object.fromEntries([201, 409].map((s) => [s, retried.filter((r) => r === s).length])))}`,
     );
   });
 
