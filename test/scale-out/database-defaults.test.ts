@@ -117,7 +117,7 @@ describe.each<Isolation>(["serializable", "repeatable read"])(
         await sql.end();
       }
       // Nothing went wrong to be logged during either burst.
-      servers.forEach((server, i) => expect(server.stderr.slice(loggedBefore[i])).toEqual([]));
+      for (const [i, server] of servers.entries()) expect(server.stderr.slice(loggedBefore[i])).toEqual([]);
     }, 60_000);
   },
 );
